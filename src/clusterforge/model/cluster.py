@@ -1,0 +1,99 @@
+"""The whole declaration: ClusterSpec, and the rules that span several objects."""
+
+from __future__ import annotations
+
+from itertools import combinations
+
+from netaddr import IPNetwork
+from pydantic import Field
+
+from clusterforge.model.base import Declared
+from clusterforge.model.catalog import Catalog
+from clusterforge.model.network import PLANES, Networks
+from clusterforge.model.site import Site
+from clusterforge.model.software import Software, Team
+from clusterforge.model.storage import Storage
+from clusterforge.model.units import Envelope, ScalableUnit
+
+__all__ = ["ClusterSpec", "Loc", "cross_problems"]
+
+Loc = tuple[str | int, ...]
+
+
+class ClusterSpec(Declared):
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
+    site: Site
+    catalog_files: list[str] = []
+    catalog: Catalog
+    envelope: Envelope = Envelope()
+    scalable_units: list[ScalableUnit] = Field(min_length=1)
+    networks: Networks
+    storage: Storage = Storage()
+    software: Software = Software()
+    teams: list[Team] = []
+
+    def su(self, su_id: int) -> ScalableUnit:
+        for unit in self.scalable_units:
+            if unit.id == su_id:
+                return unit
+        raise KeyError(su_id)
+
+
+def _pools(spec: ClusterSpec) -> list[tuple[Loc, IPNetwork]]:
+    pools: list[tuple[Loc, IPNetwork]] = [
+        (("networks", plane, "supernet"), IPNetwork(spec.networks.plane(plane).supernet)) for plane in PLANES
+    ]
+    pools.append((("networks", "loopbacks"), IPNetwork(spec.networks.loopbacks)))
+    pools.append((("networks", "fabric_links"), IPNetwork(spec.networks.fabric_links)))
+    return pools
+
+
+def cross_problems(spec: ClusterSpec) -> list[tuple[Loc, str]]:
+    """Rules spanning objects; each problem names where in the declaration it lives."""
+    problems: list[tuple[Loc, str]] = []
+    cat = spec.catalog
+    seen: dict[int, int] = {}
+    env = spec.envelope
+    for index, unit in enumerate(spec.scalable_units):
+        where = ("scalable_units", index)
+        if unit.id in seen:
+            problems.append(
+                ((*where, "id"), f"duplicate scalable unit id {unit.id} (also at scalable_units[{seen[unit.id]}]);"
+                 " ids are stable identities and are never reused")
+            )
+        seen.setdefault(unit.id, index)
+        if unit.server_model not in cat.servers:
+            problems.append(((*where, "server_model"), _unknown("server model", unit.server_model, cat.servers)))
+        if unit.id > env.max_sus:
+            problems.append(((*where, "id"), f"SU id {unit.id} exceeds envelope.max_sus={env.max_sus}"))
+        if unit.nodes > env.max_nodes_per_su:
+            problems.append(
+                ((*where, "nodes"), f"{unit.nodes} nodes exceed envelope.max_nodes_per_su={env.max_nodes_per_su}")
+            )
+        if unit.racks > env.max_racks_per_su:
+            problems.append(
+                ((*where, "racks"), f"{unit.racks} racks exceed envelope.max_racks_per_su={env.max_racks_per_su}")
+            )
+    for plane_name in ("data", "storage", "management", "oob"):
+        plane = spec.networks.plane(plane_name)
+        for field in ("leaf_model", "spine_model", "core_model"):
+            model = getattr(plane, field)
+            if model is not None and model not in cat.switches:
+                problems.append((("networks", plane_name, field), _unknown("switch model", model, cat.switches)))
+    if spec.site.facility.pdu_model not in cat.pdus:
+        problems.append(
+            (("site", "facility", "pdu_model"), _unknown("PDU model", spec.site.facility.pdu_model, cat.pdus))
+        )
+    if spec.storage.server_model and spec.storage.server_model not in cat.servers:
+        problems.append(
+            (("storage", "server_model"), _unknown("server model", spec.storage.server_model, cat.servers))
+        )
+    for (loc_a, net_a), (loc_b, net_b) in combinations(_pools(spec), 2):
+        if net_a.first <= net_b.last and net_b.first <= net_a.last:
+            problems.append((loc_b, f"{net_b} overlaps {'.'.join(map(str, loc_a))} ({net_a}); pools must be disjoint"))
+    return problems
+
+
+def _unknown(what: str, name: str, known: dict) -> str:
+    allowed = ", ".join(sorted(known)) or "(catalog is empty)"
+    return f"unknown {what} {name!r}; the catalog has: {allowed}"

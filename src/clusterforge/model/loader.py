@@ -1,0 +1,156 @@
+"""Load an inventory YAML (and the catalog files it names) keeping line numbers for every field."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.constructor import DuplicateKeyError
+from ruamel.yaml.error import MarkedYAMLError
+
+from clusterforge.model.cluster import ClusterSpec, Loc, cross_problems
+from clusterforge.model.errors import DeclarationError, Problem
+
+__all__ = ["SourceMap", "load_cluster", "load_yaml_with_positions"]
+
+
+class SourceMap:
+    """Maps a field path (as pydantic reports it) to file, line and column."""
+
+    def __init__(self) -> None:
+        self._positions: dict[Loc, tuple[str, int, int]] = {}
+
+    def record(self, loc: Loc, file: str, line: int, column: int) -> None:
+        self._positions[loc] = (file, line, column)
+
+    def locate(self, loc: Loc) -> tuple[str, int, int]:
+        """The nearest recorded position: the field itself, else its closest parent."""
+        loc = tuple(loc)
+        while loc:
+            if loc in self._positions:
+                return self._positions[loc]
+            loc = loc[:-1]
+        return self._positions.get((), ("<unknown>", 1, 1))
+
+    def problem(self, loc: Loc, message: str) -> Problem:
+        file, line, column = self.locate(loc)
+        return Problem(file, line, column, ".".join(str(part) for part in loc), message)
+
+
+def _plain(node: Any, loc: Loc, file: str, source: SourceMap) -> Any:
+    """Convert ruamel round-trip nodes to plain Python, recording each key's position."""
+    if isinstance(node, CommentedMap):
+        out = {}
+        for key, value in node.items():
+            line, col = node.lc.key(key)
+            source.record((*loc, key), file, line + 1, col + 1)
+            out[key] = _plain(value, (*loc, key), file, source)
+        return out
+    if isinstance(node, CommentedSeq):
+        items = []
+        for index, value in enumerate(node):
+            line, col = node.lc.item(index)
+            source.record((*loc, index), file, line + 1, col + 1)
+            items.append(_plain(value, (*loc, index), file, source))
+        return items
+    if isinstance(node, str):
+        return str(node)
+    return node
+
+
+def load_yaml_with_positions(path: Path, loc: Loc, source: SourceMap) -> Any:
+    yaml = YAML(typ="rt")
+    yaml.allow_duplicate_keys = False
+    name = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise DeclarationError([Problem(name, 1, 1, "", f"cannot read file: {exc.strerror}")]) from None
+    try:
+        document = yaml.load(text)
+    except DuplicateKeyError as exc:
+        mark = exc.problem_mark
+        raise DeclarationError(
+            [Problem(name, mark.line + 1, mark.column + 1, "", f"duplicate key: {exc.problem}")]
+        ) from None
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        raise DeclarationError([Problem(name, line, col, "", f"YAML syntax: {exc.problem or exc.context}")]) from None
+    source.record(loc, name, 1, 1)
+    return _plain(document, loc, name, source)
+
+
+def _merge_catalog(data: dict, base: Path, source: SourceMap, problems: list[Problem]) -> None:
+    catalog = data.setdefault("catalog", {})
+    if not isinstance(catalog, dict):
+        return
+    files = data.get("catalog_files", [])
+    if not isinstance(files, list):
+        return
+    for index, relative in enumerate(files):
+        path = (base / str(relative)).resolve()
+        if not path.is_file():
+            problems.append(source.problem(("catalog_files", index), f"catalog file not found: {path}"))
+            continue
+        part = load_yaml_with_positions(path, ("catalog",), source)
+        if not isinstance(part, dict):
+            problems.append(source.problem(("catalog_files", index), "a catalog file must be a mapping"))
+            continue
+        for section, entries in part.items():
+            target = catalog.setdefault(section, {})
+            if isinstance(entries, dict) and isinstance(target, dict):
+                for name, entry in entries.items():
+                    target.setdefault(name, entry)  # inline entries override files
+            else:
+                catalog[section] = entries
+
+
+def _message(error: dict) -> str:
+    kind = error["type"]
+    if kind == "extra_forbidden":
+        return "unknown field (not in the schema; check spelling)"
+    if kind == "missing":
+        return "required field is missing"
+    if kind == "literal_error":
+        return f"{error['msg']}; got {error.get('input')!r}"
+    message = error["msg"]
+    if message.startswith("Value error, "):
+        message = message[len("Value error, "):]
+    if "input" in error and kind not in ("model_type", "dict_type"):
+        return f"{message} (got {error['input']!r})"
+    return message
+
+
+def load_cluster(path: str | Path) -> tuple[ClusterSpec, SourceMap]:
+    """Load and validate; raises DeclarationError listing every problem with file:line:col."""
+    path = Path(path)
+    source = SourceMap()
+    data = load_yaml_with_positions(path, (), source)
+    if not isinstance(data, dict):
+        raise DeclarationError([source.problem((), "an inventory must be a YAML mapping")])
+    problems: list[Problem] = []
+    _merge_catalog(data, path.parent, source, problems)
+    if problems:
+        raise DeclarationError(problems)
+    try:
+        spec = ClusterSpec.model_validate(data)
+    except ValidationError as exc:
+        problems = [source.problem(tuple(err["loc"]), _message(err)) for err in exc.errors()]
+        raise DeclarationError(_dedupe(problems)) from None
+    problems = [source.problem(loc, message) for loc, message in cross_problems(spec)]
+    if problems:
+        raise DeclarationError(problems)
+    return spec, source
+
+
+def _dedupe(problems: list[Problem]) -> list[Problem]:
+    seen, out = set(), []
+    for problem in problems:
+        if str(problem) not in seen:
+            seen.add(str(problem))
+            out.append(problem)
+    return out

@@ -1,0 +1,83 @@
+"""The four planes (data, storage, management, oob), their pools and fabric intent."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, field_validator
+
+from clusterforge.model.base import Declared
+
+__all__ = ["PlaneName", "PLANES", "Transport", "Nos", "Qos", "AsnRanges", "Plane", "Networks"]
+
+PlaneName = Literal["data", "storage", "management", "oob"]
+PLANES: tuple[str, ...] = ("data", "storage", "management", "oob")
+Transport = Literal["roce", "infiniband", "ethernet"]
+Nos = Literal["sonic", "cumulus", "eos", "infiniband"]
+
+
+class Qos(Declared):
+    """One lossless-RoCE intent, rendered per NOS and on hosts."""
+
+    roce_dscp: int = Field(default=26, ge=0, le=63)
+    roce_priority: int = Field(default=3, ge=0, le=7)
+    cnp_dscp: int = Field(default=48, ge=0, le=63)
+    cnp_priority: int = Field(default=6, ge=0, le=7)
+    ecn_min_bytes: int = Field(default=150_000, gt=0)
+    ecn_max_bytes: int = Field(default=1_500_000, gt=0)
+    ecn_probability_pct: int = Field(default=100, ge=1, le=100)
+    pfc_watchdog_ms: int = Field(default=200, ge=10, le=5000)
+    ets_roce_pct: int = Field(default=50, ge=1, le=99)
+    pfc_cable_length_m: int = Field(default=100, ge=1)
+
+
+class AsnRanges(Declared):
+    """BGP ASNs for routed fabrics: one per leaf from leaf_base, one per spine tier/SU, one for cores."""
+
+    leaf_base: int = Field(default=4_200_000_000, ge=1, le=4_294_967_294)
+    spine_base: int = Field(default=4_200_100_000, ge=1, le=4_294_967_294)
+    core: int = Field(default=4_200_200_000, ge=1, le=4_294_967_294)
+
+
+class Plane(Declared):
+    supernet: str
+    vlan: int = Field(ge=1, le=4094)
+    mtu: int = Field(default=1500, ge=1280, le=9216)
+    transport: Transport = "ethernet"
+    nos: Nos = "sonic"
+    leaf_model: str | None = None
+    spine_model: str | None = None
+    core_model: str | None = None
+    oversubscription: float = Field(default=1.0, ge=1.0, le=16.0, description="downlink:uplink, 1.0 = non-blocking")
+    reserved_leaf_ports: int = Field(default=0, ge=0, description="ports per leaf kept for appliances (e.g. UFM)")
+    min_spines: int = Field(default=2, ge=1, le=64)
+    vrf: str | None = None
+
+    @field_validator("supernet")
+    @classmethod
+    def _cidr(cls, value: str) -> str:
+        from netaddr import AddrFormatError, IPNetwork
+
+        try:
+            net = IPNetwork(value)
+        except (AddrFormatError, ValueError, TypeError) as exc:
+            raise ValueError(f"not a CIDR prefix: {value!r}") from exc
+        if net.version != 4:
+            raise ValueError("only IPv4 supernets are supported")
+        if str(net.cidr) != value:
+            raise ValueError(f"host bits set; did you mean {net.cidr}?")
+        return value
+
+
+class Networks(Declared):
+    data: Plane
+    storage: Plane
+    management: Plane
+    oob: Plane
+    asn: AsnRanges = AsnRanges()
+    qos: Qos = Qos()
+    loopbacks: str = Field(description="pool for switch loopbacks (routed fabrics)")
+    fabric_links: str = Field(description="pool for /31 leaf-spine-core links")
+
+    def plane(self, name: str) -> Plane:
+        return getattr(self, name)

@@ -1,0 +1,69 @@
+"""Site and facility limits: power feeds, cooling, racks, floor."""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+from pydantic import Field
+
+from clusterforge.model.base import Declared
+
+__all__ = ["Feed", "Cooling", "Facility", "Site", "Costs", "THREE_PHASE_FACTOR"]
+
+THREE_PHASE_FACTOR = math.sqrt(3)  # 1.732: line-to-line voltage times current times √3
+
+
+class Feed(Declared):
+    """One power feed into a rack (each rack gets an A and a B feed of this kind)."""
+
+    voltage_v: float = Field(gt=0, le=1000)
+    amperage_a: float = Field(gt=0, le=1000)
+    phases: Literal[1, 3] = 3
+    max_utilisation: float = Field(default=0.8, gt=0, le=1.0)
+
+    @property
+    def capacity_w(self) -> float:
+        factor = THREE_PHASE_FACTOR if self.phases == 3 else 1.0
+        return self.voltage_v * self.amperage_a * factor * self.max_utilisation
+
+
+class Cooling(Declared):
+    air_limit_w: float = Field(default=25000, gt=0)
+    liquid: bool = False
+    liquid_limit_w: float = Field(default=0, ge=0)
+
+
+class Facility(Declared):
+    rack_u: int = Field(default=42, ge=10, le=60)
+    rack_power_limit_w: float = Field(default=40000, gt=0)
+    headroom: float = Field(default=0.2, ge=0, lt=1)
+    feed: Feed
+    redundancy: Literal["A/B", "none"] = "A/B"
+    cooling: Cooling = Cooling()
+    rack_max_weight_kg: float = Field(default=1360, gt=0)
+    rack_empty_weight_kg: float = Field(default=150, ge=0)
+    rack_footprint_m2: float = Field(default=0.72, gt=0)
+    floor_load_kg_m2: float = Field(default=1500, gt=0)
+    pdu_model: str
+    reserved_top_u: int = Field(default=2, ge=0, description="U kept free at the top of each rack for ToR switches")
+    pue: float = Field(default=1.3, ge=1.0, le=3.0)
+
+
+class Costs(Declared):
+    """Inputs for TCO estimates."""
+
+    power_price_per_kwh: float = Field(default=0.12, ge=0)
+    average_load_fraction: float = Field(default=0.7, gt=0, le=1)
+    maintenance_pct_per_year: float = Field(default=8.0, ge=0)
+    facility_works: float = Field(default=0.0, ge=0)
+    staff_per_year: float = Field(default=0.0, ge=0)
+    licences_per_year: float = Field(default=0.0, ge=0)
+    years: int = Field(default=3, ge=1, le=10)
+
+
+class Site(Declared):
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
+    owner: str = "platform-team"
+    facility: Facility
+    costs: Costs = Costs()

@@ -1,0 +1,44 @@
+"""Scalable units: the standard expansion block, identified by an explicit, never-reused id."""
+
+from __future__ import annotations
+
+from pydantic import Field, model_validator
+
+from clusterforge.model.base import Declared
+
+__all__ = ["ScalableUnit", "Envelope"]
+
+
+class ScalableUnit(Declared):
+    id: int = Field(ge=1, le=999)
+    server_model: str
+    nodes: int = Field(ge=1, le=1024)
+    racks: int = Field(ge=1, le=256)
+    nodes_per_rack: int | None = Field(default=None, ge=1, le=64)
+
+    @model_validator(mode="after")
+    def _fits(self) -> ScalableUnit:
+        per_rack = self.nodes_per_rack
+        if per_rack is not None and per_rack * self.racks < self.nodes:
+            raise ValueError(
+                f"{self.nodes} nodes do not fit {self.racks} racks x {per_rack} nodes_per_rack"
+            )
+        return self
+
+    @property
+    def rack_stride(self) -> int:
+        """Nodes per rack: declared, or the even split."""
+        return self.nodes_per_rack or -(-self.nodes // self.racks)
+
+
+class Envelope(Declared):
+    """The design envelope: explicit strides that address math depends on.
+
+    Changing any of these renumbers the cluster, which is why they are declared, not derived.
+    """
+
+    max_sus: int = Field(default=8, ge=1, le=4096)
+    max_nodes_per_su: int = Field(default=32, ge=1, le=1024)
+    max_racks_per_su: int = Field(default=8, ge=1, le=256)
+    max_rails: int = Field(default=8, ge=1, le=16)
+    storage_servers_max: int = Field(default=16, ge=0, le=4096)

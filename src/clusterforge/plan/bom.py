@@ -1,0 +1,52 @@
+"""Bill of materials: devices by model, cables and optics by class, PDUs, with catalog prices."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from clusterforge.model import ClusterSpec
+from clusterforge.plan.objects import Device, Link, Pdu
+
+__all__ = ["bill_of_materials"]
+
+
+def bill_of_materials(spec: ClusterSpec, devices: list[Device], links: list[Link], pdus: list[Pdu]) -> dict[str, Any]:
+    cat = spec.catalog
+    models = Counter(d.model for d in devices)
+    pdu_models = Counter(p.model for p in pdus)
+    cables = Counter(f"{link.cable}-{link.speed_gbps}g" if link.cable != "cat6" else "cat6" for link in links)
+    optics = Counter(f"transceiver-{link.speed_gbps}g" for link in links if link.cable == "fibre")
+    lines: list[dict[str, Any]] = []
+    missing: list[str] = []
+
+    def line(kind: str, item: str, count: int, unit_price: float | None) -> None:
+        if unit_price is None:
+            missing.append(item)
+        price = unit_price or 0.0
+        lines.append({"kind": kind, "item": item, "count": count, "unit_price": price, "total": price * count})
+
+    for model, count in sorted(models.items()):
+        entry = cat.servers.get(model) or cat.switches.get(model)
+        line("server" if model in cat.servers else "switch", model, count, entry.price if entry else None)
+    for model, count in sorted(pdu_models.items()):
+        line("pdu", model, count, cat.pdus[model].price)
+    for item, count in sorted(cables.items()):
+        entry = cat.cables.get(item) or cat.cables.get(item.split("-")[0])
+        line("cable", item, count, entry.price if entry else None)
+    for item, count in sorted(optics.items()):
+        entry = cat.cables.get(item) or cat.cables.get("transceiver")
+        line("optic", item, 2 * count, entry.price if entry else None)
+    totals = Counter()
+    for entry in lines:
+        totals[entry["kind"]] += entry["total"]
+    return {
+        "lines": lines,
+        "totals": dict(totals),
+        "hardware_total": sum(totals.values()),
+        "unpriced": missing,
+        "switches": sum(c for m, c in models.items() if m in cat.switches),
+        "cables": dict(cables),
+        "optics": 2 * sum(optics.values()),
+        "pdus": sum(pdu_models.values()),
+    }

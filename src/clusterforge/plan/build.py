@@ -1,0 +1,150 @@
+"""plan_cluster: the one composition of all planners, in an explicit order.
+
+1. fabric dimensions (envelope arithmetic)      -> fabric_dims
+2. address pools (needs the dimensions)         -> ipam
+3. servers (identity, placement, addresses)     -> servers
+4. data, storage, management and oob fabrics    -> fabric (switches + links)
+5. racks, PDUs and facility limits              -> facility (needs every placed device)
+6. bill of materials and summary                -> bom
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from clusterforge.model import ClusterSpec
+from clusterforge.plan.context import Context
+from clusterforge.plan.errors import PlanError
+from clusterforge.plan.fabric import plan_access_planes, plan_data_fabric, plan_storage_fabric, plan_storage_servers
+from clusterforge.plan.fabric_dims import data_dims, storage_dims
+from clusterforge.plan.facility import plan_racks, rack_budget, server_feed_warning
+from clusterforge.plan.ipam import SITE_PDU_RACKS, build_pools
+from clusterforge.plan.naming import compute_rack, pdu_name
+from clusterforge.plan.objects import Device, FabricSummary, Plan
+from clusterforge.plan.qos import host_roce, switch_qos
+from clusterforge.plan.servers import node_slots, server_device
+from clusterforge.plan.switches import SITE_CATEGORIES, SwitchBuilder
+
+__all__ = ["plan_cluster"]
+
+_SITE_RACK = re.compile(r"^site-(?P<category>[a-z-]+)-r(?P<number>\d+)$")
+_NET_RACK = re.compile(r"^su(?P<su>\d+)-rn(?P<number>\d+)$")
+
+
+def _pdu_addresses(ctx: Context, rack_meta: dict) -> dict[str, str | None]:
+    pools = ctx.pools
+    env = ctx.spec.envelope
+    site_switches = (ctx.data.spines if ctx.data.tiers == 2 else 0) + ctx.data.cores + ctx.storage.spines + 4
+    categories = (*SITE_CATEGORIES, "storage")
+    out: dict[str, str | None] = {}
+    for rack, (su, index, role, _) in rack_meta.items():
+        for f, feed in enumerate(("A", "B")):
+            name = pdu_name(rack, feed)
+            if role == "compute":
+                out[name] = pools.su_block("oob", su).addr(pools.su_pdu_offset + 2 * (index - 1) + f)
+            elif role == "network":
+                number = int(_NET_RACK.match(rack)["number"])
+                out[name] = (pools.su_block("oob", su).addr(pools.su_pdu_offset + 2 * (env.max_racks_per_su
+                             + number - 1) + f) if number <= 4 else None)
+            else:
+                match = _SITE_RACK.match(rack)
+                ordinal = categories.index(match["category"]) * 4 + int(match["number"]) - 1
+                out[name] = (pools.site_block("oob").addr(pools.site_switch_offset + site_switches + 2 * ordinal + f)
+                             if int(match["number"]) <= 4 and ordinal < SITE_PDU_RACKS else None)
+    return out
+
+
+def plan_cluster(spec: ClusterSpec) -> Plan:
+    data = data_dims(spec)
+    storage = storage_dims(spec)
+    pools = build_pools(spec, data, storage)
+    ctx = Context(spec, data, storage, pools, rack_budget(spec))
+    units = sorted(spec.scalable_units, key=lambda unit: unit.id)
+    warnings: list[str] = list(data.notes)
+    slots = {unit.id: list(node_slots(unit)) for unit in units}
+    servers: dict[str, Device] = {}
+    rack_meta: dict[str, tuple] = {}
+    problems = []
+    for unit in units:
+        index = ctx.su_index(unit.id)
+        model = spec.catalog.servers[unit.server_model]
+        usable = spec.site.facility.rack_u - spec.site.facility.reserved_top_u
+        if unit.rack_stride * model.height_u > usable:
+            problems.append((("scalable_units", index, "nodes_per_rack"),
+                             f"{unit.rack_stride} x {model.height_u} U servers need {unit.rack_stride * model.height_u}"
+                             f" U; a rack offers {usable} U below its ToR switches"))
+        warning = server_feed_warning(unit.server_model, model.psu.count, model.psu.rating_w, model.max_draw_w)
+        if warning and warning not in warnings:
+            warnings.append(warning)
+        for r in range(1, unit.racks + 1):
+            rack_meta[compute_rack(unit.id, r)] = (unit.id, r, "compute", ("scalable_units", index, "nodes_per_rack"))
+        for slot in slots[unit.id]:
+            servers[slot.name] = server_device(ctx, unit, slot)
+    if problems:
+        raise PlanError(problems)
+    sw = SwitchBuilder(ctx)
+    links = plan_data_fabric(ctx, sw, units, slots, servers)
+    links += plan_storage_fabric(ctx, sw, units, slots, servers)
+    storage_devices, storage_links = plan_storage_servers(ctx, sw)
+    links += storage_links
+    links += plan_access_planes(ctx, sw, units, slots, servers)
+    rack_meta.update(sw.rack_meta)
+    devices = list(servers.values()) + storage_devices + sw.devices()
+    pdu_ips = _pdu_addresses(ctx, rack_meta)
+    racks, pdus, problems, rack_warnings = plan_racks(spec, devices, rack_meta, pdu_ips)
+    if problems:
+        raise PlanError(problems)
+    warnings += rack_warnings
+    from clusterforge.plan.bom import bill_of_materials
+
+    bom = bill_of_materials(spec, devices, links, pdus)
+    kinds = Counter(d.kind for d in devices)
+    fabric = _fabric_summaries(ctx, devices, links)
+    summary = {
+        "gpus": sum(d.gpus for d in devices),
+        "servers": kinds["server"],
+        "storage_servers": kinds["storage"],
+        "switches": sum(v for k, v in kinds.items() if k not in ("server", "storage")),
+        "racks": len(racks),
+        "pdus": len(pdus),
+        "links": len(links),
+        "power_kw": round(sum(d.power_w for d in devices) / 1000, 2),
+        "scalable_units": [unit.id for unit in units],
+    }
+    return Plan(spec.name, spec.site.name, tuple(devices), tuple(racks), tuple(pdus), tuple(links), fabric,
+                _pools_report(ctx), bom, switch_qos(spec), host_roce(spec), summary, tuple(warnings))
+
+
+def _fabric_summaries(ctx: Context, devices: list[Device], links: list) -> dict[str, FabricSummary]:
+    spec = ctx.spec
+    by_plane = Counter((d.plane, d.kind) for d in devices if d.plane)
+    link_count = Counter(link.plane for link in links)
+    out: dict[str, FabricSummary] = {}
+    d = ctx.data
+    ratios = {"leaf": round(d.leaf_ratio, 3)}
+    if d.tiers == 3:
+        ratios["spine"] = round(d.spine_ratio, 3)
+    for plane_name in ("data", "storage", "management", "oob"):
+        plane = spec.networks.plane(plane_name)
+        if plane_name == "data":
+            tiers, plane_ratios = d.tiers, ratios
+        elif plane_name == "storage":
+            tiers, plane_ratios = 2, {"leaf": round(ctx.storage.leaf_ratio, 3)}
+        else:
+            tiers, plane_ratios = 2, {}
+        leaves = by_plane[(plane_name, "leaf")] + (by_plane[(plane_name, "mgmt-switch")] if tiers == 2 and
+                                                    plane_name in ("management", "oob") else 0)
+        out[plane_name] = FabricSummary(
+            plane_name, plane.transport, plane.nos, tiers, leaves, by_plane[(plane_name, "spine")],
+            by_plane[(plane_name, "core")], plane_ratios, plane.oversubscription, link_count[plane_name],
+            d.notes if plane_name == "data" else (),
+        )
+    return out
+
+
+def _pools_report(ctx: Context) -> dict:
+    return ctx.pools.usage
+
+
+__all__ += ["PlanError"]

@@ -1,0 +1,13 @@
+"""Plans that cannot be built: each reason names where in the declaration to fix it."""
+
+from __future__ import annotations
+
+from clusterforge.model.cluster import Loc
+
+__all__ = ["PlanError"]
+
+
+class PlanError(Exception):
+    def __init__(self, problems: list[tuple[Loc, str]]):
+        self.problems = problems
+        super().__init__("; ".join(message for _, message in problems))

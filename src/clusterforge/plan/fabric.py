@@ -1,0 +1,310 @@
+"""Fabric planners: data (rail-optimized leaf/spine[/core]), storage, management and oob planes.
+
+Each planner adds switches to a SwitchBuilder and returns links. Ports and addresses are pure
+functions of stable ids: leaf port = node slot; spine port = global leaf ordinal x parallel links + i.
+"""
+
+from __future__ import annotations
+
+from clusterforge.model import ScalableUnit
+from clusterforge.plan.cables import cable_class
+from clusterforge.plan.context import Context
+from clusterforge.plan.errors import PlanError
+from clusterforge.plan.naming import (
+    agg_name, compute_rack, core_name, data_leaf, mgmt_tor, oob_tor, spine_name, storage_leaf, storage_server, storage_spine,
+    su_spine_name,
+)
+from clusterforge.plan.objects import Device, Endpoint, Interface, Link
+from clusterforge.plan.ports import port_name
+from clusterforge.plan.servers import NodeSlot
+from clusterforge.plan.switches import SwitchBuilder, site_ordinal
+
+__all__ = ["plan_data_fabric", "plan_storage_fabric", "plan_access_planes", "plan_storage_servers"]
+
+
+def _routed(ctx: Context, plane: str) -> bool:
+    return ctx.spec.networks.plane(plane).transport != "infiniband"
+
+
+def _nos(ctx: Context, plane: str) -> str:
+    return ctx.spec.networks.plane(plane).nos
+
+
+def _pname(ctx: Context, plane: str, model: str, index: int) -> str:
+    return port_name(_nos(ctx, plane), index, ctx.spec.catalog.switches[model].lanes_per_port)
+
+
+def _speed(ctx: Context, *models: str) -> int:
+    return min(ctx.spec.catalog.switches[m].speed_gbps for m in models)
+
+
+def _fabric_link(ctx: Context, sw: SwitchBuilder, plane: str, tier: str, index: int | None,
+                 child: str, child_port: str, parent: str, parent_port: str, speed: int) -> Link:
+    mtu = ctx.spec.networks.plane(plane).mtu
+    child_ip = parent_ip = None
+    if index is not None and _routed(ctx, plane):
+        child_ip, parent_ip = ctx.pools.p2p(tier, index)
+        sw.port(child, Interface(child_port, plane, child_ip, mtu, peer_ip=parent_ip.split("/")[0],
+                                 speed_gbps=speed))
+        sw.port(parent, Interface(parent_port, plane, parent_ip, mtu, peer_ip=child_ip.split("/")[0],
+                                  speed_gbps=speed))
+    rack_a, rack_b = sw.meta[child]["rack"], sw.meta[parent]["rack"]
+    return Link(Endpoint(child, child_port), Endpoint(parent, parent_port), plane, speed, mtu,
+                cable_class(rack_a, rack_b, speed), child_ip, parent_ip, tier)
+
+
+def _data_spines(ctx: Context, sw: SwitchBuilder) -> None:
+    """Site spines (two tiers) or cores (three tiers): sized by the envelope, built from day one."""
+    plane = ctx.spec.networks.data
+    asn = ctx.spec.networks.asn
+    if ctx.data.tiers == 2:
+        for j in range(ctx.data.spines):
+            name = spine_name(j)
+            rack, u = sw.site_position("spine", j, plane.spine_model)
+            sw.add(name, "spine", "data", plane.spine_model, None, rack, u, sw.site_oob(site_ordinal(ctx, "spine", j)),
+                   asn.spine_base if _routed(ctx, "data") else None,
+                   ctx.pools.loopback("data-spine", j) if _routed(ctx, "data") else None)
+    else:
+        core_model = plane.core_model or plane.spine_model
+        for c in range(ctx.data.cores):
+            name = core_name(c)
+            rack, u = sw.site_position("core", c, core_model)
+            sw.add(name, "core", "data", core_model, None, rack, u, sw.site_oob(site_ordinal(ctx, "core", c)),
+                   asn.core if _routed(ctx, "data") else None,
+                   ctx.pools.loopback("data-core", c) if _routed(ctx, "data") else None)
+
+
+def plan_data_fabric(ctx: Context, sw: SwitchBuilder, units: list[ScalableUnit],
+                     slots: dict[int, list[NodeSlot]], servers: dict[str, Device]) -> list[Link]:
+    spec = ctx.spec
+    dims = ctx.data
+    plane = spec.networks.data
+    asn = spec.networks.asn
+    routed = _routed(ctx, "data")
+    leaf_model, spine_model = plane.leaf_model, plane.spine_model
+    up_speed = _speed(ctx, leaf_model, spine_model)
+    links: list[Link] = []
+    _data_spines(ctx, sw)
+    for unit in units:
+        su = unit.id
+        rails = spec.catalog.servers[unit.server_model].nics.data.count
+        if rails > dims.rails:
+            raise PlanError([(("scalable_units", ctx.su_index(su), "server_model"),
+                              f"{unit.server_model} has {rails} data NICs; envelope.max_rails is {dims.rails}")])
+        leaf_names: list[str] = []
+        for rail in range(dims.rails):
+            for j in range(dims.leaves_per_rail):
+                local = rail * dims.leaves_per_rail + j
+                glob = (su - 1) * dims.leaves_per_su + local
+                name = data_leaf(su, rail, j, dims.leaves_per_rail)
+                rack, u = sw.su_network_position(su, local)
+                sw.add(name, "leaf", "data", leaf_model, su, rack, u, sw.su_oob(su, local),
+                       asn.leaf_base + glob if routed else None,
+                       ctx.pools.loopback("data-leaf", glob) if routed else None, rail)
+                leaf_names.append(name)
+        if dims.tiers == 3:
+            for j in range(dims.spines):
+                name = su_spine_name(su, j)
+                ordinal = dims.leaves_per_su + 2 + j
+                rack, u = sw.su_network_position(su, ordinal)
+                glob = (su - 1) * dims.spines + j
+                sw.add(name, "spine", "data", spine_model, su, rack, u, sw.su_oob(su, ordinal),
+                       asn.spine_base + su if routed else None,
+                       ctx.pools.loopback("data-spine", glob) if routed else None)
+        # node NICs -> rail leaves
+        for slot in slots[su]:
+            server = servers[slot.name]
+            leaf_index = (slot.node - 1) // dims.nodes_per_leaf
+            leaf_port = (slot.node - 1) % dims.nodes_per_leaf
+            for iface in server.interfaces:
+                if iface.plane != "data":
+                    continue
+                leaf = data_leaf(su, iface.rail, leaf_index, dims.leaves_per_rail)
+                pname = _pname(ctx, "data", leaf_model, leaf_port)
+                leaf_ip = None
+                if routed:
+                    leaf_ip = f"{iface.peer_ip}/31"
+                    sw.port(leaf, Interface(pname, "data", leaf_ip, plane.mtu, peer_ip=iface.ip.split("/")[0],
+                                            rail=iface.rail, speed_gbps=iface.speed_gbps))
+                speed = min(iface.speed_gbps or up_speed, spec.catalog.switches[leaf_model].speed_gbps)
+                links.append(Link(Endpoint(server.name, iface.name), Endpoint(leaf, pname), "data", speed,
+                                  plane.mtu, cable_class(server.rack, sw.meta[leaf]["rack"], speed),
+                                  iface.ip if routed else None, leaf_ip, "node-leaf"))
+        # leaves -> spines
+        first_up = dims.nodes_per_leaf + dims.reserved_per_leaf
+        for local, leaf in enumerate(leaf_names):
+            glob = (su - 1) * dims.leaves_per_su + local
+            for i in range(dims.uplinks_per_leaf):
+                s, par = i % dims.spines, i // dims.spines
+                if dims.tiers == 2:
+                    spine, sport = spine_name(s), glob * dims.links_per_leaf_spine + par
+                else:
+                    spine, sport = su_spine_name(su, s), local * dims.links_per_leaf_spine + par
+                links.append(_fabric_link(
+                    ctx, sw, "data", "data-leaf-spine", glob * dims.uplinks_per_leaf + i,
+                    leaf, _pname(ctx, "data", leaf_model, first_up + i),
+                    spine, _pname(ctx, "data", spine_model, sport), up_speed))
+        if dims.tiers == 3:
+            core_model = plane.core_model or spine_model
+            spine_down = dims.leaves_per_su * dims.links_per_leaf_spine
+            for j in range(dims.spines):
+                spine = su_spine_name(su, j)
+                glob_spine = (su - 1) * dims.spines + j
+                for i in range(dims.spine_uplinks):
+                    g = (su - 1) * dims.spine_uplinks + i
+                    core = core_name(j * dims.cores_per_group + g % dims.cores_per_group)
+                    links.append(_fabric_link(
+                        ctx, sw, "data", "data-spine-core", glob_spine * dims.spine_uplinks + i,
+                        spine, _pname(ctx, "data", spine_model, spine_down + i),
+                        core, _pname(ctx, "data", core_model, g // dims.cores_per_group),
+                        _speed(ctx, spine_model, core_model)))
+    return links
+
+
+def plan_storage_fabric(ctx: Context, sw: SwitchBuilder, units: list[ScalableUnit],
+                        slots: dict[int, list[NodeSlot]], servers: dict[str, Device]) -> list[Link]:
+    spec = ctx.spec
+    plane = spec.networks.storage
+    dims = ctx.storage
+    asn = spec.networks.asn
+    routed = _routed(ctx, "storage")
+    leaf_model, spine_model = plane.leaf_model, plane.spine_model
+    up_speed = _speed(ctx, leaf_model, spine_model)
+    links: list[Link] = []
+    for s in range(dims.spines):
+        rack, u = sw.site_position("storage-spine", s, spine_model)
+        sw.add(storage_spine(s), "spine", "storage", spine_model, None, rack, u,
+               sw.site_oob(site_ordinal(ctx, "storage-spine", s)), asn.spine_base + 9_000 if routed else None,
+               ctx.pools.loopback("storage-spine", s) if routed else None)
+    for unit in units:
+        su = unit.id
+        block = ctx.pools.su_block("storage", su)
+        for k in range(dims.leaves_per_su):
+            local = ctx.data.leaves_per_su + k
+            glob = (su - 1) * dims.leaves_per_su + k
+            name = storage_leaf(su, k)
+            rack, u = sw.su_network_position(su, local)
+            sw.add(name, "leaf", "storage", leaf_model, su, rack, u, sw.su_oob(su, local),
+                   asn.leaf_base + 1_000_000 + glob if routed else None,
+                   ctx.pools.loopback("storage-leaf", glob) if routed else None)
+            if routed:  # each leaf of the pair has its own SVI address; the gateway .1 is their shared VIP
+                sw.port(name, Interface(f"Vlan{plane.vlan}", "storage", block.addr(2 + k), plane.mtu, plane.vlan,
+                                        gateway=block.gateway()))
+            for i in range(dims.uplinks_per_leaf):
+                s, par = i % dims.spines, i // dims.spines
+                links.append(_fabric_link(
+                    ctx, sw, "storage", "storage-leaf-spine", glob * dims.uplinks_per_leaf + i,
+                    name, _pname(ctx, "storage", leaf_model, spec.envelope.max_nodes_per_su + i),
+                    storage_spine(s), _pname(ctx, "storage", spine_model, glob * dims.links_per_leaf_spine + par),
+                    up_speed))
+        for slot in slots[su]:
+            server = servers[slot.name]
+            bond = next(i for i in server.interfaces if i.plane == "storage")
+            for k, member in enumerate(bond.members[: dims.leaves_per_su]):
+                leaf = storage_leaf(su, k)
+                pname = _pname(ctx, "storage", leaf_model, slot.node - 1)
+                speed = min(bond.speed_gbps or up_speed, spec.catalog.switches[leaf_model].speed_gbps)
+                links.append(Link(Endpoint(server.name, member), Endpoint(leaf, pname), "storage", speed, plane.mtu,
+                                  cable_class(server.rack, sw.meta[leaf]["rack"], speed), tier="node-leaf"))
+    return links
+
+
+def plan_storage_servers(ctx: Context, sw: SwitchBuilder) -> tuple[list[Device], list[Link]]:
+    """Parallel file-system servers in site racks, two ports each to the storage spines."""
+    from clusterforge.plan.facility import psu_feeds, series_position
+    from clusterforge.plan.naming import asset_id, site_rack
+
+    spec = ctx.spec
+    st = spec.storage
+    if not st.servers:
+        return [], []
+    if st.servers > spec.envelope.storage_servers_max:
+        raise PlanError([(("storage", "servers"), f"{st.servers} storage servers exceed"
+                          f" envelope.storage_servers_max={spec.envelope.storage_servers_max}")])
+    model = spec.catalog.servers[st.server_model]
+    plane = spec.networks.storage
+    site_stor = ctx.pools.site_block("storage")
+    site_mgmt = ctx.pools.site_block("management")
+    site_oob = ctx.pools.site_block("oob")
+    devices, links = [], []
+    spine_model = plane.spine_model
+    for s in range(st.servers):
+        name = storage_server(s)
+        number, u = series_position(s, model.height_u, model.max_draw_w, ctx.budget)
+        rack = site_rack("storage", number)
+        sw.rack_meta[rack] = (None, number, "site", ("storage", "servers"))
+        ifaces = [
+            Interface("mgmt0", "management", site_mgmt.addr(16 + s), spec.networks.management.mtu,
+                      spec.networks.management.vlan, gateway=site_mgmt.gateway()),
+            Interface("bond0", "storage", site_stor.addr(16 + s), plane.mtu, plane.vlan,
+                      gateway=site_stor.gateway(), members=("stor0", "stor1")),
+            Interface("bmc", "oob", site_oob.addr(16 + s), spec.networks.oob.mtu, spec.networks.oob.vlan),
+        ]
+        devices.append(Device(name, "storage", st.server_model, None, rack, u, model.height_u, model.max_draw_w,
+                              model.weight_kg, asset_id(ctx.site, name), tuple(ifaces), psu_feeds(model.psu.count)))
+        for k in range(2):
+            port = 2 * s + k
+            spine = storage_spine(port % ctx.storage.spines)
+            sport = _pname(ctx, "storage", spine_model, ctx.storage.server_port_base + port // ctx.storage.spines)
+            speed = min(model.nics.storage.speed_gbps, spec.catalog.switches[spine_model].speed_gbps)
+            links.append(Link(Endpoint(name, f"stor{k}"), Endpoint(spine, sport), "storage", speed, plane.mtu,
+                              cable_class(rack, sw.meta[spine]["rack"], speed), tier="server-spine"))
+    return devices, links
+
+
+def plan_access_planes(ctx: Context, sw: SwitchBuilder, units: list[ScalableUnit],
+                       slots: dict[int, list[NodeSlot]], servers: dict[str, Device]) -> list[Link]:
+    """Management and oob: one ToR per compute rack per plane, uplinked to an aggregation pair."""
+    spec = ctx.spec
+    env = spec.envelope
+    fac = spec.site.facility
+    links: list[Link] = []
+    if fac.reserved_top_u < 2:
+        raise PlanError([(("site", "facility", "reserved_top_u"),
+                          "needs at least 2 U for the management and oob ToR switches")])
+    for plane in ("management", "oob"):
+        decl = spec.networks.plane(plane)
+        if not decl.leaf_model or not decl.spine_model:
+            raise PlanError([(("networks", plane), f"the {plane} plane needs leaf_model (ToR) and spine_model (agg)")])
+        tor_model = spec.catalog.switches[decl.leaf_model]
+        agg_model = spec.catalog.switches[decl.spine_model]
+        racks_max = env.max_sus * env.max_racks_per_su
+        if racks_max > agg_model.ports:
+            raise PlanError([(("networks", plane, "spine_model"), f"{racks_max} ToR uplinks per aggregation switch"
+                              f" (envelope) exceed the {agg_model.ports} ports of {decl.spine_model}")])
+        for a in range(2):
+            rack, u = sw.site_position("agg", a + (2 if plane == "oob" else 0), decl.spine_model)
+            sw.add(agg_name(plane, a), "mgmt-switch", plane, decl.spine_model, None, rack, u,
+                   sw.site_oob(site_ordinal(ctx, "agg", a + (2 if plane == "oob" else 0))))
+        for unit in units:
+            su = unit.id
+            per_rack = unit.rack_stride
+            if per_rack + (2 if plane == "oob" else 0) > tor_model.ports:
+                raise PlanError([(("scalable_units", ctx.su_index(su), "nodes_per_rack"),
+                                  f"{per_rack} nodes per rack exceed the {tor_model.ports} ports of the"
+                                  f" {plane} ToR {decl.leaf_model}")])
+            base_ordinal = ctx.data.leaves_per_su + 2 + (ctx.data.spines if ctx.data.tiers == 3 else 0)
+            for r in range(1, unit.racks + 1):
+                rack = compute_rack(su, r)
+                name = (mgmt_tor if plane == "management" else oob_tor)(rack)
+                ordinal = base_ordinal + (r - 1) + (env.max_racks_per_su if plane == "oob" else 0)
+                u = fac.rack_u - fac.reserved_top_u + (1 if plane == "management" else 2)
+                sw.add(name, "mgmt-switch", plane, decl.leaf_model, su, rack, u, sw.su_oob(su, ordinal))
+                up_speed = tor_model.uplink_speed_gbps or tor_model.speed_gbps
+                for a in range(2):
+                    up_index = tor_model.ports + a if tor_model.uplinks >= 2 else tor_model.ports - 2 + a
+                    agg_port = (su - 1) * env.max_racks_per_su + (r - 1)
+                    speed = min(up_speed, agg_model.speed_gbps)
+                    links.append(Link(Endpoint(name, _pname(ctx, plane, decl.leaf_model, up_index)),
+                                      Endpoint(agg_name(plane, a), _pname(ctx, plane, decl.spine_model, agg_port)), plane, speed,
+                                      decl.mtu, cable_class(rack, sw.meta[agg_name(plane, a)]["rack"], speed),
+                                      tier="tor-agg"))
+            for slot in slots[su]:
+                server = servers[slot.name]
+                iface = next(i for i in server.interfaces if i.plane == plane)
+                tor = (mgmt_tor if plane == "management" else oob_tor)(slot.rack_name)
+                speed = min(iface.speed_gbps or tor_model.speed_gbps, tor_model.speed_gbps)
+                links.append(Link(Endpoint(server.name, iface.name),
+                                  Endpoint(tor, _pname(ctx, plane, decl.leaf_model, slot.slot - 1)), plane, speed, decl.mtu,
+                                  cable_class(server.rack, server.rack, speed), tier="node-tor"))
+    return links

@@ -1,0 +1,128 @@
+"""Fabric dimensions from the design envelope: pure arithmetic, no device lists.
+
+Everything here depends on the declared envelope (max SUs, nodes, rails), never on how many
+SUs are built today, so adding an SU never resizes or renumbers what exists.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from clusterforge.model import ClusterSpec
+from clusterforge.plan.errors import PlanError
+
+__all__ = ["DataDims", "StorageDims", "data_dims", "storage_dims"]
+
+
+def _split(ports: int, ratio: float) -> int:
+    """Most downlinks a switch of `ports` ports can have at oversubscription `ratio`."""
+    return int(ports * ratio / (1 + ratio))
+
+
+@dataclass(frozen=True)
+class DataDims:
+    rails: int
+    nodes_per_leaf: int
+    reserved_per_leaf: int
+    leaves_per_rail: int
+    leaves_per_su: int
+    uplinks_per_leaf: int
+    tiers: int
+    spines: int  # 2-tier: site spines; 3-tier: spines per SU
+    links_per_leaf_spine: int
+    spine_uplinks: int  # 3-tier only
+    cores_per_group: int  # 3-tier only
+    cores: int
+    leaf_ratio: float
+    spine_ratio: float
+    notes: tuple[str, ...]
+
+
+def _spine_count(total_uplinks_per_leaf: int, leaves: int, spine_ports: int, minimum: int) -> int | None:
+    """Smallest spine count dividing the leaf uplinks with every leaf reaching every spine."""
+    for spines in range(1, total_uplinks_per_leaf + 1):
+        if total_uplinks_per_leaf % spines or spines < minimum:
+            continue
+        if leaves * (total_uplinks_per_leaf // spines) <= spine_ports:
+            return spines
+    return None
+
+
+def data_dims(spec: ClusterSpec) -> DataDims:
+    plane = spec.networks.data
+    env = spec.envelope
+    loc = ("networks", "data")
+    if not plane.leaf_model or not plane.spine_model:
+        raise PlanError([(loc, "the data plane needs leaf_model and spine_model")])
+    leaf = spec.catalog.switches[plane.leaf_model]
+    spine = spec.catalog.switches[plane.spine_model]
+    ratio = plane.oversubscription
+    down_max = _split(leaf.ports, ratio) - plane.reserved_leaf_ports
+    if down_max < 1:
+        raise PlanError([((*loc, "reserved_leaf_ports"), f"{plane.reserved_leaf_ports} reserved ports leave no"
+                          f" downlinks on a {leaf.ports}-port leaf at {ratio}:1")])
+    nodes_per_leaf = min(down_max, env.max_nodes_per_su)
+    leaves_per_rail = math.ceil(env.max_nodes_per_su / nodes_per_leaf)
+    down = nodes_per_leaf + plane.reserved_leaf_ports
+    uplinks = math.ceil(down / ratio)
+    leaves_per_su = env.max_rails * leaves_per_rail
+    leaves_max = env.max_sus * leaves_per_su
+    notes: list[str] = []
+    spines = _spine_count(uplinks, leaves_max, spine.ports, plane.min_spines)
+    if spines is not None:
+        links = uplinks // spines
+        return DataDims(env.max_rails, nodes_per_leaf, plane.reserved_leaf_ports, leaves_per_rail, leaves_per_su,
+                        uplinks, 2, spines, links, 0, 0, 0, down / uplinks, 1.0, tuple(notes))
+    # Three tiers: spines per SU, a core tier shared by all SUs.
+    core_model = spec.catalog.switches[plane.core_model or plane.spine_model]
+    spine_down = _split(spine.ports, ratio)
+    su_spines = _spine_count(uplinks, leaves_per_su, spine_down, plane.min_spines)
+    if su_spines is None:
+        raise PlanError([((*loc, "spine_model"), f"{leaves_per_su} leaves per SU with {uplinks} uplinks each do not"
+                          f" fit {spine.ports}-port spines at {ratio}:1")])
+    links = uplinks // su_spines
+    spine_down_used = leaves_per_su * links
+    spine_up = math.ceil(spine_down_used / ratio)
+    cores_per_group = math.ceil(env.max_sus * spine_up / core_model.ports)
+    if cores_per_group > spine_up:
+        notes.append(f"each SU spine reaches {spine_up} of {cores_per_group} cores in its group: not full bisection")
+    notes.append(f"{leaves_max} leaves exceed one spine tier's radix ({spine.ports}): three tiers")
+    return DataDims(env.max_rails, nodes_per_leaf, plane.reserved_leaf_ports, leaves_per_rail, leaves_per_su,
+                    uplinks, 3, su_spines, links, spine_up, cores_per_group, su_spines * cores_per_group,
+                    down / uplinks, spine_down_used / spine_up, tuple(notes))
+
+
+@dataclass(frozen=True)
+class StorageDims:
+    leaves_per_su: int
+    uplinks_per_leaf: int
+    spines: int
+    links_per_leaf_spine: int
+    server_port_base: int
+    leaf_ratio: float
+
+
+def storage_dims(spec: ClusterSpec) -> StorageDims:
+    plane = spec.networks.storage
+    env = spec.envelope
+    loc = ("networks", "storage")
+    if not plane.leaf_model or not plane.spine_model:
+        raise PlanError([(loc, "the storage plane needs leaf_model and spine_model")])
+    leaf = spec.catalog.switches[plane.leaf_model]
+    spine = spec.catalog.switches[plane.spine_model]
+    down = env.max_nodes_per_su  # one port of each node's bond per leaf of the pair
+    uplinks = math.ceil(down / plane.oversubscription)
+    if down + uplinks > leaf.ports:
+        raise PlanError([((*loc, "leaf_model"), f"a storage leaf needs {down} node ports + {uplinks} uplinks;"
+                          f" {plane.leaf_model} has {leaf.ports}")])
+    leaves_max = env.max_sus * 2
+    server_ports = env.storage_servers_max * 2
+    for spines in range(max(2, plane.min_spines), uplinks + 1):
+        if uplinks % spines:
+            continue
+        links = uplinks // spines
+        if leaves_max * links + math.ceil(server_ports / spines) <= spine.ports:
+            return StorageDims(2, uplinks, spines, links, leaves_max * links, down / uplinks)
+    raise PlanError([((*loc, "spine_model"), f"{leaves_max} storage leaves x {uplinks} uplinks plus {server_ports}"
+                      f" storage-server ports do not fit {spine.ports}-port spines")])

@@ -1,0 +1,74 @@
+"""Names are pure functions of stable ids (SU id, rack index, node slot, rail, ordinal)."""
+
+from __future__ import annotations
+
+__all__ = [
+    "server_name", "compute_rack", "network_rack", "site_rack", "pdu_name", "data_leaf", "spine_name",
+    "su_spine_name", "core_name", "storage_leaf", "storage_spine", "mgmt_tor", "oob_tor", "agg_name",
+    "storage_server", "asset_id",
+]
+
+
+def compute_rack(su: int, rack: int) -> str:
+    return f"su{su:02d}-r{rack:02d}"
+
+
+def network_rack(su: int, index: int = 1) -> str:
+    return f"su{su:02d}-rn{index}"
+
+
+def site_rack(category: str, index: int) -> str:
+    return f"site-{category}-r{index:02d}"
+
+
+def pdu_name(rack: str, feed: str) -> str:
+    return f"{rack}-pdu-{feed.lower()}"
+
+
+def server_name(su: int, rack: int, slot: int) -> str:
+    return f"{compute_rack(su, rack)}-gpu{slot:02d}"
+
+
+def data_leaf(su: int, rail: int, index: int, per_rail: int) -> str:
+    base = f"su{su:02d}-leaf-rail{rail}"
+    return base if per_rail == 1 else f"{base}-{index + 1}"
+
+
+def spine_name(index: int) -> str:
+    return f"spine-{index + 1:02d}"
+
+
+def su_spine_name(su: int, index: int) -> str:
+    return f"su{su:02d}-spine-{index + 1:02d}"
+
+
+def core_name(index: int) -> str:
+    return f"core-{index + 1:03d}"
+
+
+def storage_leaf(su: int, index: int) -> str:
+    return f"su{su:02d}-stor-leaf-{index + 1}"
+
+
+def storage_spine(index: int) -> str:
+    return f"stor-spine-{index + 1:02d}"
+
+
+def storage_server(index: int) -> str:
+    return f"stor-{index + 1:03d}"
+
+
+def mgmt_tor(rack: str) -> str:
+    return f"{rack}-mgmt"
+
+
+def oob_tor(rack: str) -> str:
+    return f"{rack}-oob"
+
+
+def agg_name(plane: str, index: int) -> str:
+    return f"{'mgmt' if plane == 'management' else plane}-agg-{index + 1}"
+
+
+def asset_id(site: str, name: str) -> str:
+    return f"{site}-{name}".upper()

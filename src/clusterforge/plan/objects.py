@@ -1,0 +1,215 @@
+"""The Plan's objects: plain frozen records, JSON-serialisable, built only by planners."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["Interface", "Endpoint", "Device", "Pdu", "Rack", "Link", "FabricSummary", "Plan", "DEVICE_KINDS"]
+
+DEVICE_KINDS = ("server", "leaf", "spine", "core", "storage", "mgmt-switch", "pdu")
+
+
+@dataclass(frozen=True, slots=True)
+class Interface:
+    name: str
+    plane: str
+    ip: str | None  # CIDR form
+    mtu: int
+    vlan: int | None = None
+    gateway: str | None = None
+    peer_ip: str | None = None
+    rail: int | None = None
+    members: tuple[str, ...] = ()
+    speed_gbps: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.name, "plane": self.plane, "ip": self.ip, "mtu": self.mtu}
+        if self.vlan is not None:
+            out["vlan"] = self.vlan
+        if self.gateway:
+            out["gateway"] = self.gateway
+        if self.peer_ip:
+            out["peer_ip"] = self.peer_ip
+        if self.rail is not None:
+            out["rail"] = self.rail
+        if self.members:
+            out["members"] = list(self.members)
+        if self.speed_gbps:
+            out["speed_gbps"] = self.speed_gbps
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Endpoint:
+    device: str
+    port: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"device": self.device, "port": self.port}
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    a: Endpoint
+    b: Endpoint
+    plane: str
+    speed_gbps: int
+    mtu: int
+    cable: str
+    a_ip: str | None = None
+    b_ip: str | None = None
+    tier: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "a": self.a.to_dict(), "b": self.b.to_dict(), "plane": self.plane,
+            "speed_gbps": self.speed_gbps, "mtu": self.mtu, "cable": self.cable, "tier": self.tier,
+        }
+        if self.a_ip:
+            out["a_ip"], out["b_ip"] = self.a_ip, self.b_ip
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Device:
+    name: str
+    kind: str
+    model: str
+    su: int | None
+    rack: str | None
+    ru: int | None
+    height_u: int
+    power_w: float
+    weight_kg: float
+    asset_id: str
+    interfaces: tuple[Interface, ...] = ()
+    psu_feeds: tuple[str, ...] = ()  # one entry per PSU: "A" or "B"
+    gpus: int = 0
+    plane: str | None = None  # switches: the plane they serve
+    asn: int | None = None
+    loopback: str | None = None
+    rail: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "name": self.name, "kind": self.kind, "model": self.model, "su": self.su, "rack": self.rack,
+            "ru": self.ru, "height_u": self.height_u, "power_w": self.power_w, "weight_kg": self.weight_kg,
+            "asset_id": self.asset_id, "interfaces": [i.to_dict() for i in self.interfaces],
+        }
+        if self.psu_feeds:
+            out["psu_feeds"] = list(self.psu_feeds)
+        if self.gpus:
+            out["gpus"] = self.gpus
+        for key in ("plane", "asn", "loopback", "rail"):
+            value = getattr(self, key)
+            if value is not None:
+                out[key] = value
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Pdu:
+    name: str
+    rack: str
+    feed: str  # "A" or "B"
+    model: str
+    capacity_w: float
+    outlets: int
+    outlets_used: int
+    load_w: float  # worst case: the other feed failed, this one carries the rack
+    phase_load_w: tuple[float, ...]
+    ip: str | None
+    asset_id: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name, "rack": self.rack, "feed": self.feed, "model": self.model,
+            "capacity_w": round(self.capacity_w, 1), "outlets": self.outlets, "outlets_used": self.outlets_used,
+            "load_w": round(self.load_w, 1), "phase_load_w": [round(p, 1) for p in self.phase_load_w],
+            "ip": self.ip, "asset_id": self.asset_id,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Rack:
+    name: str
+    su: int | None
+    index: int
+    role: str  # compute | network | site
+    power_w: float
+    capacity_w: float
+    budget_w: float
+    cooling: str  # air | liquid
+    weight_kg: float
+    floor_load_kg_m2: float
+    used_u: int
+    rack_u: int
+    feeds: tuple[str, ...]
+    pdus: tuple[str, ...]
+    phase_imbalance_pct: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name, "su": self.su, "index": self.index, "role": self.role,
+            "power_w": round(self.power_w, 1), "capacity_w": round(self.capacity_w, 1),
+            "budget_w": round(self.budget_w, 1), "cooling": self.cooling, "weight_kg": round(self.weight_kg, 1),
+            "floor_load_kg_m2": round(self.floor_load_kg_m2, 1), "used_u": self.used_u, "rack_u": self.rack_u,
+            "feeds": list(self.feeds), "pdus": list(self.pdus),
+            "phase_imbalance_pct": round(self.phase_imbalance_pct, 1),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class FabricSummary:
+    plane: str
+    transport: str
+    nos: str
+    tiers: int
+    leaves: int
+    spines: int
+    cores: int
+    oversubscription: dict[str, float]
+    declared_oversubscription: float
+    links: int
+    notes: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "transport": self.transport, "nos": self.nos, "tiers": self.tiers, "leaves": self.leaves,
+            "spines": self.spines, "cores": self.cores, "oversubscription": self.oversubscription,
+            "declared_oversubscription": self.declared_oversubscription, "links": self.links,
+            "notes": list(self.notes),
+        }
+
+
+@dataclass(frozen=True)
+class Plan:
+    cluster: str
+    site: str
+    devices: tuple[Device, ...]
+    racks: tuple[Rack, ...]
+    pdus: tuple[Pdu, ...]
+    links: tuple[Link, ...]
+    fabric: dict[str, FabricSummary]
+    pools: dict[str, dict[str, Any]]
+    bom: dict[str, Any]
+    qos: dict[str, Any]
+    host_roce: dict[str, Any]
+    summary: dict[str, Any]
+    warnings: tuple[str, ...] = ()
+    _index: dict[str, Device] = field(default_factory=dict, repr=False, compare=False)
+
+    def device(self, name: str) -> Device:
+        if not self._index:
+            self._index.update((d.name, d) for d in self.devices)
+        return self._index[name]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "cluster": self.cluster, "site": self.site, "summary": self.summary,
+            "devices": [d.to_dict() for d in self.devices], "racks": [r.to_dict() for r in self.racks],
+            "pdus": [p.to_dict() for p in self.pdus], "links": [link.to_dict() for link in self.links],
+            "fabric": {plane: f.to_dict() for plane, f in self.fabric.items()}, "pools": self.pools,
+            "bom": self.bom, "qos": self.qos, "host_roce": self.host_roce, "warnings": list(self.warnings),
+        }
