@@ -15,6 +15,7 @@ from collections import Counter
 
 from clusterforge.model import ClusterSpec
 from clusterforge.plan.context import Context
+from clusterforge.plan.bom import bill_of_materials
 from clusterforge.plan.errors import PlanError
 from clusterforge.plan.fabric import plan_access_planes, plan_data_fabric, plan_storage_fabric, plan_storage_servers
 from clusterforge.plan.fabric_dims import data_dims, storage_dims
@@ -24,6 +25,7 @@ from clusterforge.plan.naming import compute_rack, pdu_name
 from clusterforge.plan.objects import Device, FabricSummary, Plan
 from clusterforge.plan.qos import host_roce, switch_qos
 from clusterforge.plan.servers import node_slots, server_device
+from clusterforge.plan.services import plan_services
 from clusterforge.plan.switches import SITE_CATEGORIES, SwitchBuilder
 
 __all__ = ["plan_cluster"]
@@ -96,8 +98,8 @@ def plan_cluster(spec: ClusterSpec) -> Plan:
     if problems:
         raise PlanError(problems)
     warnings += rack_warnings
-    from clusterforge.plan.bom import bill_of_materials
-
+    services, service_warnings = plan_services(spec, devices)
+    warnings += service_warnings
     bom = bill_of_materials(spec, devices, links, pdus)
     kinds = Counter(d.kind for d in devices)
     fabric = _fabric_summaries(ctx, devices, links)
@@ -113,7 +115,7 @@ def plan_cluster(spec: ClusterSpec) -> Plan:
         "scalable_units": [unit.id for unit in units],
     }
     return Plan(spec.name, spec.site.name, tuple(devices), tuple(racks), tuple(pdus), tuple(links), fabric,
-                _pools_report(ctx), bom, switch_qos(spec), host_roce(spec), summary, tuple(warnings))
+                _pools_report(ctx), bom, switch_qos(spec), host_roce(spec), summary, services, tuple(warnings))
 
 
 def _fabric_summaries(ctx: Context, devices: list[Device], links: list) -> dict[str, FabricSummary]:

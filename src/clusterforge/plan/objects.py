@@ -197,6 +197,7 @@ class Plan:
     qos: dict[str, Any]
     host_roce: dict[str, Any]
     summary: dict[str, Any]
+    services: dict[str, Any] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
     _index: dict[str, Device] = field(default_factory=dict, repr=False, compare=False)
 
@@ -211,5 +212,6 @@ class Plan:
             "devices": [d.to_dict() for d in self.devices], "racks": [r.to_dict() for r in self.racks],
             "pdus": [p.to_dict() for p in self.pdus], "links": [link.to_dict() for link in self.links],
             "fabric": {plane: f.to_dict() for plane, f in self.fabric.items()}, "pools": self.pools,
-            "bom": self.bom, "qos": self.qos, "host_roce": self.host_roce, "warnings": list(self.warnings),
+            "bom": self.bom, "qos": self.qos, "host_roce": self.host_roce, "services": self.services,
+            "warnings": list(self.warnings),
         }

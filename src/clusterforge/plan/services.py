@@ -1,0 +1,45 @@
+"""Cluster services the hosts consume: storage mounts, pinned software, team GPU quotas."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from clusterforge.model import ClusterSpec
+from clusterforge.plan.objects import Device
+
+__all__ = ["plan_services"]
+
+# NFS is fine for home directories and cold data, not as the main training-data store.
+NFS_TRAINING_WARNING = "NFS tier {tier!r} is marked for training data; use a parallel file system instead"
+
+
+def plan_services(spec: ClusterSpec, devices: list[Device]) -> tuple[dict[str, Any], list[str]]:
+    st = spec.storage
+    warnings: list[str] = []
+    servers = [d for d in devices if d.kind == "storage"]
+    mounts = []
+    for index, tier in enumerate(st.tiers):
+        if servers:
+            server = servers[index % len(servers)]
+            address = next(i.ip for i in server.interfaces if i.plane == "storage").split("/")[0]
+        else:
+            address = None
+        if st.kind == "nfs" and tier.training_data:
+            warnings.append(NFS_TRAINING_WARNING.format(tier=tier.name))
+        source = {
+            "nfs": f"{address}:{tier.export}", "lustre": f"{address}@tcp:/{tier.name}",
+            "beegfs": "beegfs_nodev", "gpfs": tier.name, "weka": f"{address}/{tier.name}",
+        }[st.kind] if address or st.kind in ("beegfs", "gpfs") else None
+        mounts.append({
+            "tier": tier.name, "source": source, "path": tier.mount, "export": tier.export,
+            "options": tier.options, "training_data": tier.training_data, "server": server.name if servers else None,
+        })
+    teams = [{"name": team.name, "gpus": team.gpus} for team in spec.teams]
+    total_gpus = sum(d.gpus for d in devices)
+    if sum(t["gpus"] for t in teams) > total_gpus:
+        warnings.append(f"team GPU quotas ({sum(t['gpus'] for t in teams)}) exceed the cluster's {total_gpus} GPUs")
+    return {
+        "storage": {"kind": st.kind, "mounts": mounts, "local_nvme_cache": st.local_nvme_cache},
+        "software": spec.software.model_dump(),
+        "teams": teams,
+    }, warnings

@@ -1,0 +1,99 @@
+"""Ansible inventory (groups by SU, rack, role) and host_vars, per docs/CONTRACTS.md."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from clusterforge.model import ClusterSpec
+from clusterforge.plan import Device, Plan
+from clusterforge.render.yamltext import to_yaml
+
+__all__ = ["render_ansible", "host_vars", "group_name"]
+
+HEADER = "# Rendered by clusterforge from the Plan. Do not edit: change the inventory declaration.\n"
+
+
+def group_name(name: str) -> str:
+    return name.replace("-", "_")
+
+
+def _mgmt_ip(device: Device) -> str | None:
+    for iface in device.interfaces:
+        if iface.plane == "management" and iface.ip:
+            return iface.ip.split("/")[0]
+    for iface in device.interfaces:
+        if iface.plane == "oob" and iface.ip:  # switches are reached on their oob eth0
+            return iface.ip.split("/")[0]
+    return None
+
+
+def host_vars(spec: ClusterSpec, plan: Plan, device: Device) -> dict[str, Any]:
+    model = spec.catalog.servers[device.model]
+    data_ifaces = [i.name for i in device.interfaces if i.plane == "data"]
+    bmc = next((i for i in device.interfaces if i.plane == "oob"), None)
+    interfaces = []
+    for iface in device.interfaces:
+        if iface.plane == "oob":
+            continue
+        entry = iface.to_dict()
+        entry.pop("speed_gbps", None)
+        interfaces.append(entry)
+    services = plan.services
+    return {
+        "ansible_host": _mgmt_ip(device),
+        "cf_name": device.name,
+        "cf_kind": device.kind,
+        "cf_su": device.su,
+        "cf_rack": device.rack,
+        "cf_ru": device.ru,
+        "cf_asset_id": device.asset_id,
+        "cf_model": device.model,
+        "cf_gpu_model": model.gpu.model,
+        "cf_gpu_count": model.gpu.count,
+        "cf_nvswitch": model.gpu.nvswitch,
+        "cf_interfaces": interfaces,
+        "cf_bmc": {"ip": bmc.ip, "plane": "oob", "vlan": bmc.vlan} if bmc else None,
+        "cf_roce": {**plan.host_roce, "interfaces": data_ifaces if plan.host_roce["enabled"] else []},
+        "cf_software": services["software"],
+        "cf_storage": {"kind": services["storage"]["kind"], "mounts": services["storage"]["mounts"],
+                       "local_nvme_cache": services["storage"]["local_nvme_cache"]},
+    }
+
+
+def render_ansible(spec: ClusterSpec, plan: Plan) -> dict[str, str]:
+    groups: dict[str, list[str]] = defaultdict(list)
+    files: dict[str, str] = {}
+    switch_hosts: dict[str, dict[str, Any]] = {}
+    for device in plan.devices:
+        if device.kind in ("server", "storage"):
+            groups["servers" if device.kind == "server" else "storage_servers"].append(device.name)
+            if device.su is not None:
+                groups[f"su{device.su:02d}"].append(device.name)
+            if device.rack:
+                groups[group_name(device.rack)].append(device.name)
+            groups[f"role_{group_name(device.kind)}"].append(device.name)
+            if device.kind == "server":
+                files[f"ansible/host_vars/{device.name}.yml"] = HEADER + to_yaml(host_vars(spec, plan, device))
+            else:
+                files[f"ansible/host_vars/{device.name}.yml"] = HEADER + to_yaml({
+                    "ansible_host": _mgmt_ip(device), "cf_name": device.name, "cf_kind": device.kind,
+                    "cf_rack": device.rack, "cf_interfaces": [i.to_dict() for i in device.interfaces
+                                                              if i.plane != "oob"],
+                    "cf_storage": plan.services["storage"],
+                })
+        elif device.kind != "pdu":
+            switch_hosts[device.name] = {"ansible_host": _mgmt_ip(device), "cf_kind": device.kind,
+                                         "cf_plane": device.plane, "cf_model": device.model}
+            groups[f"role_{group_name(device.kind)}"].append(device.name)
+    children: dict[str, Any] = {
+        "servers": {"hosts": {name: None for name in groups.pop("servers", [])}},
+        "switches": {"hosts": switch_hosts, "vars": {"ansible_connection": "local"}},
+    }
+    if "storage_servers" in groups:
+        children["storage_servers"] = {"hosts": {name: None for name in groups.pop("storage_servers")}}
+    for name in sorted(groups):
+        children[name] = {"hosts": {host: None for host in groups[name]}}
+    inventory = {"all": {"vars": {"cf_cluster": plan.cluster, "cf_site": plan.site}, "children": children}}
+    files["ansible/inventory.yml"] = HEADER + to_yaml(inventory)
+    return files

@@ -1,0 +1,44 @@
+"""The renderers `clusterforge render` runs, in order. Each returns {relative path: content}."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from clusterforge.model import ClusterSpec
+from clusterforge.plan import Plan
+from clusterforge.render.ansible_inventory import render_ansible
+from clusterforge.render.assets import render_assets
+
+__all__ = ["RENDERERS", "render_all"]
+
+Renderer = Callable[[ClusterSpec, Plan], dict[str, str]]
+
+RENDERERS: list[tuple[str, Renderer]] = [
+    ("ansible", render_ansible),
+    ("assets", render_assets),
+]
+
+
+def _optional() -> list[tuple[str, Renderer]]:
+    """Renderers owned by later modules register here once they exist."""
+    extra: list[tuple[str, Renderer]] = []
+    try:
+        from clusterforge.render.switches import render_switches
+    except ImportError:
+        pass
+    else:
+        extra.append(("switches", render_switches))
+    try:
+        from clusterforge.render.k8s import render_k8s
+    except ImportError:
+        pass
+    else:
+        extra.append(("k8s", render_k8s))
+    return extra
+
+
+def render_all(spec: ClusterSpec, plan: Plan) -> dict[str, str]:
+    files: dict[str, str] = {}
+    for _, renderer in RENDERERS + _optional():
+        files.update(renderer(spec, plan))
+    return files

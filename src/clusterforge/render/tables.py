@@ -1,0 +1,48 @@
+"""Rich tables for `clusterforge plan`."""
+
+from __future__ import annotations
+
+
+from rich.table import Table
+
+from clusterforge.plan import Plan
+
+__all__ = ["plan_tables"]
+
+
+def plan_tables(plan: Plan, device_limit: int = 200) -> list[Table]:
+    summary = Table(title=f"{plan.cluster} @ {plan.site}")
+    for key in ("gpus", "servers", "switches", "racks", "pdus", "links", "power_kw"):
+        summary.add_column(key, justify="right")
+    summary.add_row(*(str(plan.summary[k]) for k in ("gpus", "servers", "switches", "racks", "pdus", "links",
+                                                     "power_kw")))
+    racks = Table(title="Racks")
+    for col in ("rack", "role", "power W", "budget W", "capacity W", "cooling", "weight kg", "U used", "phase imb %"):
+        racks.add_column(col, justify="right" if col not in ("rack", "role", "cooling") else "left")
+    for rack in plan.racks:
+        racks.add_row(rack.name, rack.role, f"{rack.power_w:,.0f}", f"{rack.budget_w:,.0f}",
+                      f"{rack.capacity_w:,.0f}", rack.cooling, f"{rack.weight_kg:,.0f}",
+                      f"{rack.used_u}/{rack.rack_u}", f"{rack.phase_imbalance_pct:.0f}")
+    fabric = Table(title="Fabrics")
+    for col in ("plane", "transport", "NOS", "tiers", "leaves", "spines", "cores", "oversubscription", "links"):
+        fabric.add_column(col)
+    for name, f in plan.fabric.items():
+        ratio = ", ".join(f"{tier} {value:g}:1" for tier, value in f.oversubscription.items())
+        fabric.add_row(name, f.transport, f.nos, str(f.tiers), str(f.leaves), str(f.spines), str(f.cores),
+                       ratio, str(f.links))
+    devices = Table(title=f"Devices (first {device_limit})" if len(plan.devices) > device_limit else "Devices")
+    for col in ("name", "kind", "model", "rack", "U", "management / oob", "data"):
+        devices.add_column(col)
+    for device in plan.devices[:device_limit]:
+        mgmt = next((i.ip for i in device.interfaces if i.plane in ("management", "oob") and i.ip), "")
+        data = [i.ip for i in device.interfaces if i.plane == "data" and i.ip and device.kind == "server"]
+        devices.add_row(device.name, device.kind, device.model, device.rack or "", str(device.ru or ""), mgmt or "",
+                        f"{data[0]} (+{len(data) - 1})" if data else "")
+    bom = Table(title="Bill of materials")
+    for col in ("kind", "item", "count", "unit", "total"):
+        bom.add_column(col, justify="right" if col in ("count", "unit", "total") else "left")
+    for line in plan.bom["lines"]:
+        bom.add_row(line["kind"], line["item"], str(line["count"]), f"{line['unit_price']:,.0f}",
+                    f"{line['total']:,.0f}")
+    bom.add_row("", "hardware total", "", "", f"{plan.bom['hardware_total']:,.0f}")
+    return [summary, racks, fabric, devices, bom]
