@@ -121,6 +121,9 @@ def plan_cluster(spec: ClusterSpec) -> Plan:
 def _fabric_summaries(ctx: Context, devices: list[Device], links: list) -> dict[str, FabricSummary]:
     spec = ctx.spec
     by_plane = Counter((d.plane, d.kind) for d in devices if d.plane)
+    for d_ in devices:  # access planes: ToRs are their leaves, the aggregation pair their spines
+        if d_.kind == "mgmt-switch":
+            by_plane[(d_.plane, "leaf" if d_.su is not None else "spine")] += 1
     link_count = Counter(link.plane for link in links)
     out: dict[str, FabricSummary] = {}
     d = ctx.data
@@ -135,8 +138,7 @@ def _fabric_summaries(ctx: Context, devices: list[Device], links: list) -> dict[
             tiers, plane_ratios = 2, {"leaf": round(ctx.storage.leaf_ratio, 3)}
         else:
             tiers, plane_ratios = 2, {}
-        leaves = by_plane[(plane_name, "leaf")] + (by_plane[(plane_name, "mgmt-switch")] if tiers == 2 and
-                                                    plane_name in ("management", "oob") else 0)
+        leaves = by_plane[(plane_name, "leaf")]
         out[plane_name] = FabricSummary(
             plane_name, plane.transport, plane.nos, tiers, leaves, by_plane[(plane_name, "spine")],
             by_plane[(plane_name, "core")], plane_ratios, plane.oversubscription, link_count[plane_name],
