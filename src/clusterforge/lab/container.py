@@ -1,0 +1,266 @@
+"""Run one lab host as a booted systemd-nspawn container inside its network namespace.
+
+There is no systemd on this machine's PID 1, so nspawn runs with ``--register=no
+--keep-unit`` and is tracked by PID only.  With --keep-unit nspawn puts the container in
+``<its own cgroup>/payload``; started from the root cgroup every container would share
+``/payload`` and their systemds would race on the same unit cgroups (seen as units failing
+with status 219/CGROUP).  So each nspawn is first moved into its own cgroup
+``clusterforge/<lab>/<host>`` in the systemd-relevant hierarchies (cgroup2 and the v1
+``name=systemd`` one).  Stopping sends SIGTERM to nspawn (which asks
+the container's systemd for an orderly poweroff), then SIGKILLs whatever is left:
+nspawn itself and every process whose root directory is the host's root.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+from .netns import ns_path
+from .util import LabError, run
+
+_children: dict[int, subprocess.Popen] = {}
+
+
+def cgroup_roots() -> list[Path]:
+    """Mount points of the cgroup2 hierarchy and the v1 ``name=systemd`` hierarchy."""
+    roots = []
+    with open("/proc/mounts") as f:
+        for line in f:
+            _, mp, fstype, opts = line.split()[:4]
+            if fstype == "cgroup2" or (fstype == "cgroup" and "name=systemd" in opts.split(",")):
+                roots.append(Path(mp))
+    return roots
+
+
+def lab_cgroups(lab: str) -> list[Path]:
+    return [r / "clusterforge" / lab for r in cgroup_roots()]
+
+
+def host_cgroups(lab: str, host: str) -> list[Path]:
+    return [c / host for c in lab_cgroups(lab)]
+
+
+def pids_in_cgroups(paths: list[Path]) -> list[int]:
+    res = set()
+    for base in paths:
+        for d, _, _ in os.walk(base):
+            try:
+                with open(os.path.join(d, "cgroup.procs")) as f:
+                    res.update(int(x) for x in f.read().split() if x.strip() not in ("", "0"))
+            except OSError:
+                continue
+    return sorted(res)
+
+
+def remove_cgroups(paths: list[Path]) -> list[Path]:
+    """rmdir the cgroup trees bottom-up (their processes must be gone). Returns what is left."""
+    left = []
+    for base in paths:
+        if not base.exists():
+            continue
+        for d, _, _ in os.walk(base, topdown=False):
+            with contextlib.suppress(OSError):
+                os.rmdir(d)
+        if base.exists():
+            left.append(base)
+    for base in paths:  # the clusterforge/ parent, when no other lab uses it
+        with contextlib.suppress(OSError):
+            base.parent.rmdir()
+    return left
+
+
+def start(name: str, root: Path, netns: str, log: Path, cgroups: list[Path] = ()) -> int:
+    """Boot the container in the background (in its own ``cgroups``); returns the nspawn PID."""
+    argv = [
+        "systemd-nspawn", "--boot", "--register=no", "--keep-unit", "--quiet",
+        "-D", str(root), "-M", name,
+        f"--network-namespace-path={ns_path(netns)}",
+        "--console=read-only", "--link-journal=no", "--resolv-conf=off", "--timezone=off",
+        "--capability=CAP_NET_ADMIN,CAP_NET_RAW,CAP_SYS_ADMIN",
+    ]  # fmt: skip
+    if cgroups:
+        for cg in cgroups:
+            cg.mkdir(parents=True, exist_ok=True)
+        moves = " ".join(f'echo $$ > "{cg}/cgroup.procs" &&' for cg in cgroups)
+        argv = ["/bin/sh", "-c", f'{moves} exec "$@"', "cf-nspawn", *argv]
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "ab") as lf:
+        p = subprocess.Popen(
+            argv, stdin=subprocess.DEVNULL, stdout=lf, stderr=subprocess.STDOUT, start_new_session=True
+        )
+    _children[p.pid] = p
+    return p.pid
+
+
+def _stat(pid: int) -> str | None:
+    p = _children.get(pid)
+    if p is not None and p.poll() is not None:
+        return None
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return None
+
+
+def _cmdline(pid: int) -> list[str]:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return [a.decode(errors="replace") for a in f.read().split(b"\0") if a]
+    except OSError:
+        return []
+
+
+def _is_nspawn(argv: list[str]) -> bool:
+    # the nspawn itself, or the /bin/sh that moves into the cgroup just before exec'ing it
+    return bool(argv) and (
+        argv[0].endswith("systemd-nspawn") or (argv[0] == "/bin/sh" and "cf-nspawn" in argv)
+    )
+
+
+def is_running(pid: int | None, root: Path) -> bool:
+    """True when ``pid`` is a live systemd-nspawn booting ``root`` (guards against PID reuse)."""
+    if not pid or _stat(pid) in (None, "Z", "X"):
+        return False
+    argv = _cmdline(pid)
+    return _is_nspawn(argv) and str(root) in argv
+
+
+def nspawn_pids_under(path: Path) -> list[int]:
+    """systemd-nspawn processes whose -D directory lies under ``path`` (crash leftovers)."""
+    base = str(path)
+    res = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        argv = _cmdline(int(d))
+        if _is_nspawn(argv) and "-D" in argv:
+            i = argv.index("-D")
+            if i + 1 < len(argv) and (argv[i + 1] == base or argv[i + 1].startswith(base + "/")):
+                res.append(int(d))
+    return res
+
+
+def pids_rooted_under(path: Path) -> list[int]:
+    """Processes whose root directory is at or below ``path`` (i.e. container processes)."""
+    base = str(path)
+    res = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            r = os.readlink(f"/proc/{d}/root")
+        except OSError:
+            continue
+        if r == base or r.startswith(base + "/"):
+            res.append(int(d))
+    return res
+
+
+def pids_in_netns(netns: str) -> list[int]:
+    """Processes living in the named network namespace (a container and anything it spawned)."""
+    try:
+        ino = os.stat(ns_path(netns)).st_ino
+    except OSError:
+        return []
+    want = f"net:[{ino}]"
+    res = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                if os.readlink(f"/proc/{d}/ns/net") == want:
+                    res.append(int(d))
+            except OSError:
+                continue
+    return res
+
+
+def _kill(pid: int, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.kill(pid, sig)
+
+
+def stop_many(
+    items: list[tuple[int | None, Path, str]], grace: float = 5.0, cgroups: list[Path] = ()
+) -> None:
+    """Stop containers given as (nspawn pid, root, netns) triples, all at once.
+
+    SIGTERM → orderly poweroff; after ``grace`` seconds SIGKILL nspawn and every process
+    still inside the host's network namespace or rooted in its root directory.
+    """
+    live = [(pid, root) for pid, root, _ in items if pid and is_running(pid, root)]
+    for pid, _ in live:
+        _kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline and any(is_running(pid, root) for pid, root in live):
+        time.sleep(0.1)
+
+    def leftovers(root: Path, netns: str) -> list[int]:
+        found = pids_in_netns(netns) + pids_rooted_under(root) + nspawn_pids_under(root)
+        return sorted(set(found + pids_in_cgroups(list(cgroups))) - {os.getpid()})
+
+    for pid, root, netns in items:
+        if pid and is_running(pid, root):
+            _kill(pid, signal.SIGKILL)
+        for p in leftovers(root, netns):
+            _kill(p, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    for _, root, netns in items:
+        while leftovers(root, netns) and time.monotonic() < deadline:
+            time.sleep(0.05)
+    for pid, _, _ in items:
+        p = _children.pop(pid, None) if pid else None
+        if p is not None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                p.wait(timeout=1)
+
+
+def tcp_banner(ip: str, port: int = 22, timeout: float = 1.0) -> bool:
+    """True when something at ip:port answers with an SSH banner."""
+    try:
+        with socket.create_connection((ip, port), timeout=timeout) as s:
+            s.settimeout(timeout)
+            return s.recv(8).startswith(b"SSH-")
+    except OSError:
+        return False
+
+
+def ns_banner(netns: str, port: int = 22, timeout: float = 1.0) -> bool:
+    """Same check from inside the host's namespace (for hosts off the management segment)."""
+    script = f"exec 3<>/dev/tcp/127.0.0.1/{port} && head -c 4 <&3"
+    p = run(["ip", "netns", "exec", netns, "timeout", str(timeout), "bash", "-c", script], check=False)
+    return p.stdout.startswith("SSH-")
+
+
+def sshd_up(netns: str, mgmt_ip: str | None, timeout: float = 1.0) -> bool:
+    return tcp_banner(mgmt_ip, timeout=timeout) if mgmt_ip else ns_banner(netns, timeout=timeout)
+
+
+def wait_sshd(
+    pid: int, root: Path, netns: str, mgmt_ip: str | None, log: Path, timeout: float = 120
+) -> float:
+    """Wait until the host's sshd answers; returns seconds waited. Raises if nspawn dies first."""
+    t0 = time.monotonic()
+    while True:
+        if sshd_up(netns, mgmt_ip):
+            return time.monotonic() - t0
+        if not is_running(pid, root):
+            raise LabError(f"container {root.parent.name} exited during boot; console:\n{_tail(log)}")
+        if time.monotonic() - t0 > timeout:
+            raise LabError(
+                f"sshd on {root.parent.name} not answering after {timeout:.0f} s; console:\n{_tail(log)}"
+            )
+        time.sleep(0.2)
+
+
+def _tail(log: Path, n: int = 30) -> str:
+    try:
+        return "\n".join(log.read_text(errors="replace").splitlines()[-n:])
+    except OSError:
+        return "(no console log)"

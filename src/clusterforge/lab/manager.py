@@ -1,0 +1,311 @@
+"""Bring a whole lab up, report on it, take it down.
+
+``up`` is idempotent (a second call on a running lab changes nothing), hosts are prepared
+and booted concurrently, and ``down`` removes every container, namespace, link, mount and
+directory the lab made, even after a crash or a half-finished ``up``.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from . import container, links, names, netns, overlay, rootfs, sshcfg
+from .state import LabState
+from .topology import LabTopology
+from .util import LabError, Progress, _noop, file_lock, lab_dir, lab_home, missing_prerequisites
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class HostStatus:
+    host: str
+    kind: str
+    state: str  # running | stopped | absent
+    netns: str
+    pid: int | None
+    management_ip: str | None
+    addresses: dict[str, list[str]] = field(default_factory=dict)
+    sshd: bool = False
+
+
+@dataclass(frozen=True)
+class UpResult:
+    lab: str
+    changed: bool
+    started: list[str]
+    seconds: float
+    ssh_config: Path
+    known_hosts: Path
+
+
+@dataclass(frozen=True)
+class DownResult:
+    lab: str
+    stopped: list[str]
+    netns: list[str]
+    links: list[str]
+    mounts: list[str]
+    seconds: float
+
+
+def _lock(lab: str):
+    return file_lock(lab_home() / f".{lab}.lock")
+
+
+def _parallel(fn: Callable[[str], T], items: Sequence[str], workers: int) -> dict[str, T]:
+    """Run fn over items concurrently; raise one LabError listing every failure."""
+    results: dict[str, T] = {}
+    errors: list[str] = []
+    with ThreadPoolExecutor(max_workers=max(1, min(workers, len(items) or 1))) as ex:
+        futs = {ex.submit(fn, it): it for it in items}
+        for fut, it in futs.items():
+            try:
+                results[it] = fut.result()
+            except Exception as e:  # noqa: BLE001 - collected and re-raised below
+                errors.append(f"{it}: {e}")
+    if errors:
+        raise LabError("\n".join(errors))
+    return results
+
+
+def _lab_name(lab: LabTopology | str) -> str:
+    return lab.name if isinstance(lab, LabTopology) else lab
+
+
+def _topology_from_state(lab: str) -> LabTopology:
+    st = LabState.load(lab)
+    if "topology" not in st.data:
+        raise LabError(f"lab {lab!r} has no state ({lab_dir(lab)}/state.json); is it up?")
+    return LabTopology.model_validate(st.data["topology"])
+
+
+def up(
+    topology: LabTopology,
+    *,
+    progress: Progress | None = None,
+    boot_timeout: float = 180,
+    workers: int = 32,
+) -> UpResult:
+    """Create (or complete) the lab; returns what changed. Safe to call again on a running lab."""
+    progress = progress or _noop
+    why = missing_prerequisites()
+    if why:
+        raise LabError("cannot run the lab here: " + ", ".join(why))
+    t0 = time.monotonic()
+    lab = topology.name
+    topo_json = topology.model_dump(mode="json")
+    with _lock(lab):
+        st = LabState.load(lab)
+        if st.exists and st.data.get("topology") != topo_json:
+            running = [
+                h for h, d in st.data["hosts"].items()
+                if container.is_running(d.get("pid"), Path(d.get("root", "/nonexistent")))
+            ]  # fmt: skip
+            if running:
+                raise LabError(
+                    f"lab {lab!r} is running with a different topology ({len(running)} hosts); "
+                    "take it down first"
+                )
+            progress(None, "stale state from an earlier lab with another topology; cleaning it first")
+            _down_locked(lab, progress, grace=0)
+            st = LabState(lab)
+        base = rootfs.ensure_rootfs(progress=progress)
+        key, pub = overlay.ensure_lab_key(lab)
+        host_names = [h.name for h in topology.hosts]
+        st.update(
+            lab=lab,
+            topology=topo_json,
+            rootfs=str(base),
+            bridges={s.name: names.bridge_name(lab, s.name) for s in topology.segments if s.kind == "bridge"},
+            link_prefix=names.link_prefix(lab),
+        )
+        for h in topology.hosts:
+            if not st.host(h.name):
+                st.update_host(
+                    h.name,
+                    netns=names.netns_name(lab, h.name),
+                    root=str(overlay.root_dir(lab, h.name)),
+                    pid=None,
+                )
+        changed = _network(topology, progress, workers)
+
+        def prepare(name: str) -> tuple[str, bool]:
+            h = topology.host(name)
+            root, mounted = overlay.mount(lab, name, base)
+            d = st.host(name)
+            if mounted or not container.is_running(d.get("pid"), root):
+                return overlay.prepare(topology, h, root, pub), mounted
+            hk = root / "etc/ssh/ssh_host_ed25519_key.pub"
+            return hk.read_text().strip(), False
+
+        prepared = _parallel(prepare, host_names, workers)
+        changed |= any(m for _, m in prepared.values())
+        cfg, kh = sshcfg.write(topology, {n: k for n, (k, _) in prepared.items()})
+
+        def boot(name: str) -> bool:
+            d = st.host(name)
+            root = Path(d["root"])
+            log = overlay.host_dir(lab, name) / "console.log"
+            mgmt = topology.management_ip(name)
+            if container.is_running(d.get("pid"), root):
+                if container.sshd_up(d["netns"], mgmt):
+                    return False
+                started = False
+                pid = d["pid"]
+            else:
+                progress(name, "booting")
+                pid = container.start(name, root, d["netns"], log, container.host_cgroups(lab, name))
+                st.update_host(name, pid=pid, started_at=time.time())
+                started = True
+            waited = container.wait_sshd(pid, root, d["netns"], mgmt, log, timeout=boot_timeout)
+            progress(name, f"sshd up after {waited:.1f} s")
+            return started
+
+        booted = _parallel(boot, host_names, workers)
+        started = sorted(n for n, s in booted.items() if s)
+        changed |= bool(started)
+        secs = time.monotonic() - t0
+        if changed:
+            progress(None, f"lab {lab} up: {len(host_names)} hosts ({len(started)} booted) in {secs:.1f} s")
+        else:
+            progress(None, f"lab {lab} already running ({len(host_names)} hosts); nothing changed")
+        return UpResult(lab, changed, started, secs, cfg, kh)
+
+
+def _network(topology: LabTopology, progress: Progress, workers: int) -> bool:
+    """Namespaces, bridges, veths, addresses, control endpoint. True when anything was created."""
+    lab = topology.name
+    changed = False
+    for h in topology.hosts:
+        changed |= netns.ensure(names.netns_name(lab, h.name))
+    for s in topology.segments:
+        if s.kind == "bridge":
+            changed |= links.ensure_bridge(lab, s)[1]
+    p2p: dict[str, list[links.Endpoint]] = {}
+
+    def host_links(name: str) -> bool:
+        h = topology.host(name)
+        ns = names.netns_name(lab, name)
+        made = False
+        for i in h.interfaces:
+            seg = topology.segment(i.segment)
+            if seg.kind == "bridge":
+                made |= links.ensure_bridge_port(lab, links.Endpoint(name, ns, i), seg)
+        if h.kind == "router":
+            netns.sysctl(ns, **{"net.ipv4.ip_forward": 1, "net.ipv6.conf.all.forwarding": 1})
+        return made
+
+    for h in topology.hosts:
+        for i in h.interfaces:
+            if topology.segment(i.segment).kind == "p2p":
+                p2p.setdefault(i.segment, []).append(links.Endpoint(h.name, names.netns_name(lab, h.name), i))
+    changed |= any(_parallel(host_links, [h.name for h in topology.hosts], workers).values())
+    for seg_name, (a, b) in sorted(p2p.items()):
+        changed |= links.ensure_p2p(lab, topology.segment(seg_name), a, b)
+    changed |= links.ensure_control(lab, topology.control)[1]
+    note = links.vlan_note([i for h in topology.hosts for i in h.interfaces] + [topology.control])
+    if note and changed:
+        progress(None, note)
+    if changed:
+        progress(None, "network: namespaces, bridges, veths and addresses in place")
+    return changed
+
+
+def status(lab: LabTopology | str) -> list[HostStatus]:
+    """One row per host: running/stopped/absent, its addresses, whether sshd answers."""
+    topology = lab if isinstance(lab, LabTopology) else _topology_from_state(lab)
+    st = LabState.load(topology.name)
+
+    def one(name: str) -> HostStatus:
+        h = topology.host(name)
+        d = st.host(name)
+        ns = names.netns_name(topology.name, name)
+        root = overlay.root_dir(topology.name, name)
+        mgmt = topology.management_ip(name)
+        if not netns.exists(ns):
+            return HostStatus(name, h.kind, "absent", ns, None, mgmt)
+        pid = d.get("pid")
+        running = container.is_running(pid, root)
+        return HostStatus(
+            name,
+            h.kind,
+            "running" if running else "stopped",
+            ns,
+            pid if running else None,
+            mgmt,
+            links.ns_addresses(ns),
+            container.sshd_up(ns, mgmt) if running else False,
+        )
+
+    rows = _parallel(one, [h.name for h in topology.hosts], 16)
+    return [rows[h.name] for h in topology.hosts]
+
+
+def down(lab: LabTopology | str, *, progress: Progress | None = None, grace: float = 3.0) -> DownResult:
+    """Remove everything the lab made; works from the state file and by scanning for its names."""
+    name = _lab_name(lab)
+    with _lock(name):
+        return _down_locked(name, progress or _noop, grace)
+
+
+def _down_locked(lab: str, progress: Progress, grace: float) -> DownResult:
+    t0 = time.monotonic()
+    st = LabState.load(lab)
+    ldir = lab_dir(lab)
+    hosts: dict[str, dict[str, Any]] = {k: dict(v) for k, v in st.data["hosts"].items()}
+    pre = names.netns_prefix(lab)
+    for ns in netns.list_lab(lab):
+        hosts.setdefault(ns[len(pre) :], {"netns": ns})
+    hdir = ldir / "hosts"
+    if hdir.is_dir():
+        for d in hdir.iterdir():
+            hosts.setdefault(d.name, {})
+    items = []
+    for h, d in hosts.items():
+        d.setdefault("netns", names.netns_name(lab, h))
+        d.setdefault("root", str(overlay.root_dir(lab, h)))
+        items.append((d.get("pid"), Path(d["root"]), d["netns"]))
+    running = [h for h, d in hosts.items() if container.is_running(d.get("pid"), Path(d["root"]))]
+    cgroups = container.lab_cgroups(lab)
+    if items or any(c.exists() for c in cgroups):
+        progress(None, f"stopping {len(running)} containers")
+        container.stop_many(items, grace=grace, cgroups=cgroups)
+    left_cg = container.remove_cgroups(cgroups)
+    if left_cg:
+        progress(None, f"warning: cgroups not removed: {', '.join(map(str, left_cg))}")
+    gone_links = links.delete_lab_links(lab, list(st.data.get("bridges", {}).values()))
+    gone_ns = []
+    for d in hosts.values():
+        if netns.exists(d["netns"]):
+            netns.delete(d["netns"])
+            gone_ns.append(d["netns"])
+    for ns in netns.list_lab(lab):  # anything left with the lab's prefix
+        netns.delete(ns)
+        gone_ns.append(ns)
+    unmounted = [str(p) for p in overlay.unmount_all(ldir)] if ldir.exists() else []
+    if ldir.exists():
+        if overlay.mounts_under(ldir):
+            raise LabError(f"mounts remain under {ldir}; not removing it")
+        shutil.rmtree(ldir)
+    secs = time.monotonic() - t0
+    progress(None, f"lab {lab} down in {secs:.1f} s")
+    return DownResult(lab, sorted(running), sorted(set(gone_ns)), gone_links, unmounted, secs)
+
+
+def ssh_command(lab: LabTopology | str, host: str, remote: Sequence[str] = ()) -> list[str]:
+    """argv for ``ssh`` into a lab host (uses the lab's ssh_config; host keys are checked)."""
+    name = _lab_name(lab)
+    if not sshcfg.ssh_config_path(name).exists():
+        raise LabError(f"lab {name!r} is not up (no {sshcfg.ssh_config_path(name)})")
+    return sshcfg.command(name, host, remote)
+
+
+def ssh_config_path(lab: LabTopology | str) -> Path:
+    return sshcfg.ssh_config_path(_lab_name(lab))

@@ -1,0 +1,157 @@
+"""The lab's input: a small, frozen description of hosts, interfaces and segments.
+
+Built from the Plan by :mod:`clusterforge.lab.from_plan`; everything else in
+:mod:`clusterforge.lab` consumes only this.  See docs/CONTRACTS.md ("Lab topology").
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+# One DNS label: used for lab names, host names and segment names.  No dots, so
+# ``cf-<lab>.<host>`` (the netns name) can be split back unambiguously.
+_LABEL = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
+# Linux interface names: at most 15 bytes, no '/', ':' or whitespace.
+_IFNAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,14}$")
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class LabInterface(_Frozen):
+    """One interface of a lab host (or the control endpoint on the management segment)."""
+
+    name: str = "ctl0"
+    segment: str
+    ip: str = Field(description="address with prefix length, e.g. 198.18.8.11/24")
+    mtu: int = Field(default=1500, ge=576, le=9216)
+    vlan: int | None = Field(default=None, ge=1, le=4094)
+
+    @field_validator("name")
+    @classmethod
+    def _ifname(cls, v: str) -> str:
+        if not _IFNAME.match(v):
+            raise ValueError(f"interface name {v!r} is not a valid Linux interface name (max 15 chars)")
+        return v
+
+    @field_validator("ip")
+    @classmethod
+    def _cidr(cls, v: str) -> str:
+        if "/" not in v:
+            raise ValueError(f"ip {v!r} needs a prefix length (CIDR)")
+        return str(ipaddress.ip_interface(v))
+
+    @property
+    def address(self) -> str:
+        """The address without prefix length."""
+        return str(ipaddress.ip_interface(self.ip).ip)
+
+
+class LabSegment(_Frozen):
+    """An L2 segment: ``bridge`` is a Linux bridge, ``p2p`` a veth between exactly two hosts."""
+
+    name: str
+    kind: Literal["bridge", "p2p"] = "bridge"
+    mtu: int = Field(default=1500, ge=576, le=9216)
+
+    @field_validator("name")
+    @classmethod
+    def _label(cls, v: str) -> str:
+        if not _LABEL.match(v):
+            raise ValueError(f"segment name {v!r} must be a lowercase DNS label")
+        return v
+
+
+class LabHost(_Frozen):
+    name: str
+    kind: Literal["server", "router"] = "server"
+    interfaces: tuple[LabInterface, ...] = ()
+    frr_conf: str | None = None
+
+    @field_validator("name")
+    @classmethod
+    def _label(cls, v: str) -> str:
+        if not _LABEL.match(v):
+            raise ValueError(f"host name {v!r} must be a lowercase DNS label (no dots)")
+        return v
+
+    @model_validator(mode="after")
+    def _unique_ifnames(self) -> LabHost:
+        names = [i.name for i in self.interfaces]
+        dup = {n for n in names if names.count(n) > 1}
+        if dup:
+            raise ValueError(f"host {self.name}: duplicate interface names {sorted(dup)}")
+        if self.frr_conf is not None and self.kind != "router":
+            raise ValueError(f"host {self.name}: frr_conf is only for routers")
+        return self
+
+
+class LabTopology(_Frozen):
+    name: str = "lab"
+    hosts: tuple[LabHost, ...]
+    segments: tuple[LabSegment, ...]
+    control: LabInterface
+
+    @field_validator("name")
+    @classmethod
+    def _label(cls, v: str) -> str:
+        if not _LABEL.match(v) or len(v) > 32:
+            raise ValueError(f"lab name {v!r} must be a lowercase DNS label of at most 32 chars")
+        return v
+
+    @model_validator(mode="after")
+    def _consistent(self) -> LabTopology:
+        segs = {s.name: s for s in self.segments}
+        if len(segs) != len(self.segments):
+            raise ValueError("duplicate segment names")
+        hosts = [h.name for h in self.hosts]
+        if len(set(hosts)) != len(hosts):
+            raise ValueError("duplicate host names")
+        members: dict[str, list[str]] = {s: [] for s in segs}
+        addrs: dict[str, str] = {}
+        for h in self.hosts:
+            for i in h.interfaces:
+                if i.segment not in segs:
+                    raise ValueError(f"{h.name}/{i.name}: unknown segment {i.segment!r}")
+                seg_mtu = segs[i.segment].mtu
+                if i.mtu > seg_mtu:
+                    raise ValueError(f"{h.name}/{i.name}: mtu {i.mtu} exceeds {i.segment} mtu {seg_mtu}")
+                members[i.segment].append(h.name)
+                a = i.address
+                if a in addrs:
+                    raise ValueError(f"{h.name}/{i.name}: address {a} already used by {addrs[a]}")
+                addrs[a] = f"{h.name}/{i.name}"
+        for s in self.segments:
+            if s.kind == "p2p" and len(members[s.name]) != 2:
+                raise ValueError(f"p2p segment {s.name} needs exactly 2 endpoints, has {members[s.name]}")
+        c = self.control
+        if c.segment not in segs or segs[c.segment].kind != "bridge":
+            raise ValueError(f"control segment {c.segment!r} must be a bridge segment")
+        if c.address in addrs:
+            raise ValueError(f"control address {c.address} already used by {addrs[c.address]}")
+        return self
+
+    # --- convenience -------------------------------------------------------
+    def host(self, name: str) -> LabHost:
+        for h in self.hosts:
+            if h.name == name:
+                return h
+        raise KeyError(name)
+
+    def segment(self, name: str) -> LabSegment:
+        for s in self.segments:
+            if s.name == name:
+                return s
+        raise KeyError(name)
+
+    def management_ip(self, host: str) -> str | None:
+        """The host's address on the control (management) segment, without prefix, if any."""
+        for i in self.host(host).interfaces:
+            if i.segment == self.control.segment:
+                return i.address
+        return None

@@ -1,0 +1,72 @@
+"""LabTopology validation (no root needed)."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from clusterforge.lab import LabHost, LabInterface, LabSegment, LabTopology, names
+
+
+def _if(name, seg, ip, mtu=1500):
+    return LabInterface(name=name, segment=seg, ip=ip, mtu=mtu)
+
+
+def _topo(**kw):
+    base = dict(
+        name="t",
+        segments=[LabSegment(name="mgmt"), LabSegment(name="d0", kind="p2p", mtu=9000)],
+        hosts=[
+            LabHost(
+                name=n,
+                interfaces=[
+                    _if("mgmt0", "mgmt", f"198.18.8.{k}/24"),
+                    _if("rail0", "d0", f"198.18.0.{k - 1}/31", 9000),
+                ],
+            )
+            for k, n in ((1, "a"), (2, "b"))
+        ],
+        control=LabInterface(segment="mgmt", ip="198.18.8.254/24"),
+    )  # fmt: skip
+    base.update(kw)
+    return LabTopology(**base)
+
+
+def test_valid_and_frozen():
+    t = _topo()
+    assert t.management_ip("a") == "198.18.8.1"
+    with pytest.raises(ValidationError):
+        t.name = "x"  # type: ignore[misc]
+    assert LabTopology.model_validate_json(t.model_dump_json()) == t
+
+
+@pytest.mark.parametrize(
+    "kw, msg",
+    [
+        ({"control": LabInterface(segment="d0", ip="198.18.0.9/31")}, "bridge segment"),
+        ({"control": LabInterface(segment="mgmt", ip="198.18.8.1/24")}, "already used"),
+        ({"segments": [LabSegment(name="mgmt"), LabSegment(name="d0", kind="p2p", mtu=1500)]}, "exceeds"),
+        ({"hosts": []}, "exactly 2 endpoints"),
+    ],
+)
+def test_rejects_inconsistent(kw, msg):
+    with pytest.raises(ValidationError, match=msg):
+        _topo(**kw)
+
+
+def test_interface_names_and_cidr():
+    with pytest.raises(ValidationError, match="15"):
+        LabInterface(name="a-very-long-ifname0", segment="m", ip="10.0.0.1/24")
+    with pytest.raises(ValidationError, match="prefix"):
+        LabInterface(segment="m", ip="10.0.0.1")
+    with pytest.raises(ValidationError, match="DNS label"):
+        LabHost(name="Bad.Name")
+
+
+def test_short_names_fit_and_are_stable():
+    for lab in ("lab", "x" * 32):
+        for n in (names.bridge_name(lab, "management"), names.veth_peer_name(lab, "su99-r99-gpu99", "rail7")):
+            assert len(n) <= 15 and n.startswith(names.link_prefix(lab))
+    assert names.bridge_name("lab", "mgmt") == names.bridge_name("lab", "mgmt")
+    assert names.bridge_name("lab", "mgmt") != names.bridge_name("lab2", "mgmt")
+    assert not names.netns_name("a-b", "x").startswith(names.netns_prefix("a"))
