@@ -17,7 +17,7 @@ from clusterforge.loading import DeclarationError, load_and_plan
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Infrastructure as code for AI GPU clusters: declare, plan, apply, verify.")
-out = Console()
+out = Console() if sys.stdout.isatty() else Console(width=200)  # pipes get full rows, not wraps
 err = Console(stderr=True)
 
 

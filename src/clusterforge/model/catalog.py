@@ -8,7 +8,10 @@ from pydantic import Field
 
 from clusterforge.model.base import Declared
 
-__all__ = ["GpuSpec", "Tflops", "NicGroup", "ServerNics", "Psu", "ServerModel", "SwitchModel", "PduModel", "CableModel", "Catalog"]
+__all__ = [
+    "GpuSpec", "Tflops", "NicGroup", "ServerNics", "Psu", "ServerModel", "SwitchModel", "PduModel", "CableModel",
+    "Catalog",
+]
 
 
 class Tflops(Declared):

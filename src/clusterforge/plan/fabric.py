@@ -11,7 +11,16 @@ from clusterforge.plan.cables import cable_class
 from clusterforge.plan.context import Context
 from clusterforge.plan.errors import PlanError
 from clusterforge.plan.naming import (
-    agg_name, compute_rack, core_name, data_leaf, mgmt_tor, oob_tor, spine_name, storage_leaf, storage_server, storage_spine,
+    agg_name,
+    compute_rack,
+    core_name,
+    data_leaf,
+    mgmt_tor,
+    oob_tor,
+    spine_name,
+    storage_leaf,
+    storage_server,
+    storage_spine,
     su_spine_name,
 )
 from clusterforge.plan.objects import Device, Endpoint, Interface, Link
@@ -295,16 +304,16 @@ def plan_access_planes(ctx: Context, sw: SwitchBuilder, units: list[ScalableUnit
                     up_index = tor_model.ports + a if tor_model.uplinks >= 2 else tor_model.ports - 2 + a
                     agg_port = (su - 1) * env.max_racks_per_su + (r - 1)
                     speed = min(up_speed, agg_model.speed_gbps)
+                    agg = agg_name(plane, a)
                     links.append(Link(Endpoint(name, _pname(ctx, plane, decl.leaf_model, up_index)),
-                                      Endpoint(agg_name(plane, a), _pname(ctx, plane, decl.spine_model, agg_port)), plane, speed,
-                                      decl.mtu, cable_class(rack, sw.meta[agg_name(plane, a)]["rack"], speed),
-                                      tier="tor-agg"))
+                                      Endpoint(agg, _pname(ctx, plane, decl.spine_model, agg_port)), plane, speed,
+                                      decl.mtu, cable_class(rack, sw.meta[agg]["rack"], speed), tier="tor-agg"))
             for slot in slots[su]:
                 server = servers[slot.name]
                 iface = next(i for i in server.interfaces if i.plane == plane)
                 tor = (mgmt_tor if plane == "management" else oob_tor)(slot.rack_name)
                 speed = min(iface.speed_gbps or tor_model.speed_gbps, tor_model.speed_gbps)
-                links.append(Link(Endpoint(server.name, iface.name),
-                                  Endpoint(tor, _pname(ctx, plane, decl.leaf_model, slot.slot - 1)), plane, speed, decl.mtu,
+                tor_port = _pname(ctx, plane, decl.leaf_model, slot.slot - 1)
+                links.append(Link(Endpoint(server.name, iface.name), Endpoint(tor, tor_port), plane, speed, decl.mtu,
                                   cable_class(server.rack, server.rack, speed), tier="node-tor"))
     return links
