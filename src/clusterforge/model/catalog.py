@@ -66,14 +66,14 @@ class ServerModel(Declared):
 class SwitchModel(Declared):
     vendor: str
     description: str = ""
-    ports: int = Field(ge=4, le=512)
+    ports: int = Field(ge=4, le=4096, description="front-panel ports (modular chassis: all line cards)")
     speed_gbps: int = Field(gt=0)
     transport: Literal["ethernet", "infiniband"] = "ethernet"
     lanes_per_port: int = Field(default=8, ge=1, le=8, description="SerDes lanes per port (SONiC port naming)")
     uplinks: int = Field(default=0, ge=0, le=16, description="dedicated uplink ports beyond `ports` (ToR models)")
     uplink_speed_gbps: int | None = None
     max_draw_w: float = Field(gt=0)
-    height_u: int = Field(ge=1, le=8)
+    height_u: int = Field(ge=1, le=32)
     weight_kg: float = Field(gt=0)
     price: float = Field(ge=0)
     source: str = ""

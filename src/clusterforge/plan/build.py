@@ -14,11 +14,16 @@ import re
 from collections import Counter
 
 from clusterforge.model import ClusterSpec
-from clusterforge.plan.context import Context
 from clusterforge.plan.bom import bill_of_materials
+from clusterforge.plan.context import Context
 from clusterforge.plan.errors import PlanError
-from clusterforge.plan.fabric import plan_access_planes, plan_data_fabric, plan_storage_fabric, plan_storage_servers
-from clusterforge.plan.fabric_dims import data_dims, storage_dims
+from clusterforge.plan.fabric import (
+    plan_access_planes,
+    plan_data_fabric,
+    plan_storage_fabric,
+    plan_storage_servers,
+)
+from clusterforge.plan.fabric_dims import agg_groups, data_dims, storage_dims
 from clusterforge.plan.facility import plan_racks, rack_budget, server_feed_warning
 from clusterforge.plan.ipam import SITE_PDU_RACKS, build_pools
 from clusterforge.plan.naming import compute_rack, pdu_name
@@ -37,7 +42,8 @@ _NET_RACK = re.compile(r"^su(?P<su>\d+)-rn(?P<number>\d+)$")
 def _pdu_addresses(ctx: Context, rack_meta: dict) -> dict[str, str | None]:
     pools = ctx.pools
     env = ctx.spec.envelope
-    site_switches = (ctx.data.spines if ctx.data.tiers == 2 else 0) + ctx.data.cores + ctx.storage.spines + 4
+    site_switches = (ctx.data.spines if ctx.data.tiers == 2 else 0) + ctx.data.cores + ctx.storage.spines + 4 * agg_groups(
+        ctx.spec)
     categories = (*SITE_CATEGORIES, "storage")
     out: dict[str, str | None] = {}
     for rack, (su, index, role, _) in rack_meta.items():

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from clusterforge.model import ClusterSpec
-from clusterforge.plan.facility import RackBudget
 from clusterforge.plan.fabric_dims import DataDims, StorageDims
+from clusterforge.plan.facility import RackBudget
 from clusterforge.plan.ipam import Pools
 
 __all__ = ["Context"]

@@ -10,6 +10,7 @@ from clusterforge.model import ScalableUnit
 from clusterforge.plan.cables import cable_class
 from clusterforge.plan.context import Context
 from clusterforge.plan.errors import PlanError
+from clusterforge.plan.fabric_dims import agg_groups, sus_per_agg
 from clusterforge.plan.naming import (
     agg_name,
     compute_rack,
@@ -277,14 +278,13 @@ def plan_access_planes(ctx: Context, sw: SwitchBuilder, units: list[ScalableUnit
             raise PlanError([(("networks", plane), f"the {plane} plane needs leaf_model (ToR) and spine_model (agg)")])
         tor_model = spec.catalog.switches[decl.leaf_model]
         agg_model = spec.catalog.switches[decl.spine_model]
-        racks_max = env.max_sus * env.max_racks_per_su
-        if racks_max > agg_model.ports:
-            raise PlanError([(("networks", plane, "spine_model"), f"{racks_max} ToR uplinks per aggregation switch"
-                              f" (envelope) exceed the {agg_model.ports} ports of {decl.spine_model}")])
-        for a in range(2):
-            rack, u = sw.site_position("agg", a + (2 if plane == "oob" else 0), decl.spine_model)
-            sw.add(agg_name(plane, a), "mgmt-switch", plane, decl.spine_model, None, rack, u,
-                   sw.site_oob(site_ordinal(ctx, "agg", a + (2 if plane == "oob" else 0))))
+        per_agg = sus_per_agg(spec)
+        for g in range(agg_groups(spec)):
+            for a in range(2):
+                ordinal = 4 * g + a + (2 if plane == "oob" else 0)
+                rack, u = sw.site_position("agg", ordinal, decl.spine_model)
+                sw.add(agg_name(plane, 2 * g + a), "mgmt-switch", plane, decl.spine_model, None, rack, u,
+                       sw.site_oob(site_ordinal(ctx, "agg", ordinal)))
         for unit in units:
             su = unit.id
             per_rack = unit.rack_stride
@@ -302,9 +302,10 @@ def plan_access_planes(ctx: Context, sw: SwitchBuilder, units: list[ScalableUnit
                 up_speed = tor_model.uplink_speed_gbps or tor_model.speed_gbps
                 for a in range(2):
                     up_index = tor_model.ports + a if tor_model.uplinks >= 2 else tor_model.ports - 2 + a
-                    agg_port = (su - 1) * env.max_racks_per_su + (r - 1)
+                    group, position = divmod(su - 1, per_agg)
+                    agg_port = position * env.max_racks_per_su + (r - 1)
                     speed = min(up_speed, agg_model.speed_gbps)
-                    agg = agg_name(plane, a)
+                    agg = agg_name(plane, 2 * group + a)
                     links.append(Link(Endpoint(name, _pname(ctx, plane, decl.leaf_model, up_index)),
                                       Endpoint(agg, _pname(ctx, plane, decl.spine_model, agg_port)), plane, speed,
                                       decl.mtu, cable_class(rack, sw.meta[agg]["rack"], speed), tier="tor-agg"))

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from clusterforge.model import ClusterSpec
 from clusterforge.plan.errors import PlanError
 
-__all__ = ["DataDims", "StorageDims", "data_dims", "storage_dims"]
+__all__ = ["DataDims", "StorageDims", "data_dims", "storage_dims", "agg_groups", "sus_per_agg"]
 
 
 def _split(ports: int, ratio: float) -> int:
@@ -126,3 +126,19 @@ def storage_dims(spec: ClusterSpec) -> StorageDims:
             return StorageDims(2, uplinks, spines, links, leaves_max * links, down / uplinks)
     raise PlanError([((*loc, "spine_model"), f"{leaves_max} storage leaves x {uplinks} uplinks plus {server_ports}"
                       f" storage-server ports do not fit {spine.ports}-port spines")])
+
+
+def sus_per_agg(spec: ClusterSpec) -> int:
+    """SUs one management/oob aggregation pair serves: one port per rack of the envelope (both planes)."""
+    fewest = min(spec.catalog.switches[spec.networks.plane(p).spine_model].ports
+                 for p in ("management", "oob") if spec.networks.plane(p).spine_model)
+    per = fewest // spec.envelope.max_racks_per_su
+    if per < 1:
+        raise PlanError([(("networks", "management", "spine_model"), f"an aggregation switch with {fewest} ports"
+                          f" cannot take the {spec.envelope.max_racks_per_su} ToR uplinks of one SU")])
+    return per
+
+
+def agg_groups(spec: ClusterSpec) -> int:
+    """Aggregation pairs per access plane, sized by the envelope."""
+    return math.ceil(spec.envelope.max_sus / sus_per_agg(spec))

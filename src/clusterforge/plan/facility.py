@@ -23,20 +23,22 @@ class RackBudget:
     capacity_w: float  # what one feed side can carry (the rack must run on either alone)
     budget_w: float  # capacity less headroom
     usable_u: int
+    outlets: int  # per feed side
 
 
 def rack_budget(spec: ClusterSpec) -> RackBudget:
     fac = spec.site.facility
     side = fac.feed.capacity_w
     capacity = min(fac.rack_power_limit_w, side)
-    return RackBudget(capacity, capacity * (1 - fac.headroom), fac.rack_u - fac.reserved_top_u)
+    outlets = spec.catalog.pdus[fac.pdu_model].outlets
+    return RackBudget(capacity, capacity * (1 - fac.headroom), fac.rack_u - fac.reserved_top_u, outlets)
 
 
 def series_position(ordinal: int, height_u: int, draw_w: float, budget: RackBudget) -> tuple[int, int]:
     """(rack number from 1, U) of the ordinal-th device in a rack series of identical devices."""
     by_space = budget.usable_u // height_u
     by_power = int(budget.budget_w // draw_w) if draw_w else by_space
-    per_rack = max(1, min(by_space, by_power))
+    per_rack = max(1, min(by_space, by_power, budget.outlets))
     return ordinal // per_rack + 1, 1 + (ordinal % per_rack) * height_u
 
 

@@ -20,7 +20,7 @@ from netaddr import IPNetwork
 
 from clusterforge.model import ClusterSpec
 from clusterforge.plan.errors import PlanError
-from clusterforge.plan.fabric_dims import DataDims, StorageDims
+from clusterforge.plan.fabric_dims import DataDims, StorageDims, agg_groups
 
 __all__ = ["Pools", "Block", "build_pools", "ip_str", "NODE_OFFSET"]
 
@@ -125,7 +125,7 @@ def build_pools(spec: ClusterSpec, data: DataDims, storage: StorageDims) -> Pool
     su_switches += 2 * env.max_racks_per_su
     planes: dict[str, tuple[int, int, int, int]] = {}
     usage: dict[str, dict[str, object]] = {}
-    site_switches = (data.spines if data.tiers == 2 else 0) + data.cores + storage.spines + 4
+    site_switches = (data.spines if data.tiers == 2 else 0) + data.cores + storage.spines + 4 * agg_groups(spec)
     site_needs = {
         "management": NODE_OFFSET + env.storage_servers_max + 1,
         "storage": NODE_OFFSET + env.storage_servers_max + 1,

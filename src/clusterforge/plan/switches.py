@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from clusterforge.plan.context import Context
+from clusterforge.plan.fabric_dims import agg_groups
 from clusterforge.plan.facility import series_position
 from clusterforge.plan.ipam import NODE_OFFSET
 from clusterforge.plan.naming import asset_id, network_rack, site_rack
@@ -86,7 +87,7 @@ def site_ordinal(ctx: Context, category: str, index: int) -> int:
         "spine": ctx.data.spines if ctx.data.tiers == 2 else 0,
         "core": ctx.data.cores,
         "storage-spine": ctx.storage.spines,
-        "agg": 4,
+        "agg": 4 * agg_groups(ctx.spec),
     }
     offset = 0
     for name in SITE_CATEGORIES:

@@ -1,21 +1,16 @@
-"""Deterministic YAML text for rendered files."""
+"""Deterministic YAML text for rendered files (libyaml's C emitter: fast enough for 100k files)."""
 
 from __future__ import annotations
 
-import io
 from typing import Any
 
-from ruamel.yaml import YAML
+import yaml
 
 __all__ = ["to_yaml"]
 
+_Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
 
 def to_yaml(data: Any) -> str:
-    yaml = YAML(typ="safe", pure=True)
-    yaml.default_flow_style = False
-    yaml.sort_base_mapping_type_on_output = False
-    yaml.width = 4096
-    buffer = io.StringIO()
-    buffer.write("---\n")
-    yaml.dump(data, buffer)
-    return buffer.getvalue()
+    return yaml.dump(data, Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=4096,
+                     explicit_start=True)
