@@ -181,11 +181,15 @@ def plan_storage_fabric(ctx: Context, sw: SwitchBuilder, units: list[ScalableUni
     leaf_model, spine_model = plane.leaf_model, plane.spine_model
     up_speed = _speed(ctx, leaf_model, spine_model)
     links: list[Link] = []
+    site_block = ctx.pools.site_block("storage")
     for s in range(dims.spines):
         rack, u = sw.site_position("storage-spine", s, spine_model)
         sw.add(storage_spine(s), "spine", "storage", spine_model, None, rack, u,
                sw.site_oob(site_ordinal(ctx, "storage-spine", s)), asn.spine_base + 9_000 if routed else None,
                ctx.pools.loopback("storage-spine", s) if routed else None)
+        if routed and spec.storage.servers:  # storage servers' subnet: an SVI per spine, gateway .1 shared
+            sw.port(storage_spine(s), Interface(f"Vlan{plane.vlan}", "storage", site_block.addr(2 + s), plane.mtu,
+                                                plane.vlan, gateway=site_block.gateway()))
     for unit in units:
         su = unit.id
         block = ctx.pools.su_block("storage", su)

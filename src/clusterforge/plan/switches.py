@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from netaddr import IPNetwork
+
 from clusterforge.plan.context import Context
 from clusterforge.plan.fabric_dims import agg_groups
 from clusterforge.plan.facility import series_position
@@ -28,7 +30,8 @@ class SwitchBuilder:
 
     def _mgmt_interface(self, address: str) -> Interface:
         oob = self.ctx.spec.networks.oob
-        return Interface("eth0", "oob", address, oob.mtu, oob.vlan)
+        gateway = str(IPNetwork(address).network + 1)  # .1 of the oob block the address lives in
+        return Interface("eth0", "oob", address, oob.mtu, oob.vlan, gateway=gateway)
 
     def add(self, name: str, kind: str, plane: str, model: str, su: int | None, rack: str, ru: int,
             oob_address: str, asn: int | None = None, loopback: str | None = None, rail: int | None = None) -> None:

@@ -1,0 +1,115 @@
+"""`clusterforge lab up|status|down|ssh`: the cluster emulated on this machine."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+__all__ = ["register", "topology_for"]
+
+lab_app = typer.Typer(help="The local lab: the whole cluster as containers, namespaces, bridges and FRR.",
+                      no_args_is_help=True)
+out = Console()
+err = Console(stderr=True)
+
+
+def topology_for(inventory: Path):
+    from clusterforge.cli import _load
+    from clusterforge.lab.from_plan import lab_topology
+    from clusterforge.render import render_all
+
+    spec, plan, _ = _load(inventory)
+    return lab_topology(spec, plan, render_all(spec, plan))
+
+
+def _lab_errors(fn):
+    from clusterforge.lab import LabError
+
+    try:
+        return fn()
+    except LabError as exc:
+        err.print(f"lab: {exc}", markup=False, highlight=False)
+        raise typer.Exit(3) from None
+
+
+@lab_app.command("up")
+def up(inventory: Path = typer.Argument(..., help="inventory YAML")) -> None:
+    """Bring the lab up (idempotent: a second run changes nothing)."""
+    from clusterforge.lab import up as lab_up
+
+    topology = topology_for(inventory)
+    names = [h.name for h in topology.hosts]
+    with Progress(SpinnerColumn(), TextColumn("{task.fields[host]:<24}"), BarColumn(), TextColumn("{task.description}"),
+                  TimeElapsedColumn(), console=err, transient=False) as bar:
+        overall = bar.add_task("starting", total=len(names), host=topology.name)
+        tasks = {name: bar.add_task("waiting", total=1, host=name) for name in names}
+
+        def progress(host: str | None, message: str) -> None:
+            if host in tasks:
+                done = message.startswith("sshd up")
+                bar.update(tasks[host], description=message, completed=1 if done else 0)
+                if done:
+                    bar.advance(overall)
+            else:
+                bar.update(overall, description=message)
+
+        result = _lab_errors(lambda: lab_up(topology, progress=progress))
+        for name in names:
+            bar.update(tasks[name], completed=1)
+        bar.update(overall, completed=len(names))
+    state = "changed" if result.changed else "unchanged"
+    out.print(f"lab {topology.name} up ({state}) in {result.seconds:.1f} s; ssh config: {result.ssh_config}",
+              markup=False, highlight=False)
+
+
+@lab_app.command("status")
+def status(inventory: Path = typer.Argument(..., help="inventory YAML")) -> None:
+    """One row per host: state, addresses, whether sshd answers."""
+    from clusterforge.lab import status as lab_status
+
+    topology = topology_for(inventory)
+    rows = _lab_errors(lambda: lab_status(topology))
+    table = Table(title=f"lab {topology.name}")
+    for col in ("host", "kind", "state", "management", "addresses", "sshd"):
+        table.add_column(col)
+    for row in rows:
+        addresses = " ".join(f"{dev}={','.join(ips)}" for dev, ips in sorted(row.addresses.items()) if ips)
+        table.add_row(row.host, row.kind, row.state, row.management_ip or "", addresses, "yes" if row.sshd else "no")
+    out.print(table)
+    if any(row.state != "running" or not row.sshd for row in rows):
+        raise typer.Exit(1)
+
+
+@lab_app.command("down")
+def down(inventory: Path = typer.Argument(..., help="inventory YAML")) -> None:
+    """Remove every container, namespace, bridge, veth, mount and overlay of the lab."""
+    from clusterforge.lab import down as lab_down
+
+    topology = topology_for(inventory)
+    result = _lab_errors(lambda: lab_down(topology.name))
+    out.print(f"lab {topology.name} down in {result.seconds:.1f} s: {len(result.stopped)} containers,"
+              f" {len(result.netns)} namespaces, {len(result.links)} links, {len(result.mounts)} mounts removed",
+              markup=False, highlight=False)
+
+
+@lab_app.command("ssh", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def ssh(ctx: typer.Context, inventory: Path = typer.Argument(..., help="inventory YAML"),
+        host: str = typer.Argument(..., help="host name, e.g. su01-r01-gpu01")) -> None:
+    """SSH into a lab host (strict host key checking, the lab's own key); extra args run remotely."""
+    from clusterforge.lab import ssh_command
+
+    topology = topology_for(inventory)
+    if host not in {h.name for h in topology.hosts}:
+        err.print(f"no host {host!r} in lab {topology.name}", markup=False)
+        raise typer.Exit(2)
+    argv = ssh_command(topology.name, host, list(ctx.args))
+    os.execvp(argv[0], argv)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(lab_app, name="lab")
