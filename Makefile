@@ -1,0 +1,28 @@
+# clusterforge: the two fresh-machine commands are `make up` (main job: the lab stack) and `make test`.
+SHELL := /bin/bash
+.ONESHELL:
+.SHELLFLAGS := -euo pipefail -c
+ENV := source scripts/env.sh &&
+
+.PHONY: setup up down test lint bench
+
+setup:
+	scripts/setup.sh
+
+# Main job: pulumi up on the `lab` stack — the local lab built, provisioned by the roles and verified.
+up: setup
+	$(ENV) clusterforge up inventory/lab.yaml --stack lab --yes
+
+down:
+	$(ENV) clusterforge destroy inventory/lab.yaml --stack lab --yes || true
+	$(ENV) clusterforge lab down inventory/lab.yaml
+
+# Every test: unit, property, golden, FRR, Pulumi engine, lab (real hosts), roles; GPU tests skip without a GPU.
+test: setup
+	$(ENV) ruff check src tests benchmarks && pytest -ra -p no:cacheprovider tests
+
+lint:
+	$(ENV) ruff check src tests benchmarks
+
+bench: setup
+	$(ENV) python benchmarks/plan_render.py

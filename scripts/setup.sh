@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Set up everything clusterforge needs on a fresh Debian 12 machine (idempotent; re-runs take seconds):
+#   1. Debian packages: debootstrap, systemd-container (nspawn), FRR, iproute2, OpenSSH client,
+#      chromium (report screenshots), python3-venv
+#   2. the project venv (.venv) with clusterforge and its test tools
+#   3. the Pulumi engine (PATH, or built from the Go module proxy: scripts/setup-pulumi.sh)
+#   4. the lab's cached Debian rootfs (scripts/lab-rootfs.sh; root only)
+#
+#   scripts/setup.sh [--no-lab]
+set -euo pipefail
+repo="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd -P)"
+cd "$repo"
+say() { printf 'setup: %s\n' "$*"; }
+
+lab=yes
+[[ "${1:-}" == "--no-lab" ]] && lab=no
+
+packages=(debootstrap systemd-container frr iproute2 openssh-client python3-venv chromium ca-certificates)
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+    if [[ $(id -u) -eq 0 ]]; then
+        say "installing Debian packages: ${missing[*]}"
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -qq
+        apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+        # the lab runs FRR inside containers only; the host's own FRR must not route anything
+        systemctl disable --now frr >/dev/null 2>&1 || true
+    else
+        say "warning: missing Debian packages (need root to install): ${missing[*]}"
+    fi
+fi
+
+python=${PYTHON:-python3}
+if [[ ! -x .venv/bin/python ]]; then
+    say "creating .venv"
+    "$python" -m venv .venv
+fi
+stamp=.venv/.clusterforge-installed
+if [[ ! -f $stamp || pyproject.toml -nt $stamp ]]; then
+    say "installing clusterforge and test tools into .venv"
+    .venv/bin/pip install -q --upgrade pip >/dev/null
+    .venv/bin/pip install -q -e ".[test]"
+    touch "$stamp"
+fi
+
+scripts/setup-pulumi.sh
+
+if [[ $lab == yes ]]; then
+    if [[ $(id -u) -eq 0 ]]; then
+        scripts/lab-rootfs.sh
+    else
+        say "not root: skipping the lab rootfs (lab tests will skip)"
+    fi
+fi
+say "ready (. scripts/env.sh puts the venv and the Pulumi engine on PATH)"
