@@ -40,7 +40,4 @@ def lab_hosts(lab, lab_topology):
     """name → testinfra host over SSH with the lab's ssh_config (host keys checked)."""
     import testinfra
 
-    return {
-        h.name: testinfra.get_host(f"ssh://{h.name}", ssh_config=str(lab.ssh_config))
-        for h in lab_topology.hosts
-    }
+    return {h.name: testinfra.get_host(f"ssh://{h.name}", ssh_config=str(lab.ssh_config)) for h in lab_topology.hosts}

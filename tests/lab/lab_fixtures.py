@@ -76,11 +76,7 @@ def leftovers(lab: str) -> dict[str, list[str]]:
     ns = [n for n in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split()
           if n.startswith(names.netns_prefix(lab))]  # fmt: skip
     out = subprocess.run(["ip", "-j", "link", "show"], capture_output=True, text=True).stdout
-    links = [
-        link["ifname"]
-        for link in json.loads(out or "[]")
-        if link["ifname"].startswith(names.link_prefix(lab))
-    ]
+    links = [link["ifname"] for link in json.loads(out or "[]") if link["ifname"].startswith(names.link_prefix(lab))]
     mounts = [str(p) for p in overlay.mounts_under(lab_dir(lab))]
     dirs = [str(lab_dir(lab))] if lab_dir(lab).exists() else []
     return {"netns": ns, "links": links, "mounts": mounts, "dirs": dirs}

@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from clusterforge.lab import down, names, ssh_command, status, up
+from clusterforge.lab import LabError, LabTopology, down, names, ssh_command, status, up
 from clusterforge.lab.container import tcp_banner
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
@@ -75,9 +75,7 @@ def test_mgmt_and_data_never_share_a_bridge(lab, lab_topology):
     for link in json.loads(out):
         if link["ifname"].startswith(names.link_prefix(lab_name)) and link.get("master"):
             ports.setdefault(link["master"], set()).add(link["ifname"])
-    by_seg = {
-        s.name: names.bridge_name(lab_name, s.name) for s in lab_topology.segments if s.kind == "bridge"
-    }
+    by_seg = {s.name: names.bridge_name(lab_name, s.name) for s in lab_topology.segments if s.kind == "bridge"}
     # every bridge port belongs to exactly the hosts planned on that segment
     for seg, br in by_seg.items():
         expect = {
@@ -118,6 +116,15 @@ def test_second_up_changes_nothing(lab, lab_topology):
     again = up(lab_topology)
     assert not again.changed and again.started == []
     assert {r.host: r.pid for r in status(lab_topology)} == pids
+
+
+def test_up_refuses_a_different_topology_while_running(lab, lab_topology):
+    data = lab_topology.model_dump()
+    data["hosts"] = [h for h in data["hosts"] if h["name"] != "srv3"]
+    changed = LabTopology.model_validate(data)
+    with pytest.raises(LabError, match="different topology"):
+        up(changed)
+    assert all(r.state == "running" for r in status(lab_topology))
 
 
 def test_ssh_command_with_strict_host_keys(lab, lab_topology):

@@ -119,9 +119,7 @@ def _cmdline(pid: int) -> list[str]:
 
 def _is_nspawn(argv: list[str]) -> bool:
     # the nspawn itself, or the /bin/sh that moves into the cgroup just before exec'ing it
-    return bool(argv) and (
-        argv[0].endswith("systemd-nspawn") or (argv[0] == "/bin/sh" and "cf-nspawn" in argv)
-    )
+    return bool(argv) and (argv[0].endswith("systemd-nspawn") or (argv[0] == "/bin/sh" and "cf-nspawn" in argv))
 
 
 def is_running(pid: int | None, root: Path) -> bool:
@@ -132,53 +130,41 @@ def is_running(pid: int | None, root: Path) -> bool:
     return _is_nspawn(argv) and str(root) in argv
 
 
-def nspawn_pids_under(path: Path) -> list[int]:
-    """systemd-nspawn processes whose -D directory lies under ``path`` (crash leftovers)."""
-    base = str(path)
-    res = []
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
+def _under(path: str, bases: tuple[str, ...]) -> bool:
+    return any(path == b or path.startswith(b + "/") for b in bases)
+
+
+def leftover_pids(items: list[tuple[int | None, Path, str]], cgroups: list[Path] = ()) -> list[int]:
+    """Every process belonging to the given hosts, found in one pass over /proc.
+
+    A process belongs to a host when it lives in the host's network namespace, has its
+    root directory inside the host's root, is a systemd-nspawn (or its launcher) booting
+    that root, or sits in one of ``cgroups``.  Catches crash leftovers whose nspawn died.
+    """
+    roots = tuple(str(root) for _, root, _ in items)
+    inos = set()
+    for _, _, netns in items:
+        try:
+            inos.add(f"net:[{os.stat(ns_path(netns)).st_ino}]")
+        except OSError:
             continue
-        argv = _cmdline(int(d))
-        if _is_nspawn(argv) and "-D" in argv:
-            i = argv.index("-D")
-            if i + 1 < len(argv) and (argv[i + 1] == base or argv[i + 1].startswith(base + "/")):
-                res.append(int(d))
-    return res
-
-
-def pids_rooted_under(path: Path) -> list[int]:
-    """Processes whose root directory is at or below ``path`` (i.e. container processes)."""
-    base = str(path)
-    res = []
+    found = set(pids_in_cgroups(list(cgroups)))
     for d in os.listdir("/proc"):
         if not d.isdigit():
             continue
         try:
-            r = os.readlink(f"/proc/{d}/root")
+            if os.readlink(f"/proc/{d}/ns/net") in inos or _under(os.readlink(f"/proc/{d}/root"), roots):
+                found.add(int(d))
+                continue
         except OSError:
             continue
-        if r == base or r.startswith(base + "/"):
-            res.append(int(d))
-    return res
-
-
-def pids_in_netns(netns: str) -> list[int]:
-    """Processes living in the named network namespace (a container and anything it spawned)."""
-    try:
-        ino = os.stat(ns_path(netns)).st_ino
-    except OSError:
-        return []
-    want = f"net:[{ino}]"
-    res = []
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            try:
-                if os.readlink(f"/proc/{d}/ns/net") == want:
-                    res.append(int(d))
-            except OSError:
-                continue
-    return res
+        argv = _cmdline(int(d))
+        if _is_nspawn(argv) and "-D" in argv:
+            i = argv.index("-D")
+            if i + 1 < len(argv) and _under(argv[i + 1], roots):
+                found.add(int(d))
+    found.discard(os.getpid())
+    return sorted(found)
 
 
 def _kill(pid: int, sig: int) -> None:
@@ -186,9 +172,7 @@ def _kill(pid: int, sig: int) -> None:
         os.kill(pid, sig)
 
 
-def stop_many(
-    items: list[tuple[int | None, Path, str]], grace: float = 5.0, cgroups: list[Path] = ()
-) -> None:
+def stop_many(items: list[tuple[int | None, Path, str]], grace: float = 5.0, cgroups: list[Path] = ()) -> None:
     """Stop containers given as (nspawn pid, root, netns) triples, all at once.
 
     SIGTERM → orderly poweroff; after ``grace`` seconds SIGKILL nspawn and every process
@@ -201,19 +185,14 @@ def stop_many(
     while time.monotonic() < deadline and any(is_running(pid, root) for pid, root in live):
         time.sleep(0.1)
 
-    def leftovers(root: Path, netns: str) -> list[int]:
-        found = pids_in_netns(netns) + pids_rooted_under(root) + nspawn_pids_under(root)
-        return sorted(set(found + pids_in_cgroups(list(cgroups))) - {os.getpid()})
-
-    for pid, root, netns in items:
-        if pid and is_running(pid, root):
-            _kill(pid, signal.SIGKILL)
-        for p in leftovers(root, netns):
-            _kill(p, signal.SIGKILL)
     deadline = time.monotonic() + 10
-    for _, root, netns in items:
-        while leftovers(root, netns) and time.monotonic() < deadline:
-            time.sleep(0.05)
+    while True:
+        left = leftover_pids(items, list(cgroups))
+        if not left or time.monotonic() > deadline:
+            break
+        for p in left:
+            _kill(p, signal.SIGKILL)
+        time.sleep(0.05)
     for pid, _, _ in items:
         p = _children.pop(pid, None) if pid else None
         if p is not None:
@@ -242,9 +221,7 @@ def sshd_up(netns: str, mgmt_ip: str | None, timeout: float = 1.0) -> bool:
     return tcp_banner(mgmt_ip, timeout=timeout) if mgmt_ip else ns_banner(netns, timeout=timeout)
 
 
-def wait_sshd(
-    pid: int, root: Path, netns: str, mgmt_ip: str | None, log: Path, timeout: float = 120
-) -> float:
+def wait_sshd(pid: int, root: Path, netns: str, mgmt_ip: str | None, log: Path, timeout: float = 120) -> float:
     """Wait until the host's sshd answers; returns seconds waited. Raises if nspawn dies first."""
     t0 = time.monotonic()
     while True:
@@ -253,9 +230,7 @@ def wait_sshd(
         if not is_running(pid, root):
             raise LabError(f"container {root.parent.name} exited during boot; console:\n{_tail(log)}")
         if time.monotonic() - t0 > timeout:
-            raise LabError(
-                f"sshd on {root.parent.name} not answering after {timeout:.0f} s; console:\n{_tail(log)}"
-            )
+            raise LabError(f"sshd on {root.parent.name} not answering after {timeout:.0f} s; console:\n{_tail(log)}")
         time.sleep(0.2)
 
 

@@ -136,9 +136,7 @@ def lab_root_links(lab: str) -> list[dict]:
     """Root-namespace links that belong to ``lab`` (by name prefix or alias)."""
     pre, al = names.link_prefix(lab), names.alias(lab, "")
     return [
-        link
-        for name, link in _links().items()
-        if name.startswith(pre) or str(link.get("ifalias", "")).startswith(al)
+        link for name, link in _links().items() if name.startswith(pre) or str(link.get("ifalias", "")).startswith(al)
     ]
 
 

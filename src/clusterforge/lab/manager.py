@@ -110,8 +110,7 @@ def up(
             ]  # fmt: skip
             if running:
                 raise LabError(
-                    f"lab {lab!r} is running with a different topology ({len(running)} hosts); "
-                    "take it down first"
+                    f"lab {lab!r} is running with a different topology ({len(running)} hosts); take it down first"
                 )
             progress(None, "stale state from an earlier lab with another topology; cleaning it first")
             _down_locked(lab, progress, grace=0)
@@ -134,6 +133,7 @@ def up(
                     root=str(overlay.root_dir(lab, h.name)),
                     pid=None,
                 )
+        _raise_host_limits(len(topology.hosts), progress)
         changed = _network(topology, progress, workers)
 
         def prepare(name: str) -> tuple[str, bool]:
@@ -177,6 +177,27 @@ def up(
         else:
             progress(None, f"lab {lab} already running ({len(host_names)} hosts); nothing changed")
         return UpResult(lab, changed, started, secs, cfg, kh)
+
+
+_SYSCTL = Path("/proc/sys")
+
+
+def _raise_host_limits(hosts: int, progress: Progress) -> None:
+    """Every booted systemd holds several inotify instances; the default 128 per user stops
+    booting at about 25 hosts ("Too many open files"). Raise (never lower) the limits."""
+    want = {
+        "fs/inotify/max_user_instances": 256 + 16 * hosts,
+        "fs/inotify/max_user_watches": 65536 + 8192 * hosts,
+    }
+    for key, value in want.items():
+        f = _SYSCTL / key
+        try:
+            have = int(f.read_text())
+            if have < value:
+                f.write_text(str(value))
+                progress(None, f"raised {key.replace('/', '.')} from {have} to {value}")
+        except (OSError, ValueError) as e:
+            progress(None, f"warning: could not raise {key.replace('/', '.')}: {e}")
 
 
 def _network(topology: LabTopology, progress: Progress, workers: int) -> bool:

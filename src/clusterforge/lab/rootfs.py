@@ -57,10 +57,10 @@ def deb_cache_path() -> Path:
     return lab_home() / "rootfs" / "debs"
 
 
-def host_mirror(suite: str = SUITE) -> str:
+def host_mirror(suite: str = SUITE, etc_apt: Path = Path("/etc/apt")) -> str:
     """The Debian mirror this machine's apt uses for ``suite`` (deb822 or one-line format)."""
-    candidates: list[Path] = [Path("/etc/apt/sources.list")]
-    d = Path("/etc/apt/sources.list.d")
+    candidates: list[Path] = [etc_apt / "sources.list"]
+    d = etc_apt / "sources.list.d"
     if d.is_dir():
         candidates += sorted(d.glob("*.sources")) + sorted(d.glob("*.list"))
     for f in candidates:

@@ -45,8 +45,7 @@ def write(topo: LabTopology, host_keys: Mapping[str, str]) -> tuple[Path, Path]:
             ns = netns_name(lab, h.name)
             cfg.append("  HostName 127.0.0.1")
             cfg.append(
-                f"  ProxyCommand ip netns exec {ns} bash -c "
-                "'exec 3<>/dev/tcp/127.0.0.1/22; cat <&3 & exec cat >&3'"
+                f"  ProxyCommand ip netns exec {ns} bash -c 'exec 3<>/dev/tcp/127.0.0.1/22; cat <&3 & exec cat >&3'"
             )
         cfg += [
             f"  HostKeyAlias {h.name}",
