@@ -1,0 +1,152 @@
+"""`clusterforge report` and `clusterforge diff`: the Plan as pages people look at, and what a change does.
+
+diff reads each side from a file or from Git (`REV:path`, as `git show` spells it), so CI can compare a
+pull request's declaration with the base branch's:  clusterforge diff origin/main:inventory/x.yaml inventory/x.yaml
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from enum import Enum
+from pathlib import Path, PurePosixPath
+
+import typer
+from rich.console import Console
+from ruamel.yaml import YAML
+from ruamel.yaml.error import YAMLError
+
+from clusterforge.loading import DeclarationError, load_and_plan
+
+__all__ = ["register", "report", "diff", "DiffFormat"]
+
+out = Console()
+err = Console(stderr=True)
+MAX_ERROR_LINES = 50
+
+
+class DiffFormat(str, Enum):
+    markdown = "markdown"
+    json = "json"
+
+
+def _print_problems(problems) -> None:
+    for problem in problems:
+        err.print(str(problem), markup=False, highlight=False, soft_wrap=True)
+
+
+def _git(*args: str) -> str:
+    try:
+        result = subprocess.run(["git", *args], capture_output=True, text=True, check=False)
+    except FileNotFoundError:
+        err.print("error: git is not installed; REV:path needs it", markup=False, highlight=False)
+        raise typer.Exit(3) from None
+    if result.returncode != 0:
+        err.print(f"error: git {' '.join(args)}: {result.stderr.strip()}", markup=False, highlight=False)
+        raise typer.Exit(2)
+    return result.stdout
+
+
+def _from_git(rev: str, path: str, scratch: Path) -> Path:
+    """Write REV:path, and the catalog files it names from the same revision, under scratch."""
+    if path.startswith(("./", "../")):  # git's rule: ./ is relative to the current directory, else the root
+        path = os.path.normpath(_git("rev-parse", "--show-prefix").strip() + path)
+    root_relative = PurePosixPath(os.path.normpath(path))
+    target = scratch / root_relative
+    target.parent.mkdir(parents=True, exist_ok=True)
+    text = _git("show", f"{rev}:{root_relative}")
+    target.write_text(text, encoding="utf-8")
+    try:
+        document = YAML(typ="safe").load(text)
+    except YAMLError:
+        return target  # the loader reports the syntax error with its line
+    catalogs = document.get("catalog_files", []) if isinstance(document, dict) else []
+    for entry in catalogs if isinstance(catalogs, list) else []:
+        if not isinstance(entry, str) or entry.startswith("/"):
+            continue
+        relative = PurePosixPath(os.path.normpath(str(root_relative.parent / entry)))
+        if relative.parts and relative.parts[0] == "..":
+            continue
+        (scratch / relative).parent.mkdir(parents=True, exist_ok=True)
+        (scratch / relative).write_text(_git("show", f"{rev}:{relative}"), encoding="utf-8")
+    return target
+
+
+def _load_side(source: str, side: Path):
+    """(spec, plan, problems): a path on disk, or REV:path read from Git; problems name REV:path, not scratch."""
+    if ":" in source and not Path(source).exists():
+        rev, path = source.split(":", 1)
+        if not rev or not path:
+            err.print(f"error: {source!r}: expected a file or REV:path", markup=False, highlight=False)
+            raise typer.Exit(2)
+        side.mkdir(parents=True)
+        location = _from_git(rev, path, side)
+        prefix = f"{side}{os.sep}"
+    else:
+        location, prefix, rev = Path(source), "", ""
+    try:
+        spec, plan, _ = load_and_plan(location)
+    except DeclarationError as exc:
+        problems = [dataclasses.replace(p, file=f"{rev}:{p.file[len(prefix):]}")
+                    if prefix and p.file.startswith(prefix) else p for p in exc.problems]
+        return None, None, problems
+    return spec, plan, []
+
+
+def report(file: Path = typer.Argument(..., help="inventory YAML"),
+           out_dir: Path = typer.Option(..., "--out", "-o", help="output directory (report/ is written inside)"),
+           ) -> None:
+    """Write an HTML report (rack elevations, fabrics, power, IP plan, BOM, TCO) with SVGs and bom.csv."""
+    from clusterforge.render import write_tree
+    from clusterforge.render.report import render_report
+
+    try:
+        spec, plan, _ = load_and_plan(file)
+    except DeclarationError as exc:
+        _print_problems(exc.problems)
+        raise typer.Exit(1) from None
+    files = render_report(spec, plan)
+    write_tree(out_dir, files)
+    for warning in plan.warnings:
+        err.print(f"warning: {warning}", markup=False, highlight=False, soft_wrap=True)
+    out.print(f"wrote {len(files)} files; open {out_dir / 'report' / 'index.html'}", markup=False,
+              highlight=False)
+
+
+def diff(old: str = typer.Argument(..., help="old inventory: a file, or REV:path from Git"),
+         new: str = typer.Argument(..., help="new inventory: a file, or REV:path from Git"),
+         format: DiffFormat = typer.Option(DiffFormat.markdown, "--format", "-f", help="markdown or json"),
+         ) -> None:
+    """Compare two declarations: racks, devices, links, addresses, rendered files. Exit 1 if any existing
+    device is renumbered or moved."""
+    from clusterforge.plan.diff import diff_plans, to_dict, to_markdown
+    from clusterforge.render import render_all
+
+    with tempfile.TemporaryDirectory(prefix="clusterforge-diff-") as scratch:
+        old_spec, old_plan, old_problems = _load_side(old, Path(scratch) / "old")
+        new_spec, new_plan, new_problems = _load_side(new, Path(scratch) / "new")
+    if old_problems or new_problems:
+        _print_problems(old_problems + new_problems)
+        raise typer.Exit(1)
+    result = diff_plans(old_plan, new_plan, render_all(old_spec, old_plan), render_all(new_spec, new_plan))
+    if format is DiffFormat.json:
+        sys.stdout.write(json.dumps(to_dict(result), indent=1) + "\n")
+    else:
+        sys.stdout.write(to_markdown(result, old, new))
+    if not result.ok:
+        for change in result.renumbered[:MAX_ERROR_LINES]:
+            err.print(f"error: {change.name}: {change.field} renumbered {change.old} -> {change.new}",
+                      markup=False, highlight=False, soft_wrap=True)
+        if len(result.renumbered) > MAX_ERROR_LINES:
+            err.print(f"error: … and {len(result.renumbered) - MAX_ERROR_LINES} more", markup=False,
+                      highlight=False)
+        raise typer.Exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("report")(report)
+    app.command("diff")(diff)

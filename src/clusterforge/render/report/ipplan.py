@@ -1,0 +1,86 @@
+"""IP plan: each pool's size, what the envelope reserves, what the plan uses, and the per-SU allocations.
+
+Usage is counted from the addresses the Plan assigned (device interfaces and PDUs), each address once;
+an address belongs to the pool whose range contains it.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections import defaultdict
+from typing import Any
+
+from clusterforge.plan.objects import Plan
+
+__all__ = ["POOL_TITLES", "ip_plan_view"]
+
+POOL_TITLES = {"data": "data (GPU rails)", "storage": "storage", "management": "management", "oob": "out-of-band",
+               "fabric_links": "fabric links (/31)", "loopbacks": "loopbacks (/32)"}
+SITE = "site"
+_MAX_SUBNETS_SHOWN = 3
+
+
+def _addresses(plan: Plan):
+    """(su or None, address, interface prefix) for every assigned address."""
+    for device in plan.devices:
+        for iface in device.interfaces:
+            if iface.ip:
+                interface = ipaddress.ip_interface(iface.ip)
+                yield device.su, interface
+    rack_su = {rack.name: rack.su for rack in plan.racks}
+    for pdu in plan.pdus:
+        if pdu.ip:
+            yield rack_su.get(pdu.rack), ipaddress.ip_interface(pdu.ip)
+
+
+def ip_plan_view(plan: Plan) -> dict[str, Any]:
+    pools = []
+    ranges = []
+    for name, info in plan.pools.items():
+        network = ipaddress.ip_network(info["pool"])
+        ranges.append((int(network.network_address), int(network.broadcast_address), name))
+    seen: dict[str, set[int]] = defaultdict(set)
+    per_su: dict[tuple[str, str], dict[str, Any]] = {}
+    for su, interface in _addresses(plan):
+        value = int(interface.ip)
+        pool = next((name for low, high, name in ranges if low <= value <= high), None)
+        if pool is None or value in seen[pool]:
+            continue
+        seen[pool].add(value)
+        key = (SITE if su is None else f"{su}", pool)
+        cell = per_su.setdefault(key, {"count": 0, "low": value, "high": value, "subnets": set()})
+        cell["count"] += 1
+        cell["low"], cell["high"] = min(cell["low"], value), max(cell["high"], value)
+        if interface.network.prefixlen < interface.max_prefixlen - 1:
+            cell["subnets"].add(interface.network)
+    for name, info in plan.pools.items():
+        used = len(seen[name])
+        size = info["size"]
+        reserved = info.get("reserved_by_envelope", 0)
+        block = info.get("su_block_prefix")
+        pools.append({
+            "name": name, "title": POOL_TITLES.get(name, name), "pool": info["pool"], "size": size,
+            "reserved": reserved, "used": used, "used_fraction": used / size if size else 0.0,
+            "reserved_fraction": reserved / size if size else 0.0,
+            "used_of_reserved": used / reserved if reserved else 0.0,
+            "su_block": f"/{block} per SU ({2 ** (32 - block):,} addresses)" if block else "",
+        })
+    sus = sorted({key[0] for key in per_su if key[0] != SITE}, key=int)
+    rows = []
+    for su in [*sus, SITE] if any(key[0] == SITE for key in per_su) else sus:
+        cells = []
+        for pool in plan.pools:
+            cell = per_su.get((su, pool))
+            if not cell:
+                cells.append(None)
+                continue
+            subnets = sorted(cell["subnets"])
+            low, high = ipaddress.ip_address(cell["low"]), ipaddress.ip_address(cell["high"])
+            cells.append({
+                "count": cell["count"],
+                "range": f"{low} – {high}" if low != high else f"{low}",
+                "subnets": ", ".join(str(net) for net in subnets[:_MAX_SUBNETS_SHOWN])
+                           + (f" +{len(subnets) - _MAX_SUBNETS_SHOWN}" if len(subnets) > _MAX_SUBNETS_SHOWN else ""),
+            })
+        rows.append({"su": "site" if su == SITE else f"SU {su}", "cells": cells})
+    return {"pools": pools, "pool_names": [pool["title"] for pool in pools], "rows": rows}
