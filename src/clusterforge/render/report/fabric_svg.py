@@ -252,7 +252,7 @@ def fabric_view(plan: Plan, plane: str) -> dict[str, Any]:
     if summary.cores:
         stats.append(f"{summary.cores} core")
     stats.append(f"{summary.links:,} links")
-    subtitle = f"{summary.transport} · {summary.nos}"
+    subtitle = summary.transport if summary.nos == summary.transport else f"{summary.transport} · {summary.nos}"
     over = (f"achieved oversubscription {ratios} (declared {summary.declared_oversubscription:g}:1)"
             if ratios else "")
     return {
