@@ -8,6 +8,7 @@ from clusterforge.model import ClusterSpec
 from clusterforge.plan import Plan
 from clusterforge.render.ansible_inventory import render_ansible
 from clusterforge.render.assets import render_assets
+from clusterforge.render.switches import render_switches
 
 __all__ = ["RENDERERS", "render_all"]
 
@@ -16,18 +17,13 @@ Renderer = Callable[[ClusterSpec, Plan], dict[str, str]]
 RENDERERS: list[tuple[str, Renderer]] = [
     ("ansible", render_ansible),
     ("assets", render_assets),
+    ("switches", render_switches),
 ]
 
 
 def _optional() -> list[tuple[str, Renderer]]:
     """Renderers owned by later modules register here once they exist."""
     extra: list[tuple[str, Renderer]] = []
-    try:
-        from clusterforge.render.switches import render_switches
-    except ImportError:
-        pass
-    else:
-        extra.append(("switches", render_switches))
     try:
         from clusterforge.render.k8s import render_k8s
     except ImportError:

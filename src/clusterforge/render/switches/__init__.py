@@ -1,0 +1,36 @@
+"""Switch configuration rendering: Plan in, one directory of NOS config files per switch out.
+
+Pipeline (AVD-style, each step its own module):
+  facts.py              index the Plan once: ports, peers, addresses per switch
+  structured_config.py  per-switch dict of config sections, one pure function per key (_<nos>/)
+  device_config.py      format the structured config: JSON dumps and Jinja2 templates
+                        (templates/switch/<nos>/, one template per section)
+  validate.py           real FRR parser and the SONiC config_db JSON Schema
+
+Paths: switches/<name>/{config_db.json,frr.conf | startup.yaml | running-config | ib.json} and
+switches/_fabric/opensm-partitions.conf for InfiniBand planes.
+"""
+
+from __future__ import annotations
+
+from clusterforge.model import ClusterSpec
+from clusterforge.plan import Plan
+from clusterforge.render.switches._infiniband import opensm_partitions
+from clusterforge.render.switches.device_config import device_files, fabric_files
+from clusterforge.render.switches.facts import fabric_facts
+from clusterforge.render.switches.structured_config import device_structured_config
+
+__all__ = ["render_switches", "FABRIC_DIR"]
+
+FABRIC_DIR = "_fabric"  # fabric-wide files; switch names never start with "_"
+
+
+def render_switches(spec: ClusterSpec, plan: Plan) -> dict[str, str]:
+    files: dict[str, str] = {}
+    for name, facts in fabric_facts(spec, plan).items():
+        structured = device_structured_config(facts, plan.qos)
+        for filename, content in device_files(facts.nos, structured).items():
+            files[f"switches/{name}/{filename}"] = content
+    for filename, content in fabric_files(opensm_partitions(spec)).items():
+        files[f"switches/{FABRIC_DIR}/{filename}"] = content
+    return files

@@ -1,0 +1,24 @@
+"""bridge: the VLAN-aware bridge, only where the Plan puts hosts in a VLAN or trunks an access plane."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from clusterforge.render.switches._cumulus.interface import BRIDGE_DOMAIN
+from clusterforge.render.switches.facts import SwitchFacts
+
+__all__ = ["bridge", "AGG_STP_PRIORITY"]
+
+# The aggregation pair must win the spanning-tree root election, or a ToR could become root and
+# carry transit traffic; 4096 is the lowest non-zero bridge priority step.
+AGG_STP_PRIORITY = 4096
+
+
+def bridge(facts: SwitchFacts, qos: dict[str, Any]) -> dict[str, Any] | None:
+    if not (facts.svis or facts.access_ports or facts.trunk_ports):
+        return None
+    out: dict[str, Any] = {"domain": BRIDGE_DOMAIN, "vlans": [facts.plane_vlan]}
+    device = facts.device
+    if device.kind == "mgmt-switch" and device.su is None:
+        out["stp_priority"] = AGG_STP_PRIORITY
+    return out

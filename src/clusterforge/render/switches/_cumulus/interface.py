@@ -1,0 +1,52 @@
+"""interface: NVUE interfaces, in port order. Names are spelled the NVUE way (lo, eth0, swpN, vlanN)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from clusterforge.render.switches.facts import SwitchFacts
+
+__all__ = ["interface", "BRIDGE_DOMAIN"]
+
+BRIDGE_DOMAIN = "br_default"  # NVUE's one VLAN-aware bridge
+
+
+def _speed(gbps: int | None) -> str | None:
+    return f"{gbps}G" if gbps else None
+
+
+def _entry(name: str, kind: str, **fields: Any) -> dict[str, Any]:
+    """Every entry has every field, so the template never guesses what is absent."""
+    entry: dict[str, Any] = {"name": name, "type": kind, "description": "", "addresses": [], "vrf": None,
+                             "gateway": None, "vrr": None, "mtu": None, "speed": None, "access_vlan": None,
+                             "trunk": False, "vlan": None, "pfc_watchdog": False}
+    entry.update(fields)
+    return entry
+
+
+def interface(facts: SwitchFacts, qos: dict[str, Any]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    if facts.loopback is not None and facts.loopback.ip:
+        out.append(_entry("lo", "loopback", addresses=[facts.loopback.ip]))
+    if facts.mgmt is not None and facts.mgmt.ip:
+        out.append(_entry(facts.mgmt.name, "eth", addresses=[facts.mgmt.ip], vrf=facts.mgmt_vrf,
+                          gateway=facts.mgmt.gateway))
+    access = {p.name for p in facts.access_ports}
+    trunk = {p.name for p in facts.trunk_ports}
+    for port in facts.ports:
+        out.append(_entry(
+            port.name, "swp", description=port.description, mtu=port.mtu, speed=_speed(port.speed_gbps),
+            addresses=[port.ip] if port.ip else [],
+            access_vlan=facts.plane_vlan if port.name in access else None,
+            trunk=port.name in trunk, pfc_watchdog=facts.lossless))
+    for svi in facts.svis:
+        out.append(_entry(f"vlan{svi.vlan}", "svi", vlan=svi.vlan, mtu=svi.mtu, addresses=[svi.ip],
+                          vrr=_vip(svi.ip, svi.gateway)))
+    return out
+
+
+def _vip(ip: str | None, gateway: str | None) -> str | None:
+    """The Plan's shared gateway on the SVI's prefix: NVUE VRR (default virtual MAC, no extra input)."""
+    if not ip or not gateway:
+        return None
+    return f"{gateway}/{ip.split('/')[1]}"

@@ -1,0 +1,13 @@
+"""system: the hostname."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from clusterforge.render.switches.facts import SwitchFacts
+
+__all__ = ["system"]
+
+
+def system(facts: SwitchFacts, qos: dict[str, Any]) -> dict[str, Any]:
+    return {"hostname": facts.name}

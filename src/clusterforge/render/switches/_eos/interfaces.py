@@ -1,0 +1,47 @@
+"""ethernet_interfaces, loopback_interfaces, management_interfaces, vlan_interfaces."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from clusterforge.render.switches.facts import SwitchFacts
+
+__all__ = ["ethernet_interfaces", "loopback_interfaces", "management_interfaces", "vlan_interfaces",
+           "EOS_MGMT_INTERFACE"]
+
+EOS_MGMT_INTERFACE = "Management1"  # the Plan's eth0, as EOS names the management port
+
+
+def ethernet_interfaces(facts: SwitchFacts, qos: dict[str, Any]) -> list[dict[str, Any]] | None:
+    access = {p.name for p in facts.access_ports}
+    trunk = {p.name for p in facts.trunk_ports}
+    out = []
+    for port in facts.ports:
+        entry: dict[str, Any] = {"name": port.name, "description": port.description, "mtu": port.mtu,
+                                 "speed": f"{port.speed_gbps}g" if port.speed_gbps else None}
+        if port.ip:
+            entry["ip_address"] = port.ip
+        elif port.name in access:
+            entry["access_vlan"] = facts.plane_vlan
+        elif port.name in trunk:
+            entry["trunk_vlans"] = [facts.plane_vlan]
+        entry["lossless"] = facts.lossless
+        out.append(entry)
+    return out or None
+
+
+def loopback_interfaces(facts: SwitchFacts, qos: dict[str, Any]) -> list[dict[str, Any]] | None:
+    loop = facts.loopback
+    return [{"name": loop.name, "ip_address": loop.ip}] if loop is not None and loop.ip else None
+
+
+def management_interfaces(facts: SwitchFacts, qos: dict[str, Any]) -> list[dict[str, Any]] | None:
+    mgmt = facts.mgmt
+    if mgmt is None or not mgmt.ip:
+        return None
+    return [{"name": EOS_MGMT_INTERFACE, "vrf": facts.mgmt_vrf, "ip_address": mgmt.ip, "gateway": mgmt.gateway}]
+
+
+def vlan_interfaces(facts: SwitchFacts, qos: dict[str, Any]) -> list[dict[str, Any]] | None:
+    out = [{"name": svi.name, "mtu": svi.mtu, "ip_address": svi.ip, "gateway": svi.gateway} for svi in facts.svis]
+    return out or None

@@ -1,0 +1,37 @@
+"""router_bgp: eBGP on every routed switch-to-switch port, as the Plan addresses it.
+
+One session per /31 (numbered, the Plan's peer address), remote-as read from the peer
+switch's Plan ASN. The switch originates its loopback and the subnets it serves hosts on
+(server-facing /31s, storage SVI subnet); everything else is learned.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from clusterforge.render.switches.facts import SwitchFacts, address_of, network_of
+
+__all__ = ["router_bgp", "ECMP_MIN_PATHS"]
+
+# ECMP width floor: SONiC's own bgpd template ships `maximum-paths 64`. A leaf with more uplinks
+# than that gets one path per uplink. Fixed rather than per-neighbour-count so that a spine's
+# setting does not change when an SU (and its sessions) is added.
+ECMP_MIN_PATHS = 64
+
+
+def router_bgp(facts: SwitchFacts) -> dict[str, Any] | None:
+    device = facts.device
+    if device.asn is None or facts.loopback is None or not facts.loopback.ip:
+        return None
+    neighbors = [
+        {"ip": p.peer_ip, "remote_as": p.peer_asn, "description": p.description, "interface": p.name}
+        for p in facts.bgp_peers
+    ]
+    uplinks = sum(1 for p in facts.bgp_peers if p.direction == "up")
+    return {
+        "as": device.asn,
+        "router_id": address_of(facts.loopback.ip),
+        "neighbors": neighbors,
+        "networks": [network_of(facts.loopback.ip), *facts.host_subnets],
+        "maximum_paths": max(ECMP_MIN_PATHS, uplinks),
+    }

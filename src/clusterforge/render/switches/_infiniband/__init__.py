@@ -1,0 +1,69 @@
+"""InfiniBand planes: no PFC/ECN (the subnet manager owns routing and credit-based flow control).
+
+Per switch, ib.json records what the Plan cabled (ports, peers, speeds) and the management
+port; fabric-wide, opensm's partitions.conf declares the default partition and one partition
+per InfiniBand plane.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from clusterforge.model import ClusterSpec
+from clusterforge.render.switches.facts import SwitchFacts
+
+__all__ = ["ib_structured_config", "opensm_partitions", "ib_mtu_code", "DEFAULT_PKEY"]
+
+DEFAULT_PKEY = 0x7FFF  # the IBA default partition key; every port is a member
+IPOIB_HEADER_BYTES = 4
+# IBA MTU enumeration used by opensm's `mtu=` flag: 1 = 256 B ... 5 = 4096 B
+_IB_MTUS = {256: 1, 512: 2, 1024: 3, 2048: 4, 4096: 5}
+
+
+def ib_mtu_code(ipoib_mtu: int) -> int:
+    """Smallest IB MTU that carries the plane's IPoIB MTU plus the IPoIB header (4096 at most)."""
+    for size, code in sorted(_IB_MTUS.items()):
+        if ipoib_mtu + IPOIB_HEADER_BYTES <= size:
+            return code
+    return _IB_MTUS[4096]
+
+
+def ib_structured_config(facts: SwitchFacts, qos: dict[str, Any]) -> dict[str, Any]:
+    device = facts.device
+    out: dict[str, Any] = {
+        "hostname": device.name,
+        "model": device.model,
+        "role": device.kind,
+        "plane": device.plane,
+        "su": device.su,
+        "rail": device.rail,
+        "mtu": facts.plane_mtu,
+        "ports": [
+            {"port": p.name, "speed_gbps": p.speed_gbps, "peer_device": p.peer_device, "peer_port": p.peer_port,
+             "direction": p.direction, "tier": p.tier}
+            for p in facts.ports
+        ],
+    }
+    if facts.mgmt is not None:
+        out["management"] = {"interface": facts.mgmt.name, "ip": facts.mgmt.ip, "vrf": facts.mgmt_vrf}
+    return {"ib": out}
+
+
+def opensm_partitions(spec: ClusterSpec) -> dict[str, Any] | None:
+    """Default partition plus one per InfiniBand plane.
+
+    The Plan carries no PKey, so a plane's partition key is its declared VLAN id: the declaration's
+    existing tenant identifier for that plane, unique per plane by the same review.
+    """
+    planes = [name for name in ("data", "storage") if spec.networks.plane(name).transport == "infiniband"]
+    if not planes:
+        return None
+    partitions = [{"name": "Default", "pkey": f"0x{DEFAULT_PKEY:04x}", "ipoib": True,
+                   "mtu_code": min(ib_mtu_code(spec.networks.plane(p).mtu) for p in planes),
+                   "members": "ALL=full", "comment": "every port; the subnet manager's own port must be full"}]
+    for name in planes:
+        plane = spec.networks.plane(name)
+        partitions.append({"name": name, "pkey": f"0x{plane.vlan:04x}", "ipoib": True,
+                           "mtu_code": ib_mtu_code(plane.mtu), "members": "ALL_CAS=full, ALL_SWITCHES=full, SELF=full",
+                           "comment": f"plane {name}: PKey = declared VLAN {plane.vlan}, IPoIB MTU {plane.mtu}"})
+    return {"cluster": spec.name, "partitions": partitions}

@@ -1,0 +1,32 @@
+"""DEVICE_METADATA: hostname, BGP ASN and the SONiC device type of the switch's role."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from clusterforge.render.switches.facts import SwitchFacts
+
+__all__ = ["DEVICE_METADATA", "sonic_device_type"]
+
+# SONiC names its tiers from the host side: T0 ToR (server-facing), T1 leaf, T2 spine.
+_ROUTED_TYPES = {"leaf": "ToRRouter", "spine": "LeafRouter", "core": "SpineRouter"}
+_ACCESS_TOR_TYPES = {"management": "MgmtToRRouter", "oob": "BmcMgmtToRRouter"}
+
+
+def sonic_device_type(facts: SwitchFacts) -> str:
+    device = facts.device
+    if device.kind == "mgmt-switch":
+        # ToRs sit in an SU; the aggregation pair is a site switch and is tier 1 of its plane
+        return _ACCESS_TOR_TYPES[device.plane] if device.su is not None else "LeafRouter"
+    return _ROUTED_TYPES[device.kind]
+
+
+def DEVICE_METADATA(facts: SwitchFacts, qos: dict[str, Any]) -> dict[str, Any]:  # noqa: N802 - table name
+    localhost: dict[str, str] = {
+        "hostname": facts.name,
+        "type": sonic_device_type(facts),
+        "docker_routing_config_mode": "split",
+    }
+    if facts.device.asn is not None:
+        localhost["bgp_asn"] = str(facts.device.asn)
+    return {"localhost": localhost}

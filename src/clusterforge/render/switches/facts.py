@@ -1,0 +1,178 @@
+"""Switch facts: what each switch's renderers may read, indexed once from the Plan.
+
+Nothing here decides anything. A port's address, peer and speed are read from the Plan's
+interfaces and links; plane attributes (NOS, transport, VLAN, MTU, VRF) from the declaration.
+The index is built in one pass over the links and one over the devices, so rendering every
+switch stays linear in the size of the Plan.
+"""
+
+from __future__ import annotations
+
+import re
+import socket
+import struct
+from collections import defaultdict
+from dataclasses import dataclass
+
+from clusterforge.model import ClusterSpec
+from clusterforge.plan import Device, Interface, Plan
+
+__all__ = ["PortFacts", "SwitchFacts", "fabric_facts", "SWITCH_KINDS", "port_sort_key", "network_of", "address_of"]
+
+SWITCH_KINDS = ("leaf", "spine", "core", "mgmt-switch")
+MGMT_INTERFACE = "eth0"
+LOOPBACK_INTERFACE = "Loopback0"
+_DIGITS = re.compile(r"\d+")
+
+
+def port_sort_key(name: str) -> tuple:
+    """Ethernet8 before Ethernet16, swp2 before swp10, 1/2 before 2/1."""
+    return (_DIGITS.sub("", name), tuple(int(n) for n in _DIGITS.findall(name)))
+
+
+def address_of(cidr: str) -> str:
+    return cidr.split("/", 1)[0]
+
+
+def network_of(cidr: str) -> str:
+    """10.0.0.5/31 -> 10.0.0.4/31 (IPv4: the Plan is IPv4-only; the model rejects anything else)."""
+    address, length = cidr.split("/", 1)
+    bits = int(length)
+    mask = (0xFFFFFFFF << (32 - bits)) & 0xFFFFFFFF
+    value = struct.unpack("!I", socket.inet_aton(address))[0] & mask
+    return f"{socket.inet_ntoa(struct.pack('!I', value))}/{bits}"
+
+
+@dataclass(frozen=True, slots=True)
+class PortFacts:
+    """One front-panel port: its link (if cabled) and its routed interface (if any)."""
+
+    name: str
+    speed_gbps: int | None
+    mtu: int
+    ip: str | None = None  # CIDR, routed ports only
+    peer_ip: str | None = None
+    peer_device: str | None = None
+    peer_port: str | None = None
+    peer_kind: str | None = None
+    peer_asn: int | None = None
+    direction: str = ""  # "down": toward servers / children; "up": toward parents
+    tier: str = ""
+
+    @property
+    def faces_host(self) -> bool:
+        return self.peer_kind in ("server", "storage")
+
+    @property
+    def description(self) -> str:
+        return f"{self.peer_device}:{self.peer_port}" if self.peer_device else ""
+
+
+@dataclass(frozen=True, slots=True)
+class SwitchFacts:
+    device: Device
+    nos: str
+    transport: str
+    plane_vlan: int
+    plane_mtu: int
+    mgmt_vrf: str
+    lossless: bool  # the plane carries RoCE: PFC/ECN/ETS tables apply
+    mgmt: Interface | None
+    loopback: Interface | None
+    svis: tuple[Interface, ...]
+    ports: tuple[PortFacts, ...]
+
+    @property
+    def name(self) -> str:
+        return self.device.name
+
+    @property
+    def routed_ports(self) -> tuple[PortFacts, ...]:
+        return tuple(p for p in self.ports if p.ip)
+
+    @property
+    def bgp_peers(self) -> tuple[PortFacts, ...]:
+        """Routed ports whose far end is a switch with an ASN: one eBGP session each."""
+        return tuple(p for p in self.ports if p.ip and p.peer_ip and p.peer_asn is not None)
+
+    @property
+    def host_subnets(self) -> tuple[str, ...]:
+        """Subnets this switch originates toward hosts: server-facing /31s and SVI subnets."""
+        routed = [network_of(p.ip) for p in self.ports if p.ip and p.faces_host]
+        return tuple(routed + [network_of(s.ip) for s in self.svis if s.ip])
+
+    @property
+    def uplinks(self) -> tuple[PortFacts, ...]:
+        return tuple(p for p in self.ports if p.direction == "up")
+
+    @property
+    def access_ports(self) -> tuple[PortFacts, ...]:
+        """Host-facing ports without an address: members of the plane's VLAN, untagged."""
+        return tuple(p for p in self.ports if p.faces_host and not p.ip)
+
+    @property
+    def trunk_ports(self) -> tuple[PortFacts, ...]:
+        """Switch-to-switch ports without an address (access planes): carry the plane's VLAN tagged."""
+        return tuple(p for p in self.ports if not p.ip and p.peer_device and not p.faces_host)
+
+
+@dataclass(frozen=True, slots=True)
+class _End:
+    port: str
+    peer_device: str
+    peer_port: str
+    speed_gbps: int
+    mtu: int
+    direction: str
+    tier: str
+
+
+def fabric_facts(spec: ClusterSpec, plan: Plan) -> dict[str, SwitchFacts]:
+    """Facts for every switch in the Plan, keyed by switch name, in Plan order."""
+    kinds = {d.name: d for d in plan.devices}
+    ends: dict[str, list[_End]] = defaultdict(list)
+    for link in plan.links:
+        # a is the child end (server, leaf, ToR), b the parent (leaf, spine, core, agg)
+        ends[link.a.device].append(_End(link.a.port, link.b.device, link.b.port, link.speed_gbps, link.mtu,
+                                        "up", link.tier))
+        ends[link.b.device].append(_End(link.b.port, link.a.device, link.a.port, link.speed_gbps, link.mtu,
+                                        "down", link.tier))
+    mgmt_vrf = spec.networks.oob.vrf or DEFAULT_MGMT_VRF
+    out: dict[str, SwitchFacts] = {}
+    for device in plan.devices:
+        if device.kind not in SWITCH_KINDS:
+            continue
+        decl = spec.networks.plane(device.plane)
+        mgmt = loopback = None
+        svis: list[Interface] = []
+        routed: dict[str, Interface] = {}
+        for iface in device.interfaces:
+            if iface.name == MGMT_INTERFACE:
+                mgmt = iface
+            elif iface.name == LOOPBACK_INTERFACE:
+                loopback = iface
+            elif iface.vlan is not None and iface.name.lower().startswith("vlan"):
+                svis.append(iface)
+            else:
+                routed[iface.name] = iface
+        ports: dict[str, PortFacts] = {}
+        for end in ends.get(device.name, ()):
+            iface = routed.get(end.port)
+            peer = kinds.get(end.peer_device)
+            ports[end.port] = PortFacts(
+                end.port, end.speed_gbps, end.mtu, iface.ip if iface else None, iface.peer_ip if iface else None,
+                end.peer_device, end.peer_port, peer.kind if peer else None, peer.asn if peer else None,
+                end.direction, end.tier)
+        for name, iface in routed.items():  # routed interfaces without a cable (none today; kept visible)
+            if name not in ports:
+                ports[name] = PortFacts(name, iface.speed_gbps, iface.mtu, iface.ip, iface.peer_ip)
+        out[device.name] = SwitchFacts(
+            device, decl.nos, decl.transport, decl.vlan, decl.mtu, mgmt_vrf, decl.transport == "roce",
+            mgmt, loopback, tuple(sorted(svis, key=lambda i: port_sort_key(i.name))),
+            tuple(sorted(ports.values(), key=lambda p: port_sort_key(p.name))),
+        )
+    return out
+
+
+# SONiC only knows a management VRF named "mgmt"; planes that declare none get the same name everywhere.
+DEFAULT_MGMT_VRF = "mgmt"

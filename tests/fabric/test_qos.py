@@ -1,0 +1,91 @@
+"""The one RoCE intent reaches every NOS: DSCP 26 -> TC 3 lossless, PFC on priority 3 only, ECN on queue 3."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+
+import pytest
+from fabric_examples import example
+from golden_cases import rendered
+from ruamel.yaml import YAML
+
+ROCE_SONIC = [("lab", "su01-leaf-rail0"), ("lab", "spine-01"), ("roce-128gpu", "su01-leaf-rail0"),
+              ("roce-128gpu", "spine-08")]
+QOS_TABLES = ("DSCP_TO_TC_MAP", "TC_TO_QUEUE_MAP", "TC_TO_PRIORITY_GROUP_MAP", "PFC_PRIORITY_TO_QUEUE_MAP",
+              "PORT_QOS_MAP", "PFC_WD", "WRED_PROFILE", "SCHEDULER", "QUEUE", "CABLE_LENGTH")
+
+
+def config_db(inventory: str, switch: str) -> dict:
+    return json.loads(example(inventory)[2][f"switches/{switch}/config_db.json"])
+
+
+def nvue(text: str) -> dict:
+    documents = YAML(typ="safe", pure=True).load(io.StringIO(text))
+    return next(doc["set"] for doc in documents if "set" in doc)
+
+
+@pytest.mark.parametrize(("inventory", "switch"), ROCE_SONIC)
+def test_sonic_maps_roce_dscp_26_to_tc_3_and_cnp_48_to_tc_6(inventory, switch):
+    dscp_map = config_db(inventory, switch)["DSCP_TO_TC_MAP"]["ROCE"]
+    assert dscp_map["26"] == "3"
+    assert dscp_map["48"] == "6"
+    assert {tc for dscp, tc in dscp_map.items() if dscp not in ("26", "48")} == {"0"}
+    assert len(dscp_map) == 64
+
+
+@pytest.mark.parametrize(("inventory", "switch"), ROCE_SONIC)
+def test_sonic_enables_pfc_and_watchdog_on_priority_3_only_on_every_port(inventory, switch):
+    config = config_db(inventory, switch)
+    port_qos = config["PORT_QOS_MAP"]
+    assert set(port_qos) == set(config["PORT"])
+    assert {entry["pfc_enable"] for entry in port_qos.values()} == {"3"}
+    assert {entry["pfcwd_sw_enable"] for entry in port_qos.values()} == {"3"}
+    assert {entry["dscp_to_tc_map"] for entry in port_qos.values()} == {"ROCE"}
+    assert set(config["PFC_WD"]) == set(config["PORT"])
+
+
+@pytest.mark.parametrize(("inventory", "switch"), ROCE_SONIC)
+def test_sonic_marks_ecn_on_the_roce_queue(inventory, switch):
+    config = config_db(inventory, switch)
+    profiles = {key.split("|")[1]: value.get("wred_profile") for key, value in config["QUEUE"].items()}
+    assert {queue for queue, profile in profiles.items() if profile} == {"3"}
+    wred = config["WRED_PROFILE"]["ROCE_LOSSLESS"]
+    assert (wred["ecn"], wred["green_min_threshold"], wred["green_max_threshold"], wred["green_drop_probability"]) \
+        == ("ecn_all", "150000", "1500000", "100")
+    assert config["SCHEDULER"]["CNP_STRICT"]["type"] == "STRICT"
+    assert {key: v["scheduler"] for key, v in config["QUEUE"].items() if key.endswith("|6")} \
+        == {key: "CNP_STRICT" for key in config["QUEUE"] if key.endswith("|6")}
+
+
+@pytest.mark.parametrize(("inventory", "switch"), [("lab", "su01-stor-leaf-1"), ("lab", "stor-spine-01"),
+                                                   ("superpod-4su", "su01-stor-leaf-1")])
+def test_sonic_non_roce_planes_carry_no_lossless_tables(inventory, switch):
+    assert not set(QOS_TABLES) & set(config_db(inventory, switch))
+
+
+def test_cumulus_roce_plane_spells_out_the_intent():
+    qos = nvue(rendered("lab-cumulus-roce")["switches/su01-leaf-rail0/startup.yaml"])["qos"]
+    assert qos["roce"] == {"enable": "on", "mode": "lossless"}
+    assert qos["mapping"]["default-global"]["dscp"] == {"26": {"switch-priority": 3}, "48": {"switch-priority": 6}}
+    assert set(qos["pfc"]["default-global"]["switch-priority"]) == {"3"}
+    ecn = qos["congestion-control"]["default-global"]["traffic-class"]
+    assert set(ecn) == {"3"}
+    assert (ecn["3"]["min-threshold"], ecn["3"]["max-threshold"]) == (150000, 1500000)
+    assert qos["egress-scheduler"]["default-global"]["traffic-class"]["6"] == {"mode": "strict"}
+
+
+def test_cumulus_non_roce_plane_has_no_qos():
+    text = example("roce-128gpu")[2]["switches/su01-stor-leaf-1/startup.yaml"]
+    assert "qos" not in nvue(text)
+
+
+def test_eos_maps_dscp_26_to_tc_3_and_pfc_no_drop_on_3_only():
+    text = rendered("lab-eos")["switches/su01-leaf-rail0/running-config"]
+    assert "qos map dscp 26 to traffic-class 3\n" in text
+    assert set(re.findall(r"priority-flow-control priority (\d) no-drop", text)) == {"3"}
+    assert set(re.findall(r"uc-tx-queue (\d)", text)) == {"3"}
+    interfaces = text.count("\ninterface Ethernet")
+    assert text.count("   qos trust dscp\n") == interfaces
+    assert "priority-flow-control pause watchdog default timeout 0.2" in text
