@@ -626,3 +626,55 @@ def test_transient_throttle_is_info_and_counters_are_quoted():
     assert th["0"]["severity"] == "info" and th["0"]["share"] == pytest.approx(0.01)
     assert th["1"]["severity"] == "warning"
     assert "sw_power_cap 29.5 s" in th["1"]["message"]
+
+
+def test_reevaluate_recorded_report_against_another_spec(tmp_path):
+    from clusterforge.verify.gpu.runner import accept_main
+
+    m = _with_eff(good_measurements())
+    s = spec()
+    src = tmp_path / "old"
+    write_report({"spec": s.model_dump(mode="json"), "measurements": m, "evaluation": evaluate(m, s)}, src)
+    assert accept_main({"gpu": H200_GPU}, tmp_path / "same", reevaluate_from=str(src / "report.json")) == 0
+    stricter = {"gpu": H200_GPU, "thresholds": {"busbw_floor_gbps": 400}}
+    assert accept_main(stricter, tmp_path / "new", reevaluate_from=str(src / "report.json")) == 1
+    data = json.loads((tmp_path / "new" / "report.json").read_text())
+    assert data["evaluation"]["failed"] == ["allreduce.busbw[4 GiB]"]
+    assert data["reevaluated"]["previous_failed"] == []
+    assert data["measurements"] == json.loads((src / "report.json").read_text())["measurements"]
+
+
+@pytest.mark.parametrize(
+    ("declared", "reported", "ok"),
+    [
+        ("H200", "NVIDIA H200", True),
+        ("H200-SXM5-141GB", "NVIDIA H200", True),  # the catalog's spelling
+        ("H100-SXM5-80GB", "NVIDIA H100 80GB HBM3", True),
+        ("NVIDIA H100 80GB HBM3", "NVIDIA H100 80GB HBM3", True),
+        ("H100-SXM5-80GB", "NVIDIA H100 PCIe", False),  # form factor
+        ("H100-NVL", "NVIDIA H100 80GB HBM3", False),
+        ("H100-SXM5-80GB", "NVIDIA H100 94GB HBM2e", False),  # memory
+        ("H200", "NVIDIA H100 80GB HBM3", False),  # family
+        ("H20", "NVIDIA H200", False),
+        ("A100-SXM4-80GB", "NVIDIA A100-SXM4-80GB", True),
+        ("", "NVIDIA H200", False),
+    ],
+)
+def test_gpu_model_matching(declared, reported, ok):
+    from clusterforge.verify.gpu.evaluate import gpu_model_matches
+
+    assert gpu_model_matches(declared, reported) is ok
+
+
+def test_spec_from_shipped_device_inventories():
+    """The lent machines' declarations (inventory/device-h200x*.yaml) give the acceptance specs."""
+    import pathlib
+
+    model = pytest.importorskip("clusterforge.model.loader")
+    root = pathlib.Path(__file__).resolve().parents[2]
+    for name, count in (("device-h200x1", 1), ("device-h200x2", 2)):
+        cluster, _ = model.load_cluster(root / "inventory" / f"{name}.yaml")
+        server = cluster.catalog.servers[cluster.scalable_units[0].server_model]
+        s = AcceptanceSpec.from_dict(server.model_dump(mode="json"))
+        assert s.gpu_count == count and s.gpu_model == "H200"
+        assert s.tflops_dense.get("bf16") == 989.4

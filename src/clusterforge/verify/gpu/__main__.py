@@ -41,6 +41,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-scaling", action="store_true")
     p.add_argument("--scaling-steps", type=int, default=20)
     p.add_argument("--tokens-per-gpu", type=int, default=8192)
+    p.add_argument(
+        "--reevaluate", default=None, metavar="REPORT_JSON", help="no measuring: evaluate an earlier report.json again"
+    )
     p.add_argument("--membw-gib", type=float, default=4.0, help="copy buffer size in GiB")
     return p
 
@@ -74,6 +77,7 @@ def main(argv: list[str] | None = None) -> int:
         scaling_steps=a.scaling_steps,
         tokens_per_gpu=a.tokens_per_gpu,
         membw_bytes=int(a.membw_gib * metrics.GIB),
+        reevaluate_from=a.reevaluate,
     )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import platform
+import re
 import shutil
 import socket
 import subprocess
@@ -67,6 +68,9 @@ def _run(argv: list[str], timeout: float = 60) -> tuple[int, str]:
         return -1, f"{type(exc).__name__}: {exc}"
 
 
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
 def nvidia_smi_texts() -> dict[str, str]:
     """Raw ``nvidia-smi topo -m``, ``-q`` and ``nvlink --status`` output, for the record."""
     out = {}
@@ -76,6 +80,7 @@ def nvidia_smi_texts() -> dict[str, str]:
         ("nvlink", ["nvidia-smi", "nvlink", "--status"]),
     ):
         rc, text = _run(argv)
+        text = _ANSI.sub("", text)  # topo -m underlines its header with terminal escapes
         out[key] = text if rc == 0 else f"(exit {rc})\n{text}"
     return out
 

@@ -210,16 +210,35 @@ def run_acceptance(
     return rep
 
 
+def reevaluate(report_path: str | os.PathLike, spec: AcceptanceSpec, out_dir: str | os.PathLike) -> dict:
+    """Evaluate the measurements of an earlier report against ``spec`` again (no GPU needed)."""
+    import json
+
+    with open(report_path) as f:
+        old = json.load(f)
+    rep = dict(old)
+    rep["spec"] = spec.model_dump(mode="json")
+    rep["evaluation"] = evaluate(old["measurements"], spec)
+    rep["reevaluated"] = {
+        "at": _now(),
+        "from": str(report_path),
+        "previous_failed": old.get("evaluation", {}).get("failed"),
+    }
+    report.write_report(rep, out_dir)
+    return rep
+
+
 def accept_main(spec_dict: Mapping[str, Any], out_dir: str | os.PathLike, **opts: Any) -> int:
     """Entry point for the CLI: 0 = all checks passed, 1 = a check failed, 2 = no GPU / bad spec."""
     thresholds = opts.pop("thresholds", None)
+    reevaluate_from = opts.pop("reevaluate_from", None)
     try:
         spec = AcceptanceSpec.from_dict(spec_dict, thresholds=thresholds)
     except ValueError as exc:
         print(f"accept: invalid spec: {exc}", file=sys.stderr)
         return 2
     try:
-        rep = run_acceptance(spec, out_dir, **opts)
+        rep = reevaluate(reevaluate_from, spec, out_dir) if reevaluate_from else run_acceptance(spec, out_dir, **opts)
     except NoGpuError as exc:
         print(f"accept: {exc}", file=sys.stderr)
         return 2
