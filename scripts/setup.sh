@@ -15,7 +15,7 @@ say() { printf 'setup: %s\n' "$*"; }
 lab=yes
 [[ "${1:-}" == "--no-lab" ]] && lab=no
 
-packages=(debootstrap systemd-container frr iproute2 openssh-client python3-venv chromium ca-certificates)
+packages=(debootstrap systemd-container frr iproute2 openssh-client python3-venv chromium fonts-dejavu-core ca-certificates)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

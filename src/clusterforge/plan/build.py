@@ -133,17 +133,31 @@ def _fabric_summaries(ctx: Context, devices: list[Device], links: list) -> dict[
     link_count = Counter(link.plane for link in links)
     out: dict[str, FabricSummary] = {}
     d = ctx.data
-    ratios = {"leaf": round(d.leaf_ratio, 3)}
-    if d.tiers == 3:
-        ratios["spine"] = round(d.spine_ratio, 3)
+    down: Counter = Counter()
+    up: Counter = Counter()
+    for link in links:  # a is the child end, b the parent end of every link
+        down[(link.plane, link.b.device)] += link.speed_gbps
+        up[(link.plane, link.a.device)] += link.speed_gbps
+    kinds = {device.name: device.kind for device in devices}
     for plane_name in ("data", "storage", "management", "oob"):
         plane = spec.networks.plane(plane_name)
-        if plane_name == "data":
-            tiers, plane_ratios = d.tiers, ratios
-        elif plane_name == "storage":
-            tiers, plane_ratios = 2, {"leaf": round(ctx.storage.leaf_ratio, 3)}
-        else:
-            tiers, plane_ratios = 2, {}
+        reserved_gbps = 0
+        if plane_name == "data" and plane.leaf_model:
+            reserved_gbps = plane.reserved_leaf_ports * spec.catalog.switches[plane.leaf_model].speed_gbps
+        plane_ratios: dict[str, float] = {}
+        for (p, name), up_gbps in up.items():
+            tier = kinds.get(name)
+            if p != plane_name or tier not in ("leaf", "spine") or not up_gbps:
+                continue
+            ratio = (down[(p, name)] + (reserved_gbps if tier == "leaf" else 0)) / up_gbps
+            plane_ratios[tier] = round(max(plane_ratios.get(tier, 0.0), ratio), 3)
+        if plane_name in ("data", "storage"):
+            worst = max(plane_ratios.values(), default=0.0)
+            if worst > plane.oversubscription + 1e-9:
+                raise PlanError([(("networks", plane_name, "oversubscription"),
+                                  f"achieved oversubscription {worst:g}:1 exceeds the declared"
+                                  f" {plane.oversubscription:g}:1 ({plane_ratios})")])
+        tiers = d.tiers if plane_name == "data" else 2
         leaves = by_plane[(plane_name, "leaf")]
         out[plane_name] = FabricSummary(
             plane_name, plane.transport, plane.nos, tiers, leaves, by_plane[(plane_name, "spine")],
