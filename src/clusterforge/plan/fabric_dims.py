@@ -41,6 +41,7 @@ class DataDims:
 
 def _spine_count(total_uplinks_per_leaf: int, leaves: int, spine_ports: int, minimum: int) -> int | None:
     """Smallest spine count dividing the leaf uplinks with every leaf reaching every spine."""
+    minimum = min(minimum, total_uplinks_per_leaf)  # a leaf with 1 uplink reaches 1 spine
     for spines in range(1, total_uplinks_per_leaf + 1):
         if total_uplinks_per_leaf % spines or spines < minimum:
             continue
