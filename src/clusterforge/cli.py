@@ -42,9 +42,16 @@ def _load(path: Path):
 @app.command()
 def validate(file: Path = typer.Argument(..., help="inventory YAML")) -> None:
     """Validate a declaration: exit 0, or 1 with FILE:LINE:COL: field: message lines on stderr."""
+    from clusterforge.plan.fabric_checks import check_fabric
+
     spec, plan, _ = _load(file)
     for warning in plan.warnings:
         err.print(f"warning: {warning}", markup=False, highlight=False, soft_wrap=True)
+    problems = check_fabric(plan)
+    for problem in problems:
+        err.print(f"{file}:1:1: fabric: {problem}", markup=False, highlight=False, soft_wrap=True)
+    if problems:
+        raise typer.Exit(1)
     out.print(f"{file}: ok — {plan.summary['servers']} servers, {plan.summary['gpus']} GPUs,"
               f" {plan.summary['racks']} racks, {plan.summary['power_kw']} kW", markup=False, highlight=False)
 

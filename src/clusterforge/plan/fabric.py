@@ -213,7 +213,9 @@ def plan_storage_fabric(ctx: Context, sw: SwitchBuilder, units: list[ScalableUni
                     up_speed))
         for slot in slots[su]:
             server = servers[slot.name]
-            bond = next(i for i in server.interfaces if i.plane == "storage")
+            bond = next((i for i in server.interfaces if i.plane == "storage"), None)
+            if bond is None:
+                continue
             for k, member in enumerate(bond.members[: dims.leaves_per_su]):
                 leaf = storage_leaf(su, k)
                 pname = _pname(ctx, "storage", leaf_model, slot.node - 1)
@@ -315,7 +317,9 @@ def plan_access_planes(ctx: Context, sw: SwitchBuilder, units: list[ScalableUnit
                                       decl.mtu, cable_class(rack, sw.meta[agg]["rack"], speed), tier="tor-agg"))
             for slot in slots[su]:
                 server = servers[slot.name]
-                iface = next(i for i in server.interfaces if i.plane == plane)
+                iface = next((i for i in server.interfaces if i.plane == plane), None)
+                if iface is None:
+                    continue
                 tor = (mgmt_tor if plane == "management" else oob_tor)(slot.rack_name)
                 speed = min(iface.speed_gbps or tor_model.speed_gbps, tor_model.speed_gbps)
                 tor_port = _pname(ctx, plane, decl.leaf_model, slot.slot - 1)

@@ -50,24 +50,27 @@ def server_device(ctx: Context, unit: ScalableUnit, slot: NodeSlot) -> Device:
     pools = ctx.pools
     mgmt_block = pools.su_block("management", slot.su)
     stor_block = pools.su_block("storage", slot.su)
-    interfaces: list[Interface] = [
-        Interface(nic_name(model.nics.management.names, "mgmt", 0), "management",
-                  pools.node("management", slot.su, slot.node), nets.management.mtu, nets.management.vlan,
-                  gateway=mgmt_block.gateway(), speed_gbps=model.nics.management.speed_gbps),
-        Interface("bond0", "storage", pools.node("storage", slot.su, slot.node), nets.storage.mtu,
-                  nets.storage.vlan, gateway=stor_block.gateway(),
-                  members=tuple(nic_name(model.nics.storage.names, "stor", i)
-                                for i in range(model.nics.storage.count)),
-                  speed_gbps=model.nics.storage.speed_gbps),
-    ]
+    interfaces: list[Interface] = []
+    if model.nics.management.count:
+        interfaces.append(Interface(
+            nic_name(model.nics.management.names, "mgmt", 0), "management",
+            pools.node("management", slot.su, slot.node), nets.management.mtu, nets.management.vlan,
+            gateway=mgmt_block.gateway(), speed_gbps=model.nics.management.speed_gbps))
+    if model.nics.storage.count:
+        interfaces.append(Interface(
+            "bond0", "storage", pools.node("storage", slot.su, slot.node), nets.storage.mtu, nets.storage.vlan,
+            gateway=stor_block.gateway(),
+            members=tuple(nic_name(model.nics.storage.names, "stor", i) for i in range(model.nics.storage.count)),
+            speed_gbps=model.nics.storage.speed_gbps))
     for rail in range(model.nics.data.count):
         host_ip, leaf_ip = pools.data_nic(slot.su, slot.node, rail)
         interfaces.append(Interface(nic_name(model.nics.data.names, "rail", rail), "data", host_ip, nets.data.mtu,
                                     None, peer_ip=leaf_ip.split("/")[0] if leaf_ip else None, rail=rail,
                                     speed_gbps=model.nics.data.speed_gbps))
-    interfaces.append(Interface("bmc", "oob", pools.node("oob", slot.su, slot.node), nets.oob.mtu, nets.oob.vlan,
-                                gateway=pools.su_block("oob", slot.su).gateway(),
-                                speed_gbps=model.nics.oob.speed_gbps))
+    if model.nics.oob.count:
+        interfaces.append(Interface("bmc", "oob", pools.node("oob", slot.su, slot.node), nets.oob.mtu, nets.oob.vlan,
+                                    gateway=pools.su_block("oob", slot.su).gateway(),
+                                    speed_gbps=model.nics.oob.speed_gbps))
     return Device(
         name=slot.name, kind="server", model=unit.server_model, su=slot.su, rack=slot.rack_name,
         ru=1 + (slot.slot - 1) * model.height_u, height_u=model.height_u, power_w=model.max_draw_w,
