@@ -1,0 +1,162 @@
+"""Drive playbooks/site.yml with ansible-runner and report the outcome per host.
+
+ansible-runner is what AWX / Ansible Automation Platform execute playbooks with, so the
+same project directory, inventory and extra vars work unchanged on AWX execution nodes.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import ansible_runner
+
+__all__ = ["DEFAULT_PLAYBOOKS_DIR", "ProvisionResult", "run_site"]
+
+DEFAULT_PLAYBOOKS_DIR = Path(__file__).resolve().parents[3] / "playbooks"
+SITE_PLAYBOOK = "site.yml"
+# ansible-runner's stats keys -> the names reported per host.
+_STAT_KEYS = {
+    "ok": "ok",
+    "changed": "changed",
+    "failures": "failed",
+    "dark": "unreachable",
+    "skipped": "skipped",
+    "rescued": "rescued",
+    "ignored": "ignored",
+}
+_FAILURE_MESSAGE_MAX_CHARS = 2000
+
+
+@dataclass(frozen=True)
+class ProvisionResult:
+    """What one run of the site playbook did, host by host."""
+
+    ok: bool
+    changed_per_host: dict[str, int]
+    # host -> "<task name>: <module message>" for the first task that failed there.
+    failed_hosts: dict[str, str]
+    unreachable_hosts: list[str]
+    # host -> {ok, changed, failed, unreachable, skipped, rescued, ignored}
+    stats: dict[str, dict[str, int]]
+    rc: int = 0
+    status: str = ""
+    duration_s: float = 0.0
+    artifact_dir: Path | None = None
+    unreachable_messages: dict[str, str] = field(default_factory=dict)
+
+
+def run_site(
+    inventory_path: Path,
+    private_data_dir: Path,
+    limit: str | Iterable[str] | None = None,
+    tags: str | Iterable[str] | None = None,
+    extravars: Mapping[str, Any] | None = None,
+    ssh_config: Path | None = None,
+    *,
+    playbooks_dir: Path = DEFAULT_PLAYBOOKS_DIR,
+    skip_tags: str | Iterable[str] | None = None,
+) -> ProvisionResult:
+    """Run playbooks/site.yml against ``inventory_path`` and collect per-host results.
+
+    ``private_data_dir`` receives ansible-runner's artifacts (events, stdout, rc).
+    ``ssh_config`` is passed to every ssh/scp/sftp call as ``-F``.
+    """
+    playbooks_dir = Path(playbooks_dir).resolve()
+    private_data_dir = Path(private_data_dir).resolve()
+    private_data_dir.mkdir(parents=True, exist_ok=True)
+    envvars = _environment(playbooks_dir, ssh_config)
+
+    started = time.monotonic()
+    run = ansible_runner.run(
+        private_data_dir=str(private_data_dir),
+        project_dir=str(playbooks_dir),
+        playbook=SITE_PLAYBOOK,
+        inventory=str(Path(inventory_path).resolve()),
+        limit=_join(limit),
+        tags=_join(tags),
+        skip_tags=_join(skip_tags),
+        extravars=dict(extravars or {}),
+        envvars=envvars,
+        quiet=True,
+        rotate_artifacts=20,
+    )
+    duration_s = time.monotonic() - started
+    return _result(run, duration_s)
+
+
+def _environment(playbooks_dir: Path, ssh_config: Path | None) -> dict[str, str]:
+    env = {
+        "ANSIBLE_CONFIG": str(playbooks_dir / "ansible.cfg"),
+        "ANSIBLE_ROLES_PATH": str(playbooks_dir.parent / "roles"),
+        # ansible-runner appends its own callback directory to this one.
+        "ANSIBLE_CALLBACK_PLUGINS": str(playbooks_dir / "callback_plugins"),
+        # ansible-playbook lives next to the interpreter running us (a venv need not be active).
+        "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
+    }
+    if ssh_config is not None:
+        env["ANSIBLE_SSH_COMMON_ARGS"] = f"-F {Path(ssh_config).resolve()}"
+    return env
+
+
+def _join(value: str | Iterable[str] | None) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value
+    return ",".join(value)
+
+
+def _result(run: Any, duration_s: float) -> ProvisionResult:
+    raw_stats: dict[str, dict[str, int]] = run.stats or {}
+    hosts = sorted({host for key in _STAT_KEYS for host in raw_stats.get(key, {})})
+    stats = {
+        host: {name: int(raw_stats.get(key, {}).get(host, 0)) for key, name in _STAT_KEYS.items()} for host in hosts
+    }
+    failed_hosts: dict[str, str] = {}
+    unreachable_messages: dict[str, str] = {}
+    for event in run.events:
+        kind = event.get("event")
+        data = event.get("event_data", {})
+        host = data.get("host")
+        if not host:
+            continue
+        if kind == "runner_on_failed" and not data.get("ignore_errors"):
+            failed_hosts.setdefault(host, _failure_message(data))
+        elif kind == "runner_on_unreachable":
+            unreachable_messages.setdefault(host, _failure_message(data))
+    # A host can be unreachable in stats without an event (e.g. a dark host at gather time).
+    unreachable_hosts = sorted(set(unreachable_messages) | {h for h, s in stats.items() if s["unreachable"]})
+    for host, counts in stats.items():
+        if counts["failed"] and host not in failed_hosts:
+            failed_hosts[host] = "failed (no failure event recorded)"
+    ok = run.rc == 0 and run.status == "successful" and not failed_hosts and not unreachable_hosts
+    return ProvisionResult(
+        ok=ok,
+        changed_per_host={host: counts["changed"] for host, counts in stats.items()},
+        failed_hosts=failed_hosts,
+        unreachable_hosts=unreachable_hosts,
+        stats=stats,
+        rc=int(run.rc) if run.rc is not None else -1,
+        status=str(run.status),
+        duration_s=duration_s,
+        artifact_dir=Path(run.config.artifact_dir) if getattr(run, "config", None) else None,
+        unreachable_messages=unreachable_messages,
+    )
+
+
+def _failure_message(event_data: Mapping[str, Any]) -> str:
+    result = event_data.get("res") or {}
+    parts = [str(result.get("msg", "")).strip()]
+    for key in ("stderr", "module_stderr"):
+        text = str(result.get(key, "") or "").strip()
+        if text and text not in parts[0]:
+            parts.append(text)
+    message = " | ".join(p for p in parts if p) or "failed without a message"
+    task = event_data.get("task") or "?"
+    return f"{task}: {message}"[:_FAILURE_MESSAGE_MAX_CHARS]

@@ -1,0 +1,211 @@
+"""The k8s_gpu and dcgm_exporter roles render manifests that real Kubernetes schemas accept.
+
+The roles run for real (ansible-playbook, local connection) into a temporary directory;
+every rendered document is validated offline with kubernetes-validate in strict mode.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+kubernetes_validate = pytest.importorskip("kubernetes_validate")
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+KUBERNETES_VERSION = "1.31"
+TEAMS = [{"name": "team-vision", "gpus": 16}, {"name": "team-llm", "gpus": 64}]
+NODES = [
+    {"name": "su01-r01-gpu01", "gpu_model": "H200", "gpu_count": 8},
+    {"name": "su01-r01-gpu02", "gpu_model": "H200", "gpu_count": 8},
+]
+TIME_SLICING_REPLICAS = 4
+
+RENDER_PLAYBOOK = """
+- name: Render the GPU manifests for validation.
+  hosts: localhost
+  connection: local
+  gather_facts: true
+  roles:
+    - k8s_gpu
+    - dcgm_exporter
+"""
+
+
+def _render(out_dir: Path, extravars: dict) -> Path:
+    manifest_dir = out_dir / "manifests"
+    playbook = out_dir / "render.yml"
+    playbook.write_text(RENDER_PLAYBOOK)
+    varsfile = out_dir / "vars.json"
+    varsfile.write_text(
+        json.dumps(
+            {
+                "k8s_gpu_manifest_dir": str(manifest_dir),
+                "dcgm_exporter_manifest_dir": str(manifest_dir),
+                "dcgm_exporter_host_service_enabled": False,
+                "k8s_gpu_kubernetes_version": KUBERNETES_VERSION,
+                # The control node's own interpreter: discovery may pick a broken shim.
+                "ansible_python_interpreter": sys.executable,
+                **extravars,
+            }
+        )
+    )
+    env = {
+        **os.environ,
+        "ANSIBLE_CONFIG": str(REPO_ROOT / "playbooks" / "ansible.cfg"),
+        "ANSIBLE_ROLES_PATH": str(REPO_ROOT / "roles"),
+        "ANSIBLE_LOCAL_TEMP": str(out_dir / "ansible-tmp"),
+        "ANSIBLE_HOME": str(out_dir / "ansible-home"),
+    }
+    played = subprocess.run(
+        [
+            str(Path(sys.executable).parent / "ansible-playbook"),
+            "-i",
+            "localhost,",
+            str(playbook),
+            "-e",
+            f"@{varsfile}",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert played.returncode == 0, played.stdout + played.stderr
+    return manifest_dir
+
+
+@pytest.fixture(scope="module")
+def full_manifests(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Device plugin with time-slicing, team quotas and node manifests."""
+    return _render(
+        tmp_path_factory.mktemp("k8s-full"),
+        {"k8s_gpu_teams": TEAMS, "k8s_gpu_nodes": NODES, "k8s_gpu_time_slicing_replicas": TIME_SLICING_REPLICAS},
+    )
+
+
+@pytest.fixture(scope="module")
+def plain_manifests(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Role defaults: device plugin and RuntimeClass only."""
+    return _render(tmp_path_factory.mktemp("k8s-plain"), {})
+
+
+def _documents(manifest_dir: Path) -> list[tuple[str, dict]]:
+    docs = []
+    for path in sorted(manifest_dir.rglob("*.yaml")):
+        if path.name == "gpu-operator-values.yaml":
+            continue  # Helm values, not a Kubernetes object
+        for doc in yaml.safe_load_all(path.read_text()):
+            if doc:
+                docs.append((str(path.relative_to(manifest_dir)), doc))
+    return docs
+
+
+def _kinds(manifest_dir: Path) -> list[str]:
+    return sorted(doc["kind"] for _, doc in _documents(manifest_dir))
+
+
+def test_full_render_has_every_expected_object(full_manifests: Path) -> None:
+    assert _kinds(full_manifests) == sorted(
+        ["RuntimeClass", "ConfigMap", "DaemonSet"]
+        + ["Namespace", "ResourceQuota"] * len(TEAMS)
+        + ["Node"] * len(NODES)
+        + ["Namespace", "ConfigMap", "DaemonSet", "Service"]  # dcgm-exporter
+    )
+
+
+def test_plain_render_has_device_plugin_runtimeclass_and_dcgm(plain_manifests: Path) -> None:
+    assert _kinds(plain_manifests) == sorted(
+        ["RuntimeClass", "DaemonSet", "Namespace", "ConfigMap", "DaemonSet", "Service"]
+    )
+
+
+@pytest.mark.parametrize("fixture_name", ["full_manifests", "plain_manifests"])
+def test_every_manifest_validates_against_the_kubernetes_schema(
+    fixture_name: str, request: pytest.FixtureRequest
+) -> None:
+    manifest_dir = request.getfixturevalue(fixture_name)
+    errors = []
+    for name, doc in _documents(manifest_dir):
+        try:
+            kubernetes_validate.validate(doc, KUBERNETES_VERSION, strict=True)
+        except kubernetes_validate.ValidationError as exc:
+            errors.append(f"{name} {doc.get('kind')}/{doc.get('metadata', {}).get('name')}: {exc.message}")
+    assert errors == []
+
+
+def test_validator_rejects_a_broken_manifest(full_manifests: Path) -> None:
+    """Guard against a vacuous validation: a mistyped field must fail."""
+    _, daemonset = next((n, d) for n, d in _documents(full_manifests) if d["kind"] == "DaemonSet")
+    daemonset["spec"]["template"]["spec"]["tolerationz"] = []
+    with pytest.raises(kubernetes_validate.ValidationError):
+        kubernetes_validate.validate(daemonset, KUBERNETES_VERSION, strict=True)
+
+
+def test_resource_quotas_limit_only_requests_nvidia_com_gpu(full_manifests: Path) -> None:
+    quotas = {
+        d["metadata"]["namespace"]: d["spec"]["hard"]
+        for _, d in _documents(full_manifests)
+        if d["kind"] == "ResourceQuota"
+    }
+    assert quotas == {team["name"]: {"requests.nvidia.com/gpu": str(team["gpus"])} for team in TEAMS}
+
+
+def test_runtime_class_nvidia_uses_handler_nvidia(full_manifests: Path) -> None:
+    (runtime_class,) = [d for _, d in _documents(full_manifests) if d["kind"] == "RuntimeClass"]
+    assert (runtime_class["metadata"]["name"], runtime_class["handler"]) == ("nvidia", "nvidia")
+
+
+def test_time_slicing_config_shares_each_gpu(full_manifests: Path) -> None:
+    (config_map,) = [
+        d
+        for _, d in _documents(full_manifests)
+        if d["kind"] == "ConfigMap" and d["metadata"]["name"] == "nvidia-device-plugin-config"
+    ]
+    config = yaml.safe_load(config_map["data"]["config.yaml"])
+    assert config["version"] == "v1"
+    assert config["sharing"]["timeSlicing"]["resources"] == [
+        {"name": "nvidia.com/gpu", "replicas": TIME_SLICING_REPLICAS}
+    ]
+
+
+def test_device_plugin_reads_the_time_slicing_config(full_manifests: Path) -> None:
+    (daemonset,) = [
+        d
+        for _, d in _documents(full_manifests)
+        if d["kind"] == "DaemonSet" and d["metadata"]["name"] == "nvidia-device-plugin-daemonset"
+    ]
+    pod = daemonset["spec"]["template"]["spec"]
+    env = {e["name"]: e["value"] for e in pod["containers"][0]["env"]}
+    assert env["CONFIG_FILE"] == "/config/config.yaml"
+    assert {"name": "config", "configMap": {"name": "nvidia-device-plugin-config"}} in pod["volumes"]
+
+
+def test_gpu_nodes_get_label_and_taint(full_manifests: Path) -> None:
+    nodes = {d["metadata"]["name"]: d for _, d in _documents(full_manifests) if d["kind"] == "Node"}
+    assert sorted(nodes) == sorted(n["name"] for n in NODES)
+    for node in nodes.values():
+        assert node["metadata"]["labels"]["nvidia.com/gpu.present"] == "true"
+        assert node["spec"]["taints"] == [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]
+
+
+def test_dcgm_metrics_cover_utilisation_memory_temperature_power_and_nvlink(full_manifests: Path) -> None:
+    (config_map,) = [
+        d
+        for _, d in _documents(full_manifests)
+        if d["kind"] == "ConfigMap" and d["metadata"]["name"] == "dcgm-exporter-metrics"
+    ]
+    fields = {line.split(",")[0].strip() for line in config_map["data"]["clusterforge-counters.csv"].splitlines()}
+    assert {
+        "DCGM_FI_DEV_GPU_UTIL",
+        "DCGM_FI_DEV_FB_USED",
+        "DCGM_FI_DEV_GPU_TEMP",
+        "DCGM_FI_DEV_POWER_USAGE",
+        "DCGM_FI_PROF_NVLINK_TX_BYTES",
+        "DCGM_FI_PROF_NVLINK_RX_BYTES",
+    } <= fields
