@@ -1,0 +1,202 @@
+"""`clusterforge verify` (testinfra host checks) and `clusterforge accept` (GPU acceptance benchmarks).
+
+Exit codes as in clusterforge.cli: 0 ok, 1 the cluster (or declaration) is wrong, 2 usage error,
+3 environment problem (checks cannot run, torch missing). `accept` passes the acceptance
+suite's own code through: 0 passed, 1 a check failed, 2 no GPU or bad spec.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import importlib
+import importlib.util
+import json
+import sys
+import tempfile
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+__all__ = ["gpu_spec_for", "register"]
+
+out = Console() if sys.stdout.isatty() else Console(width=200)
+err = Console(stderr=True)
+
+
+class VerifyTarget(str, Enum):
+    lab = "lab"
+    ssh = "ssh"
+    local = "local"
+
+
+def _say(console: Console, text: str) -> None:
+    console.print(text, markup=False, highlight=False, soft_wrap=True)
+
+
+def _usage(message: str) -> None:
+    _say(err, f"error: {message}")
+    raise typer.Exit(2)
+
+
+def results_table(result) -> Table:
+    table = Table(title=f"host checks ({result.target})", title_justify="left")
+    table.add_column("host")
+    table.add_column("passed", justify="right", style="green")
+    table.add_column("failed", justify="right", style="red")
+    table.add_column("skipped", justify="right", style="yellow")
+    for host, hr in result.per_host.items():
+        table.add_row(host, str(hr.passed), str(hr.failed), str(hr.skipped))
+    table.add_row("total", str(result.passed), str(result.failed), str(result.skipped), style="bold")
+    return table
+
+
+def verify(
+    inventory: Path = typer.Argument(..., help="inventory YAML (the cluster declaration)"),
+    target: VerifyTarget = typer.Option(VerifyTarget.lab, "--target", "-t",
+                                        help="lab: the local lab's hosts; ssh: the real hosts; local: this machine"),
+    host: list[str] = typer.Option([], "--host", "-H", help="check only this host (repeatable); local: required"),
+    json_path: Path | None = typer.Option(None, "--json", help="write the JSON report here"),
+    ssh_config: Path | None = typer.Option(None, "--ssh-config", help="OpenSSH config (default: the lab's for lab)"),
+    check: list[str] = typer.Option(
+        [], "--check", "-k",
+        help="only these check modules (repeatable): kernel, driver, cuda, fabricmanager, container_runtime, "
+             "network, roce, mounts, time"),
+    workers: int | None = typer.Option(
+        None, "--workers", "-n", help="parallel pytest workers (default: one per 8 hosts, at most one per CPU, 8)"),
+    show_skips: bool = typer.Option(False, "--show-skips", help="also list every skipped check with its reason"),
+) -> None:
+    """Check hosts against the rendered inventory with testinfra; exit 1 on any failed check."""
+    from clusterforge.cli import _load
+    from clusterforge.render import render_all, write_tree
+    from clusterforge.verify.runner import CONCERNS, VerifyError, run_checks
+
+    unknown = [c for c in check if c not in CONCERNS]
+    if unknown:
+        _usage(f"unknown --check {', '.join(unknown)}; choose from {', '.join(CONCERNS)}")
+    if target is VerifyTarget.local and len(host) != 1:
+        _usage("--target local checks this machine against one inventory host: pass --host NAME")
+    spec, plan, _ = _load(inventory)
+    servers = {d.name for d in plan.devices if d.kind in ("server", "storage")}
+    missing = [h for h in host if h not in servers]
+    if missing:
+        _usage(f"not a server of {inventory}: {', '.join(missing)}")
+    with tempfile.TemporaryDirectory(prefix="cf-verify-render-") as tmp:
+        rendered = Path(tmp) / "rendered"
+        write_tree(rendered, render_all(spec, plan))
+        try:
+            result = run_checks(rendered, target.value, list(host) or None, ssh_config, json_path,
+                                concerns=list(check) or None, workers=workers)
+        except VerifyError as exc:
+            _say(err, f"verify: {exc}")
+            raise typer.Exit(3) from None
+    out.print(results_table(result))
+    for host_name, hr in result.per_host.items():
+        for f in hr.failures:
+            _say(out, f"FAIL {host_name} {f['test']}: {f['message']}")
+        if show_skips:
+            for s in hr.skips:
+                _say(out, f"skip {host_name} {s['test']}: {s['message']}")
+    for problem in result.errors:
+        _say(err, f"error: {problem}")
+    if json_path:
+        _say(err, f"report: {json_path}")
+    if not result.ok:
+        raise typer.Exit(1)
+
+
+def gpu_spec_for(spec, plan, *, host: str | None = None, model: str | None = None) -> tuple[str, dict[str, Any]]:
+    """(catalog model name, acceptance spec dict) for a planned server or a catalog server model.
+
+    The dict is the catalog's ``gpu`` mapping (model, count, tflops_dense) as
+    ``clusterforge.verify.gpu`` takes it. Raises LookupError naming what is missing.
+    """
+    if (host is None) == (model is None):
+        raise ValueError("pass exactly one of host or model")
+    if host is not None:
+        device = next((d for d in plan.devices if d.name == host), None)
+        if device is None or device.kind != "server":
+            raise LookupError(f"no GPU server {host!r} in the plan")
+        model = device.model
+    server = spec.catalog.servers.get(model)
+    if server is None:
+        raise LookupError(f"no server model {model!r} in the catalog ({', '.join(sorted(spec.catalog.servers))})")
+    gpu = server.gpu
+    if gpu is None or gpu.count == 0:
+        raise LookupError(f"server model {model!r} has no GPUs")
+    return model, {"gpu": {"model": gpu.model, "count": gpu.count,
+                           "tflops_dense": gpu.tflops_dense.model_dump(mode="json")}}
+
+
+def _accept_main():
+    """The acceptance entry point, or None with the reason when this machine cannot run it."""
+    if importlib.util.find_spec("torch") is None:
+        return None, "torch is not installed here: pip install 'clusterforge[gpu]' (torch, nvidia-ml-py)"
+    try:
+        module = importlib.import_module("clusterforge.verify.gpu.runner")
+    except ImportError as exc:
+        return None, f"the GPU acceptance suite cannot be imported: {exc}"
+    return module.accept_main, ""
+
+
+def accept(
+    inventory: Path = typer.Argument(..., help="inventory YAML (the cluster declaration)"),
+    host: str | None = typer.Option(None, "--host", "-H", help="accept this planned server (its catalog model)"),
+    model: str | None = typer.Option(None, "--model", "-m", help="accept against this catalog server model"),
+    out_dir: Path | None = typer.Option(
+        None, "--out", "-o", help="report directory (default acceptance/<name>-<time>)"),
+    sustained_seconds: float = typer.Option(30.0, "--sustained-seconds", help="sustained matmul per precision"),
+    window_seconds: float = typer.Option(5.0, "--window-seconds", help="CUDA-event window in the sustained run"),
+    precisions: str | None = typer.Option(
+        None, "--precisions", help="burst precisions, comma list (fp16,bf16,fp32,tf32)"),
+    sizes: str = typer.Option("128M:4G", "--sizes", help="all-reduce sizes: BEGIN:END (factor 2) or a comma list"),
+    nodes: str | None = typer.Option(
+        None, "--nodes", help="comma list of nodes for multi-node runs (first = rendezvous)"),
+    no_nccl_tests: bool = typer.Option(False, "--no-nccl-tests", help="do not run all_reduce_perf even if present"),
+    no_scaling: bool = typer.Option(False, "--no-scaling", help="skip the DDP scaling measurement"),
+    thresholds: str | None = typer.Option(None, "--thresholds", help="JSON object overriding acceptance thresholds"),
+) -> None:
+    """GPU acceptance on this machine against the catalog figures of a server (matmul, bandwidth, all-reduce)."""
+    from clusterforge.cli import _load
+
+    if (host is None) == (model is None):
+        _usage("pass exactly one of --host NAME or --model MODEL")
+    try:
+        threshold_overrides = json.loads(thresholds) if thresholds else None
+    except json.JSONDecodeError as exc:
+        _usage(f"--thresholds is not JSON: {exc}")
+    spec, plan, _ = _load(inventory)
+    try:
+        model_name, spec_dict = gpu_spec_for(spec, plan, host=host, model=model)
+    except LookupError as exc:
+        _usage(str(exc))
+    main, why = _accept_main()
+    if main is None:
+        _say(err, f"accept: {why}")
+        raise typer.Exit(3)
+    from clusterforge.verify.gpu.__main__ import parse_sizes
+
+    stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    target_dir = out_dir or Path("acceptance") / f"{host or model_name}-{stamp}"
+    opts: dict[str, Any] = {
+        "thresholds": threshold_overrides,
+        "sustained_s": sustained_seconds,
+        "window_s": window_seconds,
+        "sizes": parse_sizes(sizes),
+        "hosts": [n.strip() for n in nodes.split(",") if n.strip()] if nodes else None,
+        "nccl_tests": not no_nccl_tests,
+        "scaling_enabled": not no_scaling,
+    }
+    if precisions:
+        opts["precisions"] = [p.strip() for p in precisions.split(",") if p.strip()]
+    gpu = spec_dict["gpu"]
+    _say(err, f"accept: {host or model_name} ({gpu['count']}x {gpu['model']}) -> {target_dir}")
+    raise typer.Exit(main(spec_dict, target_dir, **opts))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("verify")(verify)
+    app.command("accept")(accept)

@@ -1,0 +1,9 @@
+"""testinfra host checks, one module per concern (kernel, driver, cuda, fabricmanager,
+container_runtime, network, roce, mounts, time). Expectations come from the rendered
+inventory's host_vars (docs/CONTRACTS.md); ``conftest.py`` parametrizes every test per host and
+per planned item. Run them with :func:`clusterforge.verify.runner.run_checks` or ``clusterforge verify``.
+"""
+
+CONCERNS: tuple[str, ...] = (
+    "kernel", "driver", "cuda", "fabricmanager", "container_runtime", "network", "roce", "mounts", "time",
+)  # fmt: skip

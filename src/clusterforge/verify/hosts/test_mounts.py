@@ -1,0 +1,90 @@
+"""Parallel/shared file system tiers (cf_storage.mounts): a systemd mount unit per tier with the
+planned source, type and options plus _netdev (network mounts must wait for the network), enabled
+at boot, and mounted with the declared options.
+
+The lab emulates no storage server (its playbook installs and enables the units without
+mounting them): with ``--cf-target lab`` the two "mounted" checks skip with that reason; the
+unit checks still run.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from clusterforge.verify.hosts._facts import parse_unit_file, split_options
+from clusterforge.verify.hosts._gates import require_systemd
+
+FSTYPES = {"nfs": ("nfs", "nfs4"), "lustre": ("lustre",), "beegfs": ("beegfs",), "gpfs": ("gpfs",),
+           "weka": ("wekafs",)}  # fmt: skip
+# Options that mount(8)/systemd consume and the kernel never shows in /proc/mounts.
+USERSPACE_OPTIONS = {"_netdev", "defaults", "auto", "noauto", "nofail", "user", "users", "nouser", "owner", "group"}
+
+
+def _unit(facts, mount) -> tuple[str, dict[str, list[str]]]:
+    name = facts.mount_unit_name(mount["path"])
+    if facts.systemd_running():
+        r = facts.run("systemctl cat -- %s", name)
+        text = r.stdout if r.rc == 0 else None
+    else:
+        text = facts.read(f"/etc/systemd/system/{name}")
+    assert text, f"no systemd mount unit {name} for {mount['path']}"
+    return name, parse_unit_file(text).get("Mount", {})
+
+
+def _one(section: dict[str, list[str]], key: str) -> str:
+    values = section.get(key) or [""]
+    return values[-1]
+
+
+def test_mount_unit_source(facts, mount):
+    name, section = _unit(facts, mount)
+    assert (_one(section, "What"), _one(section, "Where")) == (mount["source"], mount["path"]), (
+        f"{name} mounts {_one(section, 'What')} on {_one(section, 'Where')}, "
+        f"planned {mount['source']} on {mount['path']}"
+    )
+
+
+def test_mount_unit_type(facts, host_vars, mount):
+    kind = (host_vars.get("cf_storage") or {}).get("kind", "nfs")
+    name, section = _unit(facts, mount)
+    assert _one(section, "Type") in FSTYPES.get(kind, (kind,)), f"{name} Type={_one(section, 'Type')}, planned {kind}"
+
+
+def test_mount_unit_declared_options(facts, mount):
+    name, section = _unit(facts, mount)
+    have = set(split_options(_one(section, "Options")))
+    missing = [o for o in split_options(mount.get("options")) if o not in have]
+    assert not missing, f"{name} Options={_one(section, 'Options')} lacks declared {','.join(missing)}"
+
+
+def test_mount_unit_netdev(facts, mount):
+    name, section = _unit(facts, mount)
+    assert "_netdev" in split_options(_one(section, "Options")), (
+        f"{name} Options={_one(section, 'Options')} lacks _netdev: it may be mounted before the network is up"
+    )
+
+
+def test_mount_unit_enabled(facts, mount):
+    require_systemd(facts)
+    name = facts.mount_unit_name(mount["path"])
+    state = facts.unit_state(name, "is-enabled")
+    assert state == "enabled", f"{name} is {state}: the tier is not mounted at boot"
+
+
+def _live(facts, target, mount):
+    if target == "lab":
+        pytest.skip("lab target: the lab runs no storage server, so tiers are installed and enabled, not mounted")
+    live = [m for m in facts.proc_mounts() if m.target == mount["path"]]
+    assert live, f"{mount['path']} is not mounted"
+    return live[-1]
+
+
+def test_mount_mounted(facts, target, mount):
+    m = _live(facts, target, mount)
+    assert m.source == mount["source"], f"{mount['path']} has {m.source} mounted, planned {mount['source']}"
+
+
+def test_mount_live_options(facts, target, mount):
+    m = _live(facts, target, mount)
+    missing = [o for o in split_options(mount.get("options")) if o not in USERSPACE_OPTIONS and o not in m.options]
+    assert not missing, f"{mount['path']} is mounted with {','.join(m.options)}, without declared {','.join(missing)}"

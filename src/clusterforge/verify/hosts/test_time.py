@@ -1,0 +1,57 @@
+"""Time: hosts agree on the time (distributed training, Kerberos/TLS, logs across nodes).
+
+What is checked, and why, by kind of host:
+* every remote host: its clock is within --cf-max-clock-offset-s of the machine running the checks
+  (the midpoint of an SSH round trip is compared), so a drifting node fails whatever syncs it;
+* a machine with its own kernel (metal, VM): a sync daemon (systemd-timesyncd, chrony or ntpd)
+  is active, and the kernel reports the clock synchronized (``timedatectl`` NTPSynchronized);
+* a container (the lab): the clock IS its host kernel's clock. No daemon can or should run
+  there (timesyncd refuses: ConditionVirtualization=!container) and the kernel's sync flag
+  belongs to the host, so those two checks skip with that reason; the offset check still runs.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from clusterforge.verify.hosts._facts import clock_offset_s
+
+SYNC_SERVICES = ("systemd-timesyncd", "chrony", "chronyd", "ntpsec", "ntp", "ntpd")
+
+
+def _require_own_kernel(facts) -> None:
+    if facts.container():
+        pytest.skip(f"{facts.container()} container: the clock and its sync are the host kernel's, not this host's")
+
+
+def test_clock_offset_within_limit(facts, target, check_options):
+    if target == "local":
+        pytest.skip("local target: the clock is the one the checks run on; there is nothing to compare")
+    limit = float(check_options["max_clock_offset_s"])
+    facts.run("true")  # open the connection first, so the timed round trip is one command
+    before = time.time()
+    r = facts.run("date +%s.%N")
+    after = time.time()
+    assert r.rc == 0, f"date failed: {r.stderr.strip()}"
+    offset = clock_offset_s(before, float(r.stdout.strip()), after)
+    uncertainty = (after - before) / 2
+    assert abs(offset) <= limit + uncertainty, (
+        f"clock is {offset:+.3f} s off the control node's (limit {limit} s, round trip {after - before:.3f} s)"
+    )
+
+
+def test_time_sync_daemon_active(facts):
+    _require_own_kernel(facts)
+    states = {s: facts.unit_state(s, "is-active") for s in SYNC_SERVICES}
+    assert "active" in states.values(), (
+        "no time sync daemon active: " + ", ".join(f"{s} {v}" for s, v in states.items())
+    )
+
+
+def test_clock_synchronized(facts):
+    _require_own_kernel(facts)
+    r = facts.run("timedatectl show -p NTPSynchronized --value")
+    assert r.rc == 0, f"timedatectl failed: {(r.stderr or r.stdout).strip()[:200]}"
+    assert r.stdout.strip() == "yes", "the kernel reports the clock unsynchronized (timedatectl NTPSynchronized=no)"
