@@ -90,3 +90,20 @@ def test_pytest_command_names_hosts_and_modules(tmp_path):
 def test_default_workers(monkeypatch, hosts, cpus, workers):
     monkeypatch.setattr("os.cpu_count", lambda: cpus)
     assert default_workers(hosts) == workers
+
+
+def test_host_with_no_planned_mounts_runs(rendered_lab, tmp_path):
+    """An empty parameter set (no mounts planned) is reported as a hostless skip, not a crash."""
+    import shutil
+
+    import yaml
+
+    copy = tmp_path / "rendered"
+    shutil.copytree(rendered_lab, copy)
+    hv_path = copy / "ansible" / "host_vars" / f"{HOST}.yml"
+    hv = yaml.safe_load(hv_path.read_text())
+    hv["cf_storage"]["mounts"] = []
+    hv_path.write_text(yaml.safe_dump(hv))
+    result = run_checks(copy, "local", [HOST], None, None, concerns=["mounts"])
+    assert result.records and all(r["outcome"] == "skipped" and r["host"] is None for r in result.records)
+    assert result.per_host[HOST].passed == result.per_host[HOST].failed == 0 and result.ok

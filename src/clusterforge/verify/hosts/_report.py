@@ -74,7 +74,7 @@ class _Recorder:
         data = {"schema": SCHEMA, "exitstatus": int(exitstatus), "records": list(self.records.values())}
         tmp = self.path.with_name(self.path.name + f".{os.getpid()}.tmp")
         tmp.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(json.dumps(data, indent=1))
+        tmp.write_text(json.dumps(data, indent=1, default=str))
         os.replace(tmp, self.path)
 
 

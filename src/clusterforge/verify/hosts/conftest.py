@@ -170,7 +170,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             continue
         callspec = getattr(item, "callspec", None)
         name = callspec.params.get("cf_host_name") if callspec else None
-        if name:
+        if isinstance(name, str):  # not NOTSET, pytest's value for an empty parameter set
             item.user_properties.append(("cf_host", name))
             # With pytest-xdist --dist loadgroup, one worker serves one host: its fact cache is shared.
             item.add_marker(pytest.mark.xdist_group(name))
