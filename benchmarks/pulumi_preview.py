@@ -1,0 +1,86 @@
+"""`pulumi preview` of the cluster stack for lab, roce-128gpu and superpod-4su: seconds and resource count.
+
+Target `files`, provisioning and verification off, a throwaway local backend. Per inventory:
+  preview  a fresh stack (every resource a create) — what the first review of a change costs
+  up       writing every switch config (skipped with --preview-only; --skip-checkpoints saves state once)
+  steady   preview again after up (every resource `same`, dynamic resources diffed by their provider)
+Goal: superpod-4su preview under 60 s.
+
+Usage: python benchmarks/pulumi_preview.py [INVENTORY ...] [--sus N ...] [--preview-only] [--skip-checkpoints]
+       [--json]
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT = ["inventory/lab.yaml", "inventory/roce-128gpu.yaml", "inventory/superpod-4su.yaml"]
+GOAL_S = {"superpod-4su": 60.0}
+
+
+def measure(inventory: Path, state: Path, preview_only: bool, skip_checkpoints: bool) -> dict:
+    from clusterforge.pulumi import automation
+
+    (state / "pulumi").mkdir(exist_ok=True)
+    backend = automation.Backend.resolve(state, f"file://{state / 'pulumi'}")  # never the user's backend
+    stack = automation.open_stack(inventory.stem, {
+        "inventory": str(inventory), "target": "files", "provision": "false", "verify": "false",
+        "switchConfigDir": str(state / "switches" / inventory.stem),
+    }, backend)  # fmt: skip
+    start = time.perf_counter()
+    fresh = automation.preview(stack)
+    result = {"inventory": inventory.stem, "resources": fresh.summary.count("create"),
+              "preview_s": round(time.perf_counter() - start, 1)}
+    if not preview_only:
+        start = time.perf_counter()
+        automation.up(stack, skip_checkpoints=skip_checkpoints)
+        result["up_s"] = round(time.perf_counter() - start, 1)
+        start = time.perf_counter()
+        steady = automation.preview(stack)
+        result["steady_preview_s"] = round(time.perf_counter() - start, 1)
+        result["steady_changes"] = steady.summary.changes
+        automation.destroy(stack)
+    goal = GOAL_S.get(inventory.stem)
+    if goal is not None:
+        result["goal_s"] = goal
+        result["goal_met"] = result["preview_s"] < goal and result.get("steady_preview_s", 0) < goal
+    return result
+
+
+def main() -> int:
+    args = sys.argv[1:]
+    as_json, preview_only, skip = "--json" in args, "--preview-only" in args, "--skip-checkpoints" in args
+    sus = [int(args[i + 1]) for i, a in enumerate(args) if a == "--sus"]
+    named = [a for i, a in enumerate(args) if not a.startswith("--") and (i == 0 or args[i - 1] != "--sus")]
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="cf-bench-pulumi-") as tmp:
+        state = Path(tmp)
+        inventories = [REPO / p for p in (named or ([] if sus else DEFAULT))]
+        if sus:
+            from gen_inventory import generate
+
+            inventories += [generate(n, state / f"gen-{n}su.yaml", "infiniband") for n in sus]
+        if not as_json:
+            print(f"{'inventory':<16} {'resources':>9} {'preview s':>9} {'up s':>6} {'steady s':>8}  goal")
+        for inventory in inventories:
+            row = measure(Path(inventory), state, preview_only, skip)
+            rows.append(row)
+            if not as_json:
+                goal = "" if "goal_s" not in row else (f"< {row['goal_s']:.0f} s "
+                                                       + ("met" if row["goal_met"] else "MISSED"))
+                print(f"{row['inventory']:<16} {row['resources']:>9} {row['preview_s']:>9} {row.get('up_s', '-'):>6}"
+                      f" {row.get('steady_preview_s', '-'):>8}  {goal}", flush=True)
+    if as_json:
+        print(json.dumps(rows, indent=1))
+    return 0 if all(row.get("goal_met", True) for row in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

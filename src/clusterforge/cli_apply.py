@@ -1,0 +1,178 @@
+"""`clusterforge preview | up | destroy`: the Pulumi stack of one declaration, through the Automation API.
+
+The stack (default: the inventory's file stem) lives in its own work dir under the state dir with a
+local file backend and a passphrase secrets provider (see clusterforge.pulumi.automation), so
+nothing leaves the machine. Exit codes as in cli.py: 1 the declaration or the apply failed, 3 the
+environment (no engine).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from clusterforge.loading import load_and_plan
+
+__all__ = ["register"]
+
+out = Console() if sys.stdout.isatty() else Console(width=200)
+err = Console(stderr=True)
+OPS = ("create", "update", "replace", "delete", "same")
+STATE_DIR_HELP = "state dir: backend, passphrase, per-stack work dirs [env CLUSTERFORGE_STATE_DIR; default .state]"
+BACKEND_HELP = "Pulumi backend URL [env CLUSTERFORGE_BACKEND_URL; default file://<state dir>/pulumi]"
+
+
+def _inventory_setting(path: Path, repo: Path) -> str:
+    resolved = path.resolve()
+    try:
+        return str(resolved.relative_to(repo))
+    except ValueError:
+        return str(resolved)
+
+
+def _flag(value: bool | None) -> str | None:
+    return None if value is None else ("true" if value else "false")
+
+
+def _open(inventory: Path | None, stack: str | None, target: str | None, provision: bool | None,
+          verify: bool | None, state_dir: Path | None, backend_url: str | None) -> tuple[Any, str]:
+    from clusterforge.pulumi import automation
+
+    if stack is None:
+        if inventory is None:
+            err.print("error: give an INVENTORY or --stack", markup=False)
+            raise typer.Exit(2)
+        stack = inventory.stem
+    settings: dict[str, str | None] | None = None  # None: destroy leaves the stack's config alone
+    if inventory is not None:
+        load_and_plan(inventory)  # declaration errors as FILE:LINE before the engine starts
+        settings = {"inventory": _inventory_setting(inventory, automation.REPO), "target": target,
+                    "provision": _flag(provision), "verify": _flag(verify)}
+    backend = automation.Backend.resolve(state_dir, backend_url)
+    try:
+        handle = automation.open_stack(stack, settings, backend)
+    except automation.EngineMissing as exc:
+        err.print(f"error: {exc}", markup=False)
+        raise typer.Exit(3) from None
+    return handle, stack
+
+
+def _print_summary(title: str, summary: Any) -> None:
+    counts = {op: summary.count(op) for op in OPS}
+    out.print(f"{title}: {counts['create']} to create, {counts['update']} to update, {counts['replace']} to replace,"
+              f" {counts['delete']} to delete, {counts['same']} unchanged", markup=False, highlight=False)
+    table = Table("resource type", *OPS, box=None)
+    for rtype, per_op in summary.per_type().items():
+        table.add_row(rtype, *(str(per_op.get(op, "")) for op in OPS))
+    out.print(table)
+    for op in OPS[:-1]:
+        steps = summary.by_op().get(op, [])
+        if steps:
+            names = ", ".join(sorted(step.name for step in steps))
+            out.print(f"{op}: {names}", markup=False, highlight=False, soft_wrap=True)
+
+
+def _engine_failed(exc: Exception) -> None:
+    text = getattr(exc, "stderr", "") or getattr(exc, "stdout", "") or str(exc)
+    err.print(text.strip()[-6000:], markup=False, highlight=False)
+    raise typer.Exit(1)
+
+
+def _run(action: Any, *args: Any, **kwargs: Any) -> Any:
+    from pulumi.automation import CommandError
+
+    try:
+        return action(*args, **kwargs)
+    except CommandError as exc:
+        _engine_failed(exc)
+
+
+def preview_cmd(
+    inventory: Path = typer.Argument(..., help="inventory YAML"),
+    stack: str | None = typer.Option(None, "--stack", "-s", help="stack name [default: the inventory's stem]"),
+    target: str | None = typer.Option(None, "--target", help="lab | files | ssh [default: the stack's]"),
+    provision: bool | None = typer.Option(None, "--provision/--no-provision", help="declare HostProvision per SU"),
+    verify: bool | None = typer.Option(None, "--verify/--no-verify", help="declare Verification per SU"),
+    as_json: bool = typer.Option(False, "--json", help="CI-friendly {create, update, replace, delete: [urn], same: N}"),
+    diff: bool = typer.Option(False, "--diff", help="show property-level diffs from the engine"),
+    expect_no_changes: bool = typer.Option(False, "--expect-no-changes", help="exit 1 when anything would change"),
+    state_dir: Path | None = typer.Option(None, "--state-dir", envvar="CLUSTERFORGE_STATE_DIR", help=STATE_DIR_HELP),
+    backend_url: str | None = typer.Option(None, "--backend-url", envvar="CLUSTERFORGE_BACKEND_URL",
+                                           help=BACKEND_HELP),
+) -> None:
+    """Preview what `up` would change: counts per resource type and operation, plus names."""
+    from clusterforge.pulumi import automation
+
+    handle, name = _open(inventory, stack, target, provision, verify, state_dir, backend_url)
+    echo = (lambda line: err.out(line, end="", highlight=False)) if diff and as_json else (
+        (lambda line: out.out(line, end="", highlight=False)) if diff else None)
+    result = _run(automation.preview, handle, diff=diff, on_output=echo)
+    if as_json:
+        sys.stdout.write(json.dumps(result.summary.to_json(), indent=1) + "\n")
+    else:
+        _print_summary(f"preview of stack {name}", result.summary)
+    if expect_no_changes and result.summary.changes:
+        raise typer.Exit(1)
+
+
+def up_cmd(
+    inventory: Path = typer.Argument(..., help="inventory YAML"),
+    stack: str | None = typer.Option(None, "--stack", "-s", help="stack name [default: the inventory's stem]"),
+    target: str | None = typer.Option(None, "--target", help="lab | files | ssh [default: the stack's]"),
+    provision: bool | None = typer.Option(None, "--provision/--no-provision", help="run Ansible per SU"),
+    verify: bool | None = typer.Option(None, "--verify/--no-verify", help="run the host checks per SU"),
+    yes: bool = typer.Option(False, "--yes", "-y", help="apply without showing the preview and asking"),
+    skip_checkpoints: bool = typer.Option(False, "--skip-checkpoints",
+                                          help="save state once at the end, not after every step (large first ups)"),
+    state_dir: Path | None = typer.Option(None, "--state-dir", envvar="CLUSTERFORGE_STATE_DIR", help=STATE_DIR_HELP),
+    backend_url: str | None = typer.Option(None, "--backend-url", envvar="CLUSTERFORGE_BACKEND_URL",
+                                           help=BACKEND_HELP),
+) -> None:
+    """Apply the declaration: deliver switch configs, (lab) build hosts, provision, verify."""
+    from clusterforge.pulumi import automation
+
+    handle, name = _open(inventory, stack, target, provision, verify, state_dir, backend_url)
+    if not yes:
+        planned = _run(automation.preview, handle)
+        _print_summary(f"preview of stack {name}", planned.summary)
+        if not planned.summary.changes:
+            out.print("nothing to change", markup=False)
+            return
+        if not typer.confirm("Apply these changes?", default=False):
+            raise typer.Exit(1)
+    result = _run(automation.up, handle, on_output=lambda line: err.out(line, end="", highlight=False),
+                  skip_checkpoints=skip_checkpoints)
+    _print_summary(f"stack {name} updated", result.summary)
+    for key, value in sorted(result.outputs.items()):
+        out.print(f"{key}: {json.dumps(value)}", markup=False, highlight=False, soft_wrap=True)
+
+
+def destroy_cmd(
+    inventory: Path | None = typer.Argument(None, help="inventory YAML (names the default stack)"),
+    stack: str | None = typer.Option(None, "--stack", "-s", help="stack name [default: the inventory's stem]"),
+    yes: bool = typer.Option(False, "--yes", "-y", help="do not ask"),
+    state_dir: Path | None = typer.Option(None, "--state-dir", envvar="CLUSTERFORGE_STATE_DIR", help=STATE_DIR_HELP),
+    backend_url: str | None = typer.Option(None, "--backend-url", envvar="CLUSTERFORGE_BACKEND_URL",
+                                           help=BACKEND_HELP),
+) -> None:
+    """Delete every resource of the stack: remove delivered configs, take the lab down."""
+    from clusterforge.pulumi import automation
+
+    name = stack or (inventory.stem if inventory is not None else None)
+    handle, name = _open(None, name, None, None, None, state_dir, backend_url)
+    if not yes and not typer.confirm(f"Destroy every resource of stack {name}?", default=False):
+        raise typer.Exit(1)
+    result = _run(automation.destroy, handle, on_output=lambda line: err.out(line, end="", highlight=False))
+    out.print(f"stack {name}: {result.summary.count('delete')} resources deleted", markup=False, highlight=False)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("preview")(preview_cmd)
+    app.command("up")(up_cmd)
+    app.command("destroy")(destroy_cmd)

@@ -1,0 +1,52 @@
+"""Fabric component: one switch and the SwitchConfig that delivers its rendered NOS files."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import pulumi
+
+from clusterforge.plan import Device
+from clusterforge.pulumi._hashing import files_hash
+from clusterforge.pulumi.providers.switch_config import SwitchConfig, SwitchConfigArgs, SwitchTarget
+
+__all__ = ["Switch", "SwitchArgs", "management_address"]
+
+
+def management_address(device: Device) -> str | None:
+    """The address a switch is reached on: its oob eth0 (management switches may only have that)."""
+    for plane in ("oob", "management"):
+        for iface in device.interfaces:
+            if iface.plane == plane and iface.ip:
+                return iface.ip.split("/")[0]
+    return None
+
+
+@dataclass(frozen=True)
+class SwitchArgs:
+    device: Device
+    files: Mapping[str, str] = field(default_factory=dict)  # rendered, relative to switches/<name>/
+    target: SwitchTarget | None = None  # None: declare the switch, deliver nothing
+    credential: pulumi.Input[str] | None = None
+
+
+class Switch(pulumi.ComponentResource):
+    """clusterforge:fabric:Switch — a leaf/spine/core/management switch; outputs its config hash."""
+
+    def __init__(self, name: str, args: SwitchArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("clusterforge:fabric:Switch", name, None, opts)
+        device = args.device
+        config_hash = files_hash(args.files) if args.files else None
+        self.config: SwitchConfig | None = None
+        if args.files and args.target is not None:
+            self.config = SwitchConfig(f"{name}-config", SwitchConfigArgs(
+                device=device.name, files=args.files, content_hash=config_hash, target=args.target,
+                credential=args.credential,
+            ), pulumi.ResourceOptions(parent=self))  # fmt: skip
+        self.register_outputs({
+            "kind": device.kind, "model": device.model, "plane": device.plane, "su": device.su,
+            "rack": device.rack, "ru": device.ru, "asn": device.asn, "loopback": device.loopback,
+            "rail": device.rail, "management_ip": management_address(device),
+            "config_hash": config_hash, "config_files": sorted(args.files),
+        })  # fmt: skip

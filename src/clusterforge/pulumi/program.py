@@ -1,0 +1,189 @@
+"""The stack's composition: Plan + rendered files + stack settings in, one Site component tree out.
+
+This only groups what the Plan already decided (devices by rack, racks by SU, files by switch) and
+picks each resource's delivery target from the settings. Declaration order, top down:
+
+  1. Site                        the root
+  2. Network per plane           data, storage, management, oob (as the Plan's fabric summary)
+  3. Lab                         lab target only: the emulated hosts (before anything reaches them)
+  4. site Racks                  spines, aggregation, storage: Pdu / Server / Switch (+ SwitchConfig)
+  5. fabric SwitchConfig         fabric-wide files (InfiniBand subnet manager), when rendered
+  6. ScalableUnit per SU         its Racks (Pdu / Server / Switch + SwitchConfig), then
+     HostProvision               after the SU's switch configs (and the lab), then
+     Verification                after HostProvision
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections import defaultdict
+from collections.abc import Mapping
+from pathlib import Path
+
+import pulumi
+
+from clusterforge.model import ClusterSpec
+from clusterforge.plan import Device, Plan
+from clusterforge.plan import Rack as PlannedRack
+from clusterforge.pulumi._hashing import files_hash, text_hash, tree_hash
+from clusterforge.pulumi.compute import ServerArgs
+from clusterforge.pulumi.fabric import SwitchArgs, management_address
+from clusterforge.pulumi.facility import PduArgs, RackArgs
+from clusterforge.pulumi.network import NetworkArgs
+from clusterforge.pulumi.providers.host_provision import HostProvisionArgs
+from clusterforge.pulumi.providers.lab import LabArgs
+from clusterforge.pulumi.providers.switch_config import SwitchConfigArgs, SwitchTarget
+from clusterforge.pulumi.providers.verification import VerificationArgs
+from clusterforge.pulumi.scalable_unit import ScalableUnitArgs
+from clusterforge.pulumi.settings import StackSettings
+from clusterforge.pulumi.site import Site, SiteArgs
+
+__all__ = ["declare_cluster", "write_rendered_inventory", "SERVER_KINDS", "SWITCH_KINDS"]
+
+SERVER_KINDS = ("server", "storage")
+SWITCH_KINDS = ("leaf", "spine", "core", "mgmt-switch")
+SWITCH_PREFIX = "switches/"
+FABRIC_DIR = "_fabric"  # render.switches puts fabric-wide files here; no switch is named so
+ANSIBLE_PREFIX = "ansible/"
+# What Ansible runs: a change here re-provisions every group.
+PROVISION_TREES = ("roles", "playbooks")
+VERIFY_DIR = Path("src/clusterforge/verify")
+VERIFY_NOT_HOST_CHECKS = ("gpu",)  # GPU acceptance is not part of the per-SU host checks
+
+
+def _files_by_switch(files: Mapping[str, str]) -> dict[str, dict[str, str]]:
+    by_switch: dict[str, dict[str, str]] = defaultdict(dict)
+    for path, content in files.items():
+        if path.startswith(SWITCH_PREFIX):
+            name, _, relpath = path[len(SWITCH_PREFIX):].partition("/")
+            by_switch[name][relpath] = content
+    return by_switch
+
+
+def _switch_target(settings: StackSettings, device: Device) -> SwitchTarget:
+    if settings.target == "ssh":
+        assert settings.ssh is not None
+        host = management_address(device)
+        if host is None:
+            raise ValueError(f"{device.name}: no management address to push config to")
+        return SwitchTarget("ssh", host=host, user=settings.ssh.user, port=settings.ssh.port,
+                            known_hosts=settings.ssh.known_hosts, remote_dir=settings.ssh.remote_dir,
+                            apply_command=settings.ssh.apply_command)
+    # files: the operator's directory; lab: the stack's work dir, the lab reads frr.conf from the topology
+    return SwitchTarget("file", path=str(settings.switch_config_dir))
+
+
+def _rack_args(rack: PlannedRack, plan: Plan, devices: list[Device], switch_files: dict[str, dict[str, str]],
+               settings: StackSettings) -> RackArgs:
+    credential = settings.switch_credential if settings.target == "ssh" else None
+    return RackArgs(
+        rack=rack,
+        pdus=tuple(PduArgs(p) for p in plan.pdus if p.rack == rack.name),
+        servers=tuple(ServerArgs(d) for d in devices if d.kind in SERVER_KINDS),
+        switches=tuple(SwitchArgs(d, switch_files.get(d.name, {}), _switch_target(settings, d), credential)
+                       for d in devices if d.kind in SWITCH_KINDS),
+    )  # fmt: skip
+
+
+def _require_module(flag: str, module: str) -> None:
+    try:
+        found = importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:
+        found = False
+    if not found:
+        raise RuntimeError(f"clusterforge:{flag} is true but {module} is not installed here;"
+                           f" set `clusterforge:{flag} false` (or --no-{flag}) to apply without it")
+
+
+def _unit_args(su: int, racks: tuple[RackArgs, ...], files: Mapping[str, str], settings: StackSettings,
+               roles_hash: str | None, suite_hash: str | None) -> ScalableUnitArgs:
+    group = f"su{su:02d}"
+    hosts = tuple(s.device.name for r in racks for s in r.servers)
+    inventory_path = str(settings.rendered_dir / "ansible" / "inventory.yml")
+    provision = verification = None
+    if settings.provision:
+        assert roles_hash is not None
+        host_vars = {f"{ANSIBLE_PREFIX}host_vars/{h}.yml": files.get(f"{ANSIBLE_PREFIX}host_vars/{h}.yml", "")
+                     for h in hosts}
+        secret_vars = None
+        if settings.bmc_password is not None:
+            secret_vars = pulumi.Output.from_input(settings.bmc_password).apply(lambda p: {"cf_bmc_password": p})
+        provision = HostProvisionArgs(
+            group=group, hosts=hosts, inventory_path=inventory_path,
+            private_data_dir=str(settings.work_dir / "provision" / group), roles_hash=roles_hash,
+            host_vars_hash=files_hash(host_vars),
+            playbook=str(settings.playbook) if settings.playbook else None,
+            playbook_hash=tree_hash([settings.playbook], settings.playbook.parent) if settings.playbook else None,
+            tags=settings.provision_tags, extravars={"cf_lab": True} if settings.target == "lab" else {},
+            secret_vars=secret_vars,
+        )  # fmt: skip
+    if settings.verify:
+        assert suite_hash is not None
+        verification = VerificationArgs(group=group, hosts=hosts, inventory_path=inventory_path,
+                                        suite_hash=suite_hash, allow_failures=settings.allow_verify_failures)
+    return ScalableUnitArgs(su=su, racks=racks, provision=provision, verification=verification)
+
+
+def _lab_args(spec: ClusterSpec, plan: Plan, files: Mapping[str, str]) -> LabArgs:
+    from clusterforge.lab.from_plan import lab_topology
+
+    topology = lab_topology(spec, plan, dict(files))
+    topology_json = topology.model_dump_json()
+    return LabArgs(lab=topology.name, topology_json=topology_json, topology_hash=text_hash(topology_json))
+
+
+def write_rendered_inventory(files: Mapping[str, str], settings: StackSettings) -> None:
+    """The Ansible tree HostProvision and Verification read. Written on real runs only, never by previews."""
+    from clusterforge.render import write_tree
+
+    ansible = {path: content for path, content in files.items() if path.startswith(ANSIBLE_PREFIX)}
+    write_tree(settings.rendered_dir, ansible)
+
+
+def declare_cluster(spec: ClusterSpec, plan: Plan, files: Mapping[str, str], settings: StackSettings) -> Site:
+    if settings.provision and not settings.playbook:
+        _require_module("provision", "clusterforge.provision.runner")
+    if settings.verify:
+        _require_module("verify", "clusterforge.verify.hosts")
+    if (settings.provision or settings.verify) and not pulumi.runtime.is_dry_run():
+        write_rendered_inventory(files, settings)
+
+    switch_files = _files_by_switch(files)
+    devices_by_rack: dict[str, list[Device]] = defaultdict(list)
+    racks = {rack.name for rack in plan.racks}
+    for device in plan.devices:
+        if device.kind not in SERVER_KINDS + SWITCH_KINDS:
+            continue
+        if device.rack not in racks:
+            raise ValueError(f"{device.name}: rack {device.rack!r} is not in the plan")
+        devices_by_rack[device.rack].append(device)
+
+    rack_args = {r.name: _rack_args(r, plan, devices_by_rack[r.name], switch_files, settings) for r in plan.racks}
+    roles_hash = tree_hash([settings.repo / t for t in PROVISION_TREES], settings.repo) if settings.provision else None
+    suite_hash = None
+    if settings.verify:
+        verify_dir = settings.repo / VERIFY_DIR
+        roots = [p for p in sorted(verify_dir.iterdir()) if p.name not in VERIFY_NOT_HOST_CHECKS]
+        suite_hash = tree_hash(roots, settings.repo)
+    su_ids = sorted({r.su for r in plan.racks if r.su is not None})
+    units = tuple(
+        _unit_args(su, tuple(rack_args[r.name] for r in plan.racks if r.su == su), files, settings,
+                   roles_hash, suite_hash)
+        for su in su_ids
+    )  # fmt: skip
+    networks = tuple(
+        NetworkArgs(plane=plane, fabric=fabric, pool=plan.pools.get(plane, {}),
+                    switches=tuple(d.name for d in plan.devices if d.plane == plane and d.kind in SWITCH_KINDS))
+        for plane, fabric in plan.fabric.items()
+    )  # fmt: skip
+    fabric_files = switch_files.get(FABRIC_DIR)
+    # Fabric-wide files belong to no switch (the subnet manager host reads them): always a directory.
+    fabric_config = SwitchConfigArgs(
+        device=FABRIC_DIR, files=fabric_files, content_hash=files_hash(fabric_files),
+        target=SwitchTarget("file", path=str(settings.switch_config_dir)),
+    ) if fabric_files else None  # fmt: skip
+    return Site(plan.cluster, SiteArgs(
+        cluster=plan.cluster, site=plan.site, summary=plan.summary, networks=networks,
+        racks=tuple(rack_args[r.name] for r in plan.racks if r.su is None), units=units,
+        lab=_lab_args(spec, plan, files) if settings.target == "lab" else None, fabric_config=fabric_config,
+    ))  # fmt: skip

@@ -1,0 +1,201 @@
+"""HostProvision: run the Ansible roles over one host group (an SU or a rack group) with ansible-runner.
+
+It re-runs when what Ansible would do changes: the roles and playbooks (`roles_hash`), the group's
+rendered host_vars and membership (`host_vars_hash`), the playbook, tags, extra vars or credentials.
+Anything else (another SU's hosts, the global inventory file's other groups) leaves it alone, so
+adding an SU never re-provisions the existing ones.
+
+The default run is `clusterforge.provision.runner.run_site` (playbooks/site.yml). `playbook` names
+another playbook instead (day-2 jobs, the wiring tests); that path calls ansible-runner directly.
+Secret extra vars (`secret_vars`, e.g. the BMC password) are a Pulumi secret input; for our own
+playbook runs they reach Ansible through a 0600 env/extravars file that is removed after the run,
+never on the command line, and the engine's passphrase is dropped from the environment first
+(ansible-runner records the command line and the whole environment in its artifacts).
+
+Delete does nothing to the hosts: un-provisioning a server is re-imaging it, not undoing roles.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pulumi
+from pulumi.dynamic import CheckFailure, CheckResult, CreateResult, DiffResult, Resource, ResourceProvider, UpdateResult
+
+__all__ = ["HostProvision", "HostProvisionArgs", "HostProvisionProvider", "ProvisionFailed"]
+
+REPLACE_KEYS = ("group",)
+UPDATE_KEYS = ("hosts", "inventory_path", "private_data_dir", "roles_hash", "host_vars_hash", "playbook",
+               "playbook_hash", "tags", "extravars", "ssh_config", "secret_vars")
+KEEP_ARTIFACT_RUNS = 5
+
+
+class ProvisionFailed(RuntimeError):
+    pass
+
+
+@dataclass(frozen=True)
+class HostProvisionArgs:
+    group: str  # Ansible group used as --limit: su01, su01_r02, ...
+    hosts: Sequence[str]
+    inventory_path: str
+    private_data_dir: str
+    roles_hash: str
+    host_vars_hash: str
+    playbook: str | None = None  # None: playbooks/site.yml through run_site
+    playbook_hash: str | None = None
+    tags: str | None = None
+    extravars: Mapping[str, Any] = field(default_factory=dict)
+    ssh_config: pulumi.Input[str] | None = None
+    secret_vars: pulumi.Input[Mapping[str, str]] | None = None
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    changed: dict[str, int]
+    failed: dict[str, str]  # host -> reason (failed tasks and unreachable hosts)
+
+
+def _reasons(hosts: Any, kind: str) -> dict[str, str]:
+    if not hosts:
+        return {}
+    if isinstance(hosts, Mapping):
+        return {str(h): f"{kind}: {reason}" for h, reason in hosts.items()}
+    return {str(h): kind for h in hosts}
+
+
+def _run_site(props: Mapping[str, Any], extravars: dict[str, Any]) -> _Outcome:
+    from clusterforge.provision.runner import run_site  # the provisioning module; imported when used
+
+    result = run_site(props["inventory_path"], props["private_data_dir"], limit=props["group"],
+                      tags=props.get("tags"), extravars=extravars or None, ssh_config=props.get("ssh_config"))
+    failed = {**_reasons(result.failed_hosts, "failed"), **_reasons(result.unreachable_hosts, "unreachable")}
+    if not result.ok and not failed:
+        failed = {props["group"]: f"ansible-runner did not succeed: {result.stats}"}
+    return _Outcome({str(h): int(n) for h, n in (result.changed_per_host or {}).items()}, failed)
+
+
+def _event_reasons(events: Any) -> dict[str, str]:
+    reasons: dict[str, str] = {}
+    for event in events:
+        kind = event.get("event")
+        if kind not in ("runner_on_failed", "runner_on_unreachable"):
+            continue
+        data = event.get("event_data", {})
+        if data.get("ignore_errors"):
+            continue
+        res = data.get("res") or {}
+        message = res.get("msg") or res.get("stderr") or "failed"
+        what = "unreachable" if kind == "runner_on_unreachable" else f"task {data.get('task', '?')!r} failed"
+        reasons.setdefault(data.get("host", "?"), f"{what}: {str(message).strip()[:500]}")
+    return reasons
+
+
+# Never hand these to Ansible: ansible-runner records its whole environment in artifacts/<run>/command.
+_SCRUBBED_ENV = ("PULUMI_CONFIG_PASSPHRASE", "PULUMI_ACCESS_TOKEN", "PULUMI_CONFIG")
+
+
+def _scrub_environment() -> None:
+    for name in _SCRUBBED_ENV:
+        os.environ.pop(name, None)
+
+
+def _write_private(path: Path, data: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.unlink(missing_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        json.dump(data, handle)
+
+
+def _run_playbook(props: Mapping[str, Any], extravars: dict[str, Any]) -> _Outcome:
+    import ansible_runner
+
+    playbook = Path(props["playbook"])
+    private_data_dir = Path(props["private_data_dir"])
+    # Host keys are checked (ansible-runner turns checking off unless told otherwise).
+    envvars: dict[str, str] = {"ANSIBLE_HOST_KEY_CHECKING": "True"}
+    if (playbook.parent / "ansible.cfg").is_file():
+        envvars["ANSIBLE_CONFIG"] = str(playbook.parent / "ansible.cfg")
+    if props.get("ssh_config"):
+        envvars["ANSIBLE_SSH_ARGS"] = f"-F {props['ssh_config']}"
+    # ansible-runner passes env/extravars as `-e @file`; it lives only for the run (it may hold secrets).
+    vars_file = private_data_dir / "env" / "extravars"
+    _write_private(vars_file, extravars)
+    try:
+        run = ansible_runner.run(
+            private_data_dir=str(private_data_dir), playbook=str(playbook), inventory=props["inventory_path"],
+            limit=props["group"], tags=props.get("tags") or None, envvars=envvars, quiet=True,
+            rotate_artifacts=KEEP_ARTIFACT_RUNS, suppress_env_files=True,
+        )
+        events = list(run.events)
+    finally:
+        vars_file.unlink(missing_ok=True)
+    stats = run.stats or {}
+    failed = _event_reasons(events)
+    for host in {**stats.get("failures", {}), **stats.get("dark", {})}:
+        failed.setdefault(host, "failed")
+    if run.rc != 0 and not failed:
+        failed[props["group"]] = f"ansible-playbook exited {run.rc} ({run.status}); see {run.config.artifact_dir}"
+    return _Outcome({str(h): int(n) for h, n in stats.get("changed", {}).items()}, failed)
+
+
+class HostProvisionProvider(ResourceProvider):
+    serialize_as_secret_always = False
+
+    def check(self, _olds: dict[str, Any], news: dict[str, Any]) -> CheckResult:
+        failures = []
+        for key in ("inventory_path", "private_data_dir"):
+            if not str(news.get(key) or "").startswith("/"):
+                failures.append(CheckFailure(key, f"{key} must be an absolute path"))
+        if news.get("playbook") and not str(news["playbook"]).startswith("/"):
+            failures.append(CheckFailure("playbook", "playbook must be an absolute path"))
+        return CheckResult(news, failures)
+
+    def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
+        changed = [key for key in (*REPLACE_KEYS, *UPDATE_KEYS) if olds.get(key) != news.get(key)]
+        return DiffResult(changes=bool(changed), replaces=[k for k in REPLACE_KEYS if k in changed])
+
+    def create(self, props: dict[str, Any]) -> CreateResult:
+        return CreateResult(f"provision-{props['group']}", self._provision(props, runs=0))
+
+    def update(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
+        return UpdateResult(self._provision(news, runs=int(olds.get("runs") or 0)))
+
+    def delete(self, _id: str, _props: dict[str, Any]) -> None:
+        return None
+
+    @staticmethod
+    def _provision(props: dict[str, Any], runs: int) -> dict[str, Any]:
+        _scrub_environment()
+        extravars = {**(props.get("extravars") or {}), **(props.get("secret_vars") or {})}
+        run = _run_playbook if props.get("playbook") else _run_site
+        outcome = run(props, extravars)
+        if outcome.failed:
+            lines = "\n".join(f"  {host}: {reason}" for host, reason in sorted(outcome.failed.items()))
+            raise ProvisionFailed(f"provisioning {props['group']} failed on {len(outcome.failed)} host(s):\n{lines}")
+        changed = {host: outcome.changed.get(host, 0) for host in props.get("hosts") or sorted(outcome.changed)}
+        return {**props, "changed": changed, "runs": runs + 1}
+
+
+class HostProvision(Resource, module="clusterforge", name="HostProvision"):
+    """pulumi-python:dynamic/clusterforge:HostProvision — outputs `changed` {host: changed tasks}, `runs`."""
+
+    changed: pulumi.Output[dict[str, int]]
+    runs: pulumi.Output[int]
+
+    def __init__(self, name: str, args: HostProvisionArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        props: dict[str, Any] = {
+            "group": args.group, "hosts": list(args.hosts), "inventory_path": args.inventory_path,
+            "private_data_dir": args.private_data_dir, "roles_hash": args.roles_hash,
+            "host_vars_hash": args.host_vars_hash, "playbook": args.playbook, "playbook_hash": args.playbook_hash,
+            "tags": args.tags, "extravars": dict(args.extravars), "ssh_config": args.ssh_config,
+            "secret_vars": pulumi.Output.secret(args.secret_vars) if args.secret_vars is not None else None,
+            "changed": None, "runs": None,
+        }
+        super().__init__(HostProvisionProvider(), name, props, opts)

@@ -1,0 +1,68 @@
+"""Lab: the emulated cluster as a Pulumi resource — `clusterforge.lab.manager.up` on create, `down` on delete.
+
+The input is the LabTopology (JSON, built from the Plan by clusterforge.lab.from_plan) and its hash.
+A different topology replaces the lab (down first: both would use the same namespaces and names).
+Outputs are what Ansible and testinfra need to reach the hosts: the ssh_config and known_hosts paths.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+from pulumi.dynamic import CreateResult, DiffResult, Resource, ResourceProvider, UpdateResult
+
+__all__ = ["Lab", "LabArgs", "LabProvider"]
+
+REPLACE_KEYS = ("lab", "topology_hash")
+BOOT_TIMEOUT_S = 300
+
+
+@dataclass(frozen=True)
+class LabArgs:
+    lab: str
+    topology_json: str
+    topology_hash: str
+
+
+def _up(props: dict[str, Any]) -> dict[str, Any]:
+    from clusterforge.lab import manager
+    from clusterforge.lab.topology import LabTopology
+
+    topology = LabTopology.model_validate_json(props["topology"])
+    result = manager.up(topology, boot_timeout=BOOT_TIMEOUT_S)
+    return {**props, "ssh_config": str(result.ssh_config), "known_hosts": str(result.known_hosts),
+            "hosts": sorted(h.name for h in topology.hosts)}
+
+
+class LabProvider(ResourceProvider):
+    serialize_as_secret_always = False
+
+    def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
+        replaces = [key for key in REPLACE_KEYS if olds.get(key) != news.get(key)]
+        return DiffResult(changes=bool(replaces), replaces=replaces, delete_before_replace=True)
+
+    def create(self, props: dict[str, Any]) -> CreateResult:
+        return CreateResult(f"lab-{props['lab']}", _up(props))
+
+    def update(self, _id: str, _olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
+        return UpdateResult(_up(news))  # unreachable today (every diff replaces); `up` is idempotent
+
+    def delete(self, _id: str, props: dict[str, Any]) -> None:
+        from clusterforge.lab import manager
+
+        manager.down(props["lab"])
+
+
+class Lab(Resource, module="clusterforge", name="Lab"):
+    """pulumi-python:dynamic/clusterforge:Lab — outputs `ssh_config`, `known_hosts`, `hosts`."""
+
+    ssh_config: pulumi.Output[str]
+    known_hosts: pulumi.Output[str]
+    hosts: pulumi.Output[list[str]]
+
+    def __init__(self, name: str, args: LabArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        props = {"lab": args.lab, "topology": args.topology_json, "topology_hash": args.topology_hash,
+                 "ssh_config": None, "known_hosts": None, "hosts": None}
+        super().__init__(LabProvider(), name, props, opts)

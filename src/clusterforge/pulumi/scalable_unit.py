@@ -1,0 +1,60 @@
+"""ScalableUnit component: an SU's racks, then its provisioning and verification, in that order."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import pulumi
+
+from clusterforge.pulumi.facility import Rack, RackArgs
+from clusterforge.pulumi.providers.host_provision import HostProvision, HostProvisionArgs
+from clusterforge.pulumi.providers.lab import Lab
+from clusterforge.pulumi.providers.verification import Verification, VerificationArgs
+
+__all__ = ["ScalableUnit", "ScalableUnitArgs"]
+
+
+@dataclass(frozen=True)
+class ScalableUnitArgs:
+    su: int
+    racks: tuple[RackArgs, ...]
+    provision: HostProvisionArgs | None = None  # None: declare the SU only (provisioning switched off)
+    verification: VerificationArgs | None = None
+
+
+class ScalableUnit(pulumi.ComponentResource):
+    """clusterforge:su:ScalableUnit — the expansion block; its name is its stable id (su01)."""
+
+    def __init__(self, name: str, args: ScalableUnitArgs, opts: pulumi.ResourceOptions | None = None,
+                 lab: Lab | None = None) -> None:
+        super().__init__("clusterforge:su:ScalableUnit", name, None, opts)
+        self.racks = [Rack(r.rack.name, r, pulumi.ResourceOptions(parent=self)) for r in args.racks]
+        self.provision: HostProvision | None = None
+        self.verification: Verification | None = None
+        # Hosts are provisioned once their switches carry config (and, in the lab, once hosts exist):
+        # depending on a component waits for every resource under it.
+        after: list[pulumi.Resource] = [*self.racks, *([lab] if lab is not None else [])]
+        if args.provision is not None:
+            provision = args.provision
+            if lab is not None:
+                provision = dataclasses.replace(provision, ssh_config=lab.ssh_config)
+            self.provision = HostProvision(f"{name}-provision", provision,
+                                           pulumi.ResourceOptions(parent=self, depends_on=after))
+        if args.verification is not None:
+            verification = args.verification
+            if self.provision is not None:
+                verification = dataclasses.replace(verification, provision_runs=self.provision.runs)
+            if lab is not None:
+                verification = dataclasses.replace(verification, ssh_config=lab.ssh_config)
+            depends = [self.provision] if self.provision is not None else after
+            self.verification = Verification(f"{name}-verify", verification,
+                                             pulumi.ResourceOptions(parent=self, depends_on=depends))
+        servers = [s.device for r in args.racks for s in r.servers]
+        self.register_outputs({
+            "su": args.su, "racks": [r.rack.name for r in args.racks], "servers": [d.name for d in servers],
+            "gpus": sum(d.gpus for d in servers),
+            "provisioned": self.provision.changed if self.provision is not None else None,
+            "verified": ({"passed": self.verification.passed, "failed": self.verification.failed}
+                         if self.verification is not None else None),
+        })  # fmt: skip

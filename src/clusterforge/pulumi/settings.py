@@ -1,0 +1,103 @@
+"""Stack settings: the `clusterforge:*` Pulumi config of one stack, read once, typed.
+
+  inventory            declaration YAML, relative to the repository or absolute (required)
+  target               lab (emulated hosts) | files (configs into a directory) | ssh   [files]
+  provision            run Ansible per SU (HostProvision)                               [true]
+  verify               run the testinfra host checks per SU (Verification)              [true]
+  allowVerifyFailures  record failed checks instead of failing the update               [false]
+  workDir              rendered inventory, ansible-runner dirs        [<repo>/.state/stacks/<stack>]
+  switchConfigDir      files/lab target: where <switch>/<file> is written        [<workDir>/switches]
+  switchUser, switchPort, switchKnownHosts, switchRemoteDir, switchApplyCommand
+                       ssh target        [admin, 22, required, /etc/clusterforge/switch, none]
+  switchSshKey         ssh target private key (PEM): `pulumi config set --secret`        [none]
+  bmcPassword          handed to Ansible as cf_bmc_password: `pulumi config set --secret` [none]
+  playbook             run this playbook instead of playbooks/site.yml (run_site)        [none]
+  provisionTags        Ansible --tags for provisioning runs                              [all]
+
+All keys live in the `clusterforge` namespace (`clusterforge:target`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pulumi
+
+__all__ = ["TARGETS", "StackSettings", "SshSettings"]
+
+TARGETS = ("lab", "files", "ssh")
+NAMESPACE = "clusterforge"
+
+
+@dataclass(frozen=True)
+class SshSettings:
+    user: str
+    port: int
+    known_hosts: str
+    remote_dir: str
+    apply_command: str | None
+
+
+@dataclass(frozen=True)
+class StackSettings:
+    repo: Path
+    stack: str
+    inventory: Path
+    target: str
+    work_dir: Path
+    switch_config_dir: Path
+    provision: bool
+    verify: bool
+    allow_verify_failures: bool = False
+    ssh: SshSettings | None = None
+    switch_credential: pulumi.Input[str] | None = None
+    bmc_password: pulumi.Input[str] | None = None
+    playbook: Path | None = None
+    provision_tags: str | None = None
+
+    @property
+    def rendered_dir(self) -> Path:
+        """Where the program writes the rendered Ansible tree that HostProvision/Verification read."""
+        return self.work_dir / "rendered"
+
+    @classmethod
+    def from_config(cls, repo: Path, stack: str, config: pulumi.Config | None = None) -> StackSettings:
+        config = config or pulumi.Config(NAMESPACE)
+
+        def path(value: str) -> Path:
+            candidate = Path(value).expanduser()
+            return candidate if candidate.is_absolute() else (repo / candidate)
+
+        target = config.get("target") or "files"
+        if target not in TARGETS:
+            raise ValueError(f"clusterforge:target is {target!r}; expected one of {', '.join(TARGETS)}")
+        work_dir = path(config.get("workDir") or str(repo / ".state" / "stacks" / stack))
+        ssh = None
+        if target == "ssh":
+            ssh = SshSettings(
+                user=config.get("switchUser") or "admin", port=config.get_int("switchPort") or 22,
+                known_hosts=str(path(config.require("switchKnownHosts"))),
+                remote_dir=config.get("switchRemoteDir") or "/etc/clusterforge/switch",
+                apply_command=config.get("switchApplyCommand"),
+            )  # fmt: skip
+        playbook = config.get("playbook")
+        return cls(
+            repo=repo, stack=stack, inventory=path(config.require("inventory")), target=target,
+            work_dir=work_dir, switch_config_dir=path(config.get("switchConfigDir") or str(work_dir / "switches")),
+            provision=_flag(config, "provision", True), verify=_flag(config, "verify", True),
+            allow_verify_failures=_flag(config, "allowVerifyFailures", False), ssh=ssh,
+            switch_credential=config.get_secret("switchSshKey"), bmc_password=config.get_secret("bmcPassword"),
+            playbook=path(playbook) if playbook else None, provision_tags=config.get("provisionTags"),
+        )  # fmt: skip
+
+
+def _flag(config: pulumi.Config, key: str, default: bool) -> bool:
+    value = config.get(key)
+    if value is None or value == "":
+        return default
+    if value.lower() in ("true", "yes", "1", "on"):
+        return True
+    if value.lower() in ("false", "no", "0", "off"):
+        return False
+    raise ValueError(f"clusterforge:{key} is {value!r}; expected true or false")

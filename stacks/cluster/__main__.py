@@ -1,0 +1,27 @@
+"""clusterforge-cluster: declaration → Plan → rendered files → Pulumi components.
+
+Config (namespace `clusterforge`, see clusterforge.pulumi.settings): inventory, target (lab|files|ssh),
+provision, verify, and the delivery settings of the target. Everything below is declared by
+clusterforge.pulumi.program from the Plan; nothing is planned here.
+"""
+
+from pathlib import Path
+
+import pulumi
+
+from clusterforge.loading import load_and_plan
+from clusterforge.pulumi.program import declare_cluster
+from clusterforge.pulumi.settings import StackSettings
+from clusterforge.render import render_all
+
+REPO = Path(__file__).resolve().parents[2]
+
+settings = StackSettings.from_config(REPO, pulumi.get_stack())
+spec, plan, _ = load_and_plan(settings.inventory)
+files = render_all(spec, plan)
+site = declare_cluster(spec, plan, files, settings)
+
+pulumi.export("cluster", plan.cluster)
+pulumi.export("target", settings.target)
+pulumi.export("summary", plan.summary)
+pulumi.export("switch_config_dir", str(settings.switch_config_dir) if settings.target != "ssh" else None)

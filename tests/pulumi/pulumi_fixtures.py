@@ -1,0 +1,44 @@
+"""Helpers for the Pulumi tests (a plain module: conftest.py names clash across test directories)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from clusterforge.pulumi.automation import REPO, Backend, engine_binary
+
+LAB_INVENTORY = REPO / "inventory" / "lab.yaml"
+SECOND_SU = "  - {id: 2, server_model: hgx-h200-2gpu, nodes: 4, racks: 2}\n"
+
+
+def require_engine() -> None:
+    if not engine_binary().exists():
+        pytest.skip(f"{engine_binary()} is absent (build it with scripts/setup-pulumi.sh)")
+
+
+def temp_backend(state: Path) -> Backend:
+    """A state dir of its own: file:// backend, generated passphrase, per-stack work dirs."""
+    (state / "pulumi").mkdir(parents=True, exist_ok=True)
+    return Backend.resolve(state, f"file://{state / 'pulumi'}")
+
+
+def copy_inventory(directory: Path, source: Path = LAB_INVENTORY) -> Path:
+    """The declaration and its catalog, copied so a test may edit it."""
+    directory.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(source.parent / "catalog", directory / "catalog", dirs_exist_ok=True)
+    target = directory / source.name
+    shutil.copyfile(source, target)
+    return target
+
+
+def with_second_su(text: str) -> str:
+    """The lab declaration with SU 2 appended to scalable_units (the lab envelope allows two)."""
+    anchor = "    racks: 2\n\nnetworks:"
+    assert anchor in text, "inventory/lab.yaml changed shape; update tests/pulumi/pulumi_fixtures.py"
+    return text.replace(anchor, "    racks: 2\n" + SECOND_SU + "\nnetworks:", 1)
+
+
+def state_file(backend: Backend, stack: str) -> Path:
+    return backend.state_dir / "pulumi" / ".pulumi" / "stacks" / "clusterforge-cluster" / f"{stack}.json"

@@ -1,0 +1,122 @@
+"""Component wiring under Pulumi's mocks (no engine): types, parents, one resource per planned object."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pulumi
+import pytest
+
+from clusterforge.loading import load_and_plan
+from clusterforge.pulumi.automation import REPO
+from clusterforge.pulumi.program import SERVER_KINDS, SWITCH_KINDS, declare_cluster
+from clusterforge.pulumi.settings import StackSettings
+from clusterforge.render import render_all
+
+INVENTORY = REPO / "inventory" / "lab.yaml"
+
+
+class RecordingMocks(pulumi.runtime.Mocks):
+    def __init__(self) -> None:
+        self.resources: list[pulumi.runtime.MockResourceArgs] = []
+
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs):
+        self.resources.append(args)
+        return f"{args.name}-id", dict(args.inputs)
+
+    def call(self, args: pulumi.runtime.MockCallArgs):
+        return {}
+
+
+def _settings(tmp_path: Path, **overrides) -> StackSettings:
+    values = {"repo": REPO, "stack": "mock", "inventory": INVENTORY, "target": "files", "work_dir": tmp_path,
+              "switch_config_dir": tmp_path / "switches", "provision": False, "verify": False}
+    return StackSettings(**{**values, **overrides})
+
+
+@pytest.fixture
+def declared(tmp_path: Path):
+    """URN of every registered resource, and the mock's records, for the lab declared with `files`."""
+    mocks = RecordingMocks()
+    pulumi.runtime.set_mocks(mocks, project="clusterforge-cluster", stack="mock", preview=True)
+    spec, plan, _ = load_and_plan(INVENTORY)
+    files = render_all(spec, plan)
+    site = declare_cluster(spec, plan, files, _settings(tmp_path))
+    resources = [site, *site.networks, *site.racks, *site.units]
+    resources += [r for unit in site.units for r in unit.racks]
+    urns = pulumi.Output.all(*[r.urn for r in resources])
+    outcome: dict = {}
+
+    @pulumi.runtime.test
+    def collect():
+        return urns.apply(lambda values: outcome.setdefault("urns", values))
+
+    collect()
+    return plan, files, mocks, outcome["urns"]
+
+
+def test_one_component_per_planned_object(declared) -> None:
+    plan, files, mocks, _ = declared
+    counts = Counter(r.typ for r in mocks.resources)
+    assert counts["clusterforge:site:Site"] == 1
+    assert counts["clusterforge:network:Network"] == len(plan.fabric)
+    assert counts["clusterforge:su:ScalableUnit"] == 1
+    assert counts["clusterforge:facility:Rack"] == len(plan.racks)
+    assert counts["clusterforge:facility:Pdu"] == len(plan.pdus)
+    assert counts["clusterforge:compute:Server"] == sum(d.kind in SERVER_KINDS for d in plan.devices)
+    assert counts["clusterforge:fabric:Switch"] == sum(d.kind in SWITCH_KINDS for d in plan.devices)
+
+
+def test_every_switch_with_rendered_files_gets_a_switch_config(declared) -> None:
+    plan, files, mocks, _ = declared
+    configs = {r.inputs["device"] for r in mocks.resources if r.typ.endswith("clusterforge:SwitchConfig")}
+    assert configs == {path.split("/")[1] for path in files if path.startswith("switches/")}
+
+
+def test_switch_config_content_hash_matches_its_files(declared) -> None:
+    from clusterforge.pulumi._hashing import files_hash
+
+    _, _, mocks, _ = declared
+    for resource in mocks.resources:
+        if resource.typ.endswith("clusterforge:SwitchConfig"):
+            assert resource.inputs["content_hash"] == files_hash(resource.inputs["files"])
+
+
+def test_racks_nest_under_their_su_or_the_site(declared) -> None:
+    """The mock monitor's URNs carry the parent's type (the engine's carry the whole chain)."""
+    plan, _, _, urns = declared
+    rack_urns = {urn.rsplit("::", 1)[1]: urn for urn in urns if "$clusterforge:facility:Rack::" in urn}
+    for rack in plan.racks:
+        parent_type = rack_urns[rack.name].split("::")[2].split("$")[-2]
+        assert parent_type == ("clusterforge:su:ScalableUnit" if rack.su is not None else "clusterforge:site:Site")
+
+
+def test_no_provisioning_resources_when_the_flags_are_off(declared) -> None:
+    _, _, mocks, _ = declared
+    kinds = {r.typ.rsplit(":", 1)[1] for r in mocks.resources}
+    assert not kinds & {"HostProvision", "Verification", "Lab"}
+
+
+def test_lab_target_declares_the_lab_before_provisioning(tmp_path: Path) -> None:
+    mocks = RecordingMocks()
+    pulumi.runtime.set_mocks(mocks, project="clusterforge-cluster", stack="mock", preview=True)
+    spec, plan, _ = load_and_plan(INVENTORY)
+    playbook = tmp_path / "noop.yml"
+    playbook.write_text("- hosts: all\n  tasks: []\n")
+    site = declare_cluster(spec, plan, render_all(spec, plan),
+                           _settings(tmp_path, target="lab", provision=True, playbook=playbook))
+
+    @pulumi.runtime.test
+    def wait():
+        return site.urn
+
+    wait()
+    by_type = {r.typ.rsplit(":", 1)[1]: r for r in mocks.resources}
+    assert by_type["Lab"].inputs["lab"] == "lab"
+    assert by_type["HostProvision"].inputs["extravars"] == {"cf_lab": True}
+    assert by_type["HostProvision"].inputs["group"] == "su01"
+    assert by_type["HostProvision"].inputs["hosts"] == sorted(
+        d.name for d in plan.devices if d.su == 1 and d.kind in SERVER_KINDS)
+    order = [r.typ.rsplit(":", 1)[1] for r in mocks.resources]
+    assert order.index("Lab") < order.index("HostProvision")

@@ -1,0 +1,171 @@
+"""SwitchConfigProvider without the engine: file target writes, updates, deletes; ssh target against a real sshd."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from clusterforge.pulumi._hashing import files_hash
+from clusterforge.pulumi.providers.switch_config import SwitchConfigProvider
+
+FILES = {"config_db.json": '{"DEVICE_METADATA": {}}\n', "frr.conf": "hostname spine-01\n"}
+
+
+def _props(target: dict, files: dict[str, str] = FILES, device: str = "spine-01", credential: str | None = None):
+    return {"device": device, "files": dict(files), "content_hash": files_hash(files), "target": target,
+            "credential": credential}
+
+
+def test_create_writes_each_file_under_the_device_dir(tmp_path: Path) -> None:
+    result = SwitchConfigProvider().create(_props({"kind": "file", "path": str(tmp_path)}))
+    assert {p.name: p.read_text() for p in (tmp_path / "spine-01").iterdir()} == FILES
+    assert result.outs["written"] == sorted(FILES)
+
+
+def test_update_rewrites_changed_files_and_removes_dropped_ones(tmp_path: Path) -> None:
+    provider, target = SwitchConfigProvider(), {"kind": "file", "path": str(tmp_path)}
+    olds = provider.create(_props(target)).outs
+    news = _props(target, {"frr.conf": "hostname spine-01\nrouter bgp 65000\n"})
+    outs = provider.update("id", olds, news).outs
+    assert {p.name: p.read_text() for p in (tmp_path / "spine-01").iterdir()} == news["files"]
+    assert outs["written"] == ["frr.conf"]
+
+
+def test_delete_removes_what_it_wrote_and_nothing_else(tmp_path: Path) -> None:
+    provider, target = SwitchConfigProvider(), {"kind": "file", "path": str(tmp_path)}
+    outs = provider.create(_props(target, {**FILES, "sub/dir/extra.conf": "x\n"})).outs
+    (tmp_path / "spine-01" / "operator-notes.txt").write_text("keep me\n")
+    provider.delete("id", outs)
+    assert [p.name for p in (tmp_path / "spine-01").rglob("*")] == ["operator-notes.txt"]
+
+
+def test_delete_prunes_the_device_dir_it_emptied(tmp_path: Path) -> None:
+    provider, target = SwitchConfigProvider(), {"kind": "file", "path": str(tmp_path)}
+    provider.delete("id", provider.create(_props(target, {**FILES, "sub/extra.conf": "x\n"})).outs)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_new_target_or_device_replaces(tmp_path: Path) -> None:
+    olds = _props({"kind": "file", "path": str(tmp_path / "a")})
+    moved = SwitchConfigProvider().diff("id", olds, _props({"kind": "file", "path": str(tmp_path / "b")}))
+    renamed = SwitchConfigProvider().diff("id", olds, {**olds, "device": "spine-02"})
+    assert (moved.replaces, renamed.replaces) == (["target"], ["device"])
+    assert moved.delete_before_replace
+
+
+def test_new_content_updates_in_place(tmp_path: Path) -> None:
+    target = {"kind": "file", "path": str(tmp_path)}
+    diff = SwitchConfigProvider().diff("id", _props(target), _props(target, {"frr.conf": "changed\n"}))
+    assert diff.changes and diff.replaces == []
+
+
+def test_same_inputs_are_no_change(tmp_path: Path) -> None:
+    target = {"kind": "file", "path": str(tmp_path)}
+    assert not SwitchConfigProvider().diff("id", _props(target), _props(target)).changes
+
+
+@pytest.mark.parametrize("relpath", ["../escape.conf", "/etc/passwd", "a/../../b"])
+def test_check_rejects_paths_outside_the_device_dir(tmp_path: Path, relpath: str) -> None:
+    failures = SwitchConfigProvider().check({}, _props({"kind": "file", "path": str(tmp_path)}, {relpath: "x"}))
+    assert [f.property for f in failures.failures] == ["files"]
+
+
+def test_check_rejects_an_ssh_target_without_known_hosts() -> None:
+    failures = SwitchConfigProvider().check({}, _props({"kind": "ssh", "host": "192.0.2.1"}))
+    assert [f.reason for f in failures.failures] == ["an ssh target needs known_hosts"]
+
+
+# --- ssh target: a real sshd on 127.0.0.1 with its own host key and one authorized key ----------------
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture
+def sshd(tmp_path: Path):
+    sshd_bin = shutil.which("sshd") or "/usr/sbin/sshd"
+    if not Path(sshd_bin).exists() or not shutil.which("ssh-keygen"):
+        pytest.skip("openssh-server (sshd, ssh-keygen) is not installed")
+    if not Path("/run/sshd").is_dir():
+        if os.geteuid() != 0:
+            pytest.skip("sshd needs its privilege-separation dir /run/sshd")
+        Path("/run/sshd").mkdir(mode=0o755)
+    keys = tmp_path / "keys"
+    keys.mkdir(mode=0o700)
+    for name in ("host", "client"):
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(keys / name)], check=True)
+    shutil.copyfile(keys / "client.pub", keys / "authorized_keys")
+    port = _free_port()
+    config = keys / "sshd_config"
+    config.write_text(
+        f"Port {port}\nListenAddress 127.0.0.1\nHostKey {keys / 'host'}\n"
+        f"AuthorizedKeysFile {keys / 'authorized_keys'}\n"
+        "PasswordAuthentication no\nKbdInteractiveAuthentication no\nPermitRootLogin prohibit-password\n"
+        f"StrictModes no\nPidFile {keys / 'sshd.pid'}\nUsePAM no\nSubsystem sftp internal-sftp\n"
+    )  # fmt: skip
+    proc = subprocess.Popen([sshd_bin, "-D", "-e", "-f", str(config)], stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    pytest.skip(f"sshd did not start: {proc.stderr.read() if proc.stderr else ''}")
+                time.sleep(0.1)
+        known_hosts = keys / "known_hosts"
+        known_hosts.write_text(f"[127.0.0.1]:{port} {(keys / 'host.pub').read_text().split(' ')[0]} "
+                               f"{(keys / 'host.pub').read_text().split(' ')[1]}\n")
+        target = {"kind": "ssh", "host": "127.0.0.1", "port": port, "user": os.environ.get("USER") or "root",
+                  "known_hosts": str(known_hosts), "remote_dir": str(tmp_path / "remote")}
+        yield target, (keys / "client").read_text()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def test_ssh_push_delivers_the_files(sshd, tmp_path: Path) -> None:
+    target, key = sshd
+    SwitchConfigProvider().create(_props(target, credential=key))
+    pushed = tmp_path / "remote" / "spine-01"
+    assert {p.name: p.read_text() for p in pushed.iterdir()} == FILES
+
+
+def test_ssh_update_swaps_the_whole_directory(sshd, tmp_path: Path) -> None:
+    target, key = sshd
+    provider = SwitchConfigProvider()
+    olds = provider.create(_props(target, credential=key)).outs
+    provider.update("id", olds, _props(target, {"frr.conf": "hostname spine-01\n!\n"}, credential=key))
+    assert [p.name for p in (tmp_path / "remote").iterdir()] == ["spine-01"]  # no staging dirs left
+    assert [p.name for p in (tmp_path / "remote" / "spine-01").iterdir()] == ["frr.conf"]
+
+
+def test_ssh_delete_removes_the_device_dir(sshd, tmp_path: Path) -> None:
+    target, key = sshd
+    provider = SwitchConfigProvider()
+    provider.delete("id", provider.create(_props(target, credential=key)).outs)
+    assert list((tmp_path / "remote").iterdir()) == []
+
+
+def test_ssh_refuses_an_unknown_host_key(sshd, tmp_path: Path) -> None:
+    target, key = sshd
+    Path(target["known_hosts"]).write_text("")
+    with pytest.raises(RuntimeError, match="Host key verification failed"):
+        SwitchConfigProvider().create(_props(target, credential=key))
+
+
+def test_ssh_runs_the_apply_command(sshd, tmp_path: Path) -> None:
+    target, key = sshd
+    marker = tmp_path / "applied"
+    SwitchConfigProvider().create(_props({**target, "apply_command": f"touch {marker}"}, credential=key))
+    assert marker.exists()
