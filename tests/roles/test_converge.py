@@ -1,0 +1,123 @@
+"""The site playbook converges on lab hosts, a second run changes nothing, and the
+hosts then carry what the roles promise (checked over SSH with testinfra)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from roles_lab import LabInventory, lab_inventory_from_env
+
+from clusterforge.provision import ProvisionResult, run_site
+
+pytestmark = [pytest.mark.lab, pytest.mark.slow]
+
+# Lab hosts reach only Debian's mirror; playbooks/vars/lab.yml holds what that implies.
+LAB_EXTRAVARS = {"cf_lab": True}
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "lab_host" in metafunc.fixturenames:
+        inventory = lab_inventory_from_env()
+        hosts = list(inventory.servers) if inventory else ["no-lab-inventory"]
+        metafunc.parametrize("lab_host", hosts)
+
+
+@pytest.fixture(scope="module")
+def converge(lab_inventory: LabInventory, tmp_path_factory: pytest.TempPathFactory) -> dict[str, ProvisionResult]:
+    private_data_dir = tmp_path_factory.mktemp("ansible-runner")
+    runs = {}
+    for name in ("first", "second"):
+        runs[name] = run_site(
+            lab_inventory.inventory,
+            private_data_dir,
+            extravars=LAB_EXTRAVARS,
+            ssh_config=lab_inventory.ssh_config,
+        )
+        if not runs[name].ok:
+            break
+    return runs
+
+
+@pytest.fixture(scope="module")
+def converged(converge: dict[str, ProvisionResult]) -> None:
+    if not converge["first"].ok:
+        pytest.fail(f"the site playbook failed: {converge['first'].failed_hosts or converge['first'].status}")
+
+
+def _host_vars(inventory: LabInventory, host: str) -> dict[str, Any]:
+    shown = subprocess.run(
+        [str(Path(sys.executable).parent / "ansible-inventory"), "-i", str(inventory.inventory), "--host", host],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return json.loads(shown.stdout)
+
+
+@pytest.fixture
+def host(lab_inventory: LabInventory, lab_host: str, converged: None):
+    testinfra = pytest.importorskip("testinfra")
+    # testinfra's ansible backend calls ansible-inventory from PATH.
+    venv_bin = str(Path(sys.executable).parent)
+    if venv_bin not in os.environ.get("PATH", "").split(os.pathsep):
+        os.environ["PATH"] = os.pathsep.join([venv_bin, os.environ.get("PATH", "")])
+    kwargs = {"ssh_config": str(lab_inventory.ssh_config)} if lab_inventory.ssh_config else {}
+    return testinfra.get_host(f"ansible://{lab_host}?ansible_inventory={lab_inventory.inventory}", **kwargs)
+
+
+@pytest.fixture
+def host_vars(lab_inventory: LabInventory, lab_host: str) -> dict[str, Any]:
+    return _host_vars(lab_inventory, lab_host)
+
+
+def test_first_run_reaches_every_server(converge: dict[str, ProvisionResult], lab_inventory: LabInventory) -> None:
+    first = converge["first"]
+    assert (first.unreachable_hosts, sorted(first.stats)) == ([], sorted(lab_inventory.servers))
+
+
+def test_first_run_fails_on_no_host(converge: dict[str, ProvisionResult]) -> None:
+    assert converge["first"].failed_hosts == {}
+
+
+def test_second_run_changes_nothing(converge: dict[str, ProvisionResult], converged: None) -> None:
+    second = converge["second"]
+    assert second.failed_hosts == {}
+    assert {host: n for host, n in second.changed_per_host.items() if n} == {}
+
+
+def test_nouveau_is_blacklisted(host) -> None:
+    conf = host.file("/etc/modprobe.d/blacklist-nouveau.conf")
+    assert conf.contains("^blacklist nouveau$") and conf.contains("^options nouveau modeset=0$")
+
+
+def test_nvidia_driver_userland_is_the_pinned_version(host, host_vars: dict[str, Any]) -> None:
+    assert host.package("nvidia-smi").version.startswith(host_vars["cf_software"]["nvidia_driver_version"] + "-")
+
+
+def test_nvidia_driver_packages_are_held(host) -> None:
+    held = host.check_output("dpkg --get-selections nvidia-smi libnvidia-ml1").split()
+    assert held == ["nvidia-smi", "hold", "libnvidia-ml1:amd64", "hold"]
+
+
+def test_nvcc_reports_the_planned_cuda_release(host, host_vars: dict[str, Any]) -> None:
+    version = host.check_output("bash -lc 'nvcc --version'")
+    assert f"release {host_vars['cf_software']['cuda_version']}," in version
+
+
+def test_tier_mount_units_are_enabled(host, host_vars: dict[str, Any]) -> None:
+    paths = [mount["path"] for mount in host_vars.get("cf_storage", {}).get("mounts", [])]
+    units = [host.check_output(f"systemd-escape --path --suffix=mount {path}") for path in paths]
+    assert {unit: host.service(unit).is_enabled for unit in units} == {unit: True for unit in units}
+
+
+def test_node_exporter_serves_network_metrics(host) -> None:
+    metrics = host.check_output(
+        "python3 -c \"import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:9100/metrics').read().decode())\""
+    )
+    assert "node_network_receive_bytes_total" in metrics
