@@ -107,3 +107,22 @@ def test_host_with_no_planned_mounts_runs(rendered_lab, tmp_path):
     result = run_checks(copy, "local", [HOST], None, None, concerns=["mounts"])
     assert result.records and all(r["outcome"] == "skipped" and r["host"] is None for r in result.records)
     assert result.per_host[HOST].passed == result.per_host[HOST].failed == 0 and result.ok
+
+
+def test_group_entry_point_infers_the_lab_target(rendered_lab, monkeypatch):
+    """clusterforge.verify.hosts.run_checks(inventory, limit=group, ssh_config=...) as the Pulumi resource calls it."""
+    from clusterforge.lab.sshcfg import ssh_config_path
+    from clusterforge.verify import hosts, runner
+
+    seen = {}
+    monkeypatch.setattr(runner, "run_checks", lambda *a, **kw: seen.update(args=a, kwargs=kw))
+    hosts.run_checks(rendered_lab, limit="su01", ssh_config=ssh_config_path("cfverify"))
+    assert seen["args"][1] == "lab" and seen["kwargs"]["group"] == "su01"
+    hosts.run_checks(rendered_lab, limit="servers", ssh_config="/etc/ssh/other_config")
+    assert seen["args"][1] == "ssh"
+
+
+def test_failures_flattened_for_callers(local_result):
+    result, _ = local_result
+    assert result.failures and all(line.startswith(f"{HOST} ") for line in result.failures)
+    assert len(result.failures) == result.failed

@@ -69,6 +69,12 @@ class VerifyResult:
     def ok(self) -> bool:
         return self.failed == 0 and not self.errors
 
+    @property
+    def failures(self) -> list[str]:
+        """Every failure as one line, ``host test: message``, then the run's errors."""
+        lines = [f"{h} {f['test']}: {f['message']}" for h, hr in self.per_host.items() for f in hr.failures]
+        return lines + list(self.errors)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "schema": SCHEMA,
