@@ -5,34 +5,36 @@ from __future__ import annotations
 import json
 import subprocess
 
-from clusterforge.lab import LabHost, LabInterface, LabSegment, LabTopology, names, overlay
+from clusterforge.lab import LabHost, LabInterface, LabRoute, LabSegment, LabTopology, names, overlay
 from clusterforge.lab.util import lab_dir
 
 LAB = "cftest"
 
-FRR_CONF = """\
-frr defaults datacenter
-hostname rtr1
-!
-router bgp 65100
- bgp router-id 198.18.8.1
- no bgp ebgp-requires-policy
- neighbor 198.18.0.1 remote-as 65101
-!
-line vty
-!
-"""
+
+def _frr(name: str, asn: int, router_id: str, neighbors: dict[str, int]) -> str:
+    lines = ["frr defaults datacenter", f"hostname {name}", "!", f"router bgp {asn}", f" bgp router-id {router_id}",
+             " no bgp ebgp-requires-policy"]  # fmt: skip
+    lines += [f" neighbor {ip} remote-as {peer_as}" for ip, peer_as in neighbors.items()]
+    return "\n".join(lines + ["!", "line vty", "!", ""])
 
 
 def small_topology(name: str = LAB) -> LabTopology:
-    """3 servers + 1 router on a management bridge; one p2p data link (MTU 9000) server↔router;
-    a VLAN-tagged jumbo storage bridge between two servers."""
+    """The lab the tests run against (the shape lab.from_plan produces, small):
+
+    * srv1..3 on the management bridge (MTU 1500) with the control address .254
+    * srv2, srv3 on a jumbo storage bridge (MTU 9000, VLAN 20 planned)
+    * srv1 <-> rtr1 p2p data link (MTU 9000) and a data route on srv1; srv2 defaults via control
+    * rtr1 (FRR) on the oob bridge only, reached there through a ``control_extra`` address
+    * rtr2 (FRR) with no address this machine reaches: a p2p link to rtr1 (BGP peer) only
+    """
     mgmt = lambda i: LabInterface(name="mgmt0", segment="mgmt", ip=f"198.18.8.{i}/24", mtu=1500)  # noqa: E731
     return LabTopology(
         name=name,
         segments=[
             LabSegment(name="mgmt", kind="bridge", mtu=1500),
+            LabSegment(name="oob", kind="bridge", mtu=1500),
             LabSegment(name="data-rtr1-srv1", kind="p2p", mtu=9000),
+            LabSegment(name="fabric-rtr1-rtr2", kind="p2p", mtu=9000),
             LabSegment(name="storage", kind="bridge", mtu=9000),
         ],
         hosts=[
@@ -42,6 +44,7 @@ def small_topology(name: str = LAB) -> LabTopology:
                     mgmt(11),
                     LabInterface(name="rail0", segment="data-rtr1-srv1", ip="198.18.0.1/31", mtu=9000),
                 ],
+                routes=[LabRoute(dst="198.18.0.0/22", via="198.18.0.0", dev="rail0", metric=100)],
             ),
             LabHost(
                 name="srv2",
@@ -49,6 +52,7 @@ def small_topology(name: str = LAB) -> LabTopology:
                     mgmt(12),
                     LabInterface(name="stor0", segment="storage", ip="198.18.12.12/24", mtu=9000, vlan=20),
                 ],
+                routes=[LabRoute(dst="default", via="198.18.8.254", dev="mgmt0")],
             ),
             LabHost(
                 name="srv3",
@@ -61,13 +65,21 @@ def small_topology(name: str = LAB) -> LabTopology:
                 name="rtr1",
                 kind="router",
                 interfaces=[
-                    mgmt(1),
+                    LabInterface(name="eth0", segment="oob", ip="198.18.14.1/24"),
                     LabInterface(name="swp1", segment="data-rtr1-srv1", ip="198.18.0.0/31", mtu=9000),
+                    LabInterface(name="swp2", segment="fabric-rtr1-rtr2", ip="198.18.4.0/31", mtu=9000),
                 ],
-                frr_conf=FRR_CONF,
+                frr_conf=_frr("rtr1", 65100, "198.18.5.1", {"198.18.0.1": 65101, "198.18.4.1": 65200}),
+            ),
+            LabHost(
+                name="rtr2",
+                kind="router",
+                interfaces=[LabInterface(name="swp1", segment="fabric-rtr1-rtr2", ip="198.18.4.1/31", mtu=9000)],
+                frr_conf=_frr("rtr2", 65200, "198.18.5.2", {"198.18.4.0": 65100}),
             ),
         ],
         control=LabInterface(segment="mgmt", ip="198.18.8.254/24"),
+        control_extra=("198.18.14.254/24",),
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 
 import pytest
 
@@ -90,15 +91,45 @@ def test_mgmt_and_data_never_share_a_bridge(lab, lab_topology):
             assert names.bridge_name(lab_name, seg.name) not in ports
 
 
-def test_frr_runs_on_router(lab, lab_hosts):
-    rtr = lab_hosts["rtr1"]
-    assert rtr.service("frr").is_running
-    assert rtr.process.filter(comm="bgpd")
-    conf = rtr.check_output("vtysh -c 'show running-config'")
+def test_frr_runs_on_routers_and_peers(lab, lab_hosts):
+    for name in ("rtr1", "rtr2"):
+        rtr = lab_hosts[name]
+        assert rtr.service("frr").is_running
+        assert rtr.process.filter(comm="bgpd")
+        assert rtr.check_output("sysctl -n net.ipv4.ip_forward") == "1"
+    conf = lab_hosts["rtr1"].check_output("vtysh -c 'show running-config'")
     assert "router bgp 65100" in conf and "neighbor 198.18.0.1 remote-as 65101" in conf
-    assert rtr.check_output("sysctl -n net.ipv4.ip_forward") == "1"
+    # rtr1 <-> rtr2 over their p2p fabric link: the session comes up
+    deadline, state = time.monotonic() + 60, None
+    while time.monotonic() < deadline:
+        out = lab_hosts["rtr1"].check_output("vtysh -c 'show bgp neighbors 198.18.4.1 json'")
+        state = json.loads(out).get("198.18.4.1", {}).get("bgpState")
+        if state == "Established":
+            break
+        time.sleep(1)
+    assert state == "Established"
     # servers do not run FRR
     assert not lab_hosts["srv1"].service("frr").is_running
+
+
+def test_planned_routes_installed(lab, lab_hosts):
+    assert "via 198.18.0.0 dev rail0 metric 100" in lab_hosts["srv1"].check_output("ip route show 198.18.0.0/22")
+    assert "default via 198.18.8.254 dev mgmt0" in lab_hosts["srv2"].check_output("ip route show default")
+    assert lab_hosts["srv3"].check_output("ip route show default") == ""
+
+
+def test_control_extra_address_sits_on_its_own_bridge(lab, lab_topology):
+    def addrs(segment: str) -> set[str]:
+        out = subprocess.run(
+            ["ip", "-j", "addr", "show", "dev", names.bridge_name(lab_topology.name, segment)],
+            capture_output=True, text=True, check=True,
+        ).stdout  # fmt: skip
+        return {f"{a['local']}/{a['prefixlen']}" for link in json.loads(out) for a in link["addr_info"]}
+
+    assert "198.18.14.254/24" in addrs("oob") and "198.18.14.254/24" not in addrs("mgmt")
+    assert "198.18.8.254/24" in addrs("mgmt")
+    assert tcp_banner("198.18.14.1")  # rtr1 is managed over oob
+    assert lab_topology.reachable_ip("rtr2") is None  # rtr2 only through its namespace (ProxyCommand)
 
 
 def test_status_reports_every_host(lab, lab_topology):

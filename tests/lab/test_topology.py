@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from clusterforge.lab import LabHost, LabInterface, LabSegment, LabTopology, names
+from clusterforge.lab import LabHost, LabInterface, LabRoute, LabSegment, LabTopology, names
 
 
 def _if(name, seg, ip, mtu=1500):
@@ -70,3 +70,33 @@ def test_short_names_fit_and_are_stable():
     assert names.bridge_name("lab", "mgmt") == names.bridge_name("lab", "mgmt")
     assert names.bridge_name("lab", "mgmt") != names.bridge_name("lab2", "mgmt")
     assert not names.netns_name("a-b", "x").startswith(names.netns_prefix("a"))
+
+
+def test_routes_validated_and_normalised():
+    r = LabRoute(dst="198.18.0.5/22", via="198.18.0.0", dev="rail0")
+    assert r.dst == "198.18.0.0/22"
+    with pytest.raises(ValidationError, match="via and/or dev"):
+        LabRoute(dst="default")
+    with pytest.raises(ValidationError, match="unknown interface"):
+        LabHost(name="a", routes=[LabRoute(dst="default", dev="mgmt0")])
+
+
+def test_control_extra_placed_by_subnet_and_reachability():
+    t = _topo(
+        segments=[LabSegment(name="mgmt"), LabSegment(name="oob"), LabSegment(name="d0", kind="p2p", mtu=9000)],
+        hosts=[
+            LabHost(name="a", interfaces=[_if("mgmt0", "mgmt", "198.18.8.1/24"),
+                                          _if("r", "d0", "198.18.0.0/31", 9000)]),
+            LabHost(name="sw", kind="router", interfaces=[_if("eth0", "oob", "198.18.14.5/24"),
+                                                          _if("r", "d0", "198.18.0.1/31", 9000)]),
+        ],
+        control_extra=("198.18.14.254/24", "198.18.9.1/24"),
+    )  # fmt: skip
+    assert t.control_addresses() == [
+        ("198.18.8.254/24", "mgmt"),
+        ("198.18.14.254/24", "oob"),
+        ("198.18.9.1/24", "mgmt"),  # no host in that subnet: stays on the control segment
+    ]
+    assert t.reachable_ip("a") == "198.18.8.1" and t.reachable_ip("sw") == "198.18.14.5"
+    with pytest.raises(ValidationError, match="already used"):
+        _topo(control_extra=("198.18.8.2/24",))

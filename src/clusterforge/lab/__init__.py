@@ -17,11 +17,11 @@ Public API::
 
 from .manager import DownResult, HostStatus, UpResult, down, ssh_command, ssh_config_path, status, up
 from .rootfs import ensure_rootfs
-from .topology import LabHost, LabInterface, LabSegment, LabTopology
+from .topology import LabHost, LabInterface, LabRoute, LabSegment, LabTopology
 from .util import LabError, missing_prerequisites
 
 __all__ = [
-    "DownResult", "HostStatus", "LabError", "LabHost", "LabInterface", "LabSegment", "LabTopology",
+    "DownResult", "HostStatus", "LabError", "LabHost", "LabInterface", "LabRoute", "LabSegment", "LabTopology",
     "UpResult", "down", "ensure_rootfs", "missing_prerequisites", "ssh_command", "ssh_config_path",
     "status", "up",
 ]  # fmt: skip

@@ -20,7 +20,7 @@ import json
 from dataclasses import dataclass
 
 from . import names
-from .topology import LabInterface, LabSegment
+from .topology import LabInterface, LabRoute, LabSegment
 from .util import LabError, run
 
 
@@ -120,16 +120,35 @@ def ensure_p2p(lab: str, seg: LabSegment, a: Endpoint, b: Endpoint) -> bool:
     return created or ca or cb
 
 
-def ensure_control(lab: str, control: LabInterface) -> tuple[str, bool]:
-    """Put the control address on the management bridge. Returns (device, created)."""
-    dev = names.bridge_name(lab, control.segment)
-    if dev not in _links():
-        raise LabError(f"control segment bridge {dev} ({control.segment}) does not exist")
+def ensure_control(lab: str, addresses: list[tuple[str, str]]) -> bool:
+    """Put this machine's addresses ((CIDR, bridge segment) pairs) on the segments' bridges."""
     created = False
-    if control.ip not in _addrs(None, dev):
-        _ip(None, "addr", "add", control.ip, "dev", dev)
-        created = True
-    return dev, created
+    have_links = _links()
+    for cidr, segment in addresses:
+        dev = names.bridge_name(lab, segment)
+        if dev not in have_links:
+            raise LabError(f"bridge {dev} of segment {segment} does not exist (control address {cidr})")
+        if cidr not in _addrs(None, dev):
+            _ip(None, "addr", "add", cidr, "dev", dev)
+            created = True
+    return created
+
+
+def ensure_routes(netns: str, routes: tuple[LabRoute, ...]) -> bool:
+    """Install static routes in a host namespace (``ip route replace``). True when any was missing."""
+    if not routes:
+        return False
+    before = run(["ip", "-n", netns, "route", "show", "table", "main"]).stdout
+    for r in routes:
+        argv = ["route", "replace", r.dst]
+        if r.via:
+            argv += ["via", r.via]
+        if r.dev:
+            argv += ["dev", r.dev]
+        if r.metric is not None:
+            argv += ["metric", r.metric]
+        _ip(netns, *argv)
+    return run(["ip", "-n", netns, "route", "show", "table", "main"]).stdout != before
 
 
 def lab_root_links(lab: str) -> list[dict]:

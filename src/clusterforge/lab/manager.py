@@ -30,7 +30,7 @@ class HostStatus:
     state: str  # running | stopped | absent
     netns: str
     pid: int | None
-    management_ip: str | None
+    management_ip: str | None  # the address this machine reaches it on (management, else oob)
     addresses: dict[str, list[str]] = field(default_factory=dict)
     sshd: bool = False
 
@@ -153,7 +153,7 @@ def up(
             d = st.host(name)
             root = Path(d["root"])
             log = overlay.host_dir(lab, name) / "console.log"
-            mgmt = topology.management_ip(name)
+            mgmt = topology.reachable_ip(name)
             if container.is_running(d.get("pid"), root):
                 if container.sshd_up(d["netns"], mgmt):
                     return False
@@ -230,7 +230,12 @@ def _network(topology: LabTopology, progress: Progress, workers: int) -> bool:
     changed |= any(_parallel(host_links, [h.name for h in topology.hosts], workers).values())
     for seg_name, (a, b) in sorted(p2p.items()):
         changed |= links.ensure_p2p(lab, topology.segment(seg_name), a, b)
-    changed |= links.ensure_control(lab, topology.control)[1]
+    changed |= links.ensure_control(lab, topology.control_addresses())
+
+    def host_routes(name: str) -> bool:
+        return links.ensure_routes(names.netns_name(lab, name), topology.host(name).routes)
+
+    changed |= any(_parallel(host_routes, [h.name for h in topology.hosts], workers).values())
     note = links.vlan_note([i for h in topology.hosts for i in h.interfaces] + [topology.control])
     if note and changed:
         progress(None, note)
@@ -249,7 +254,7 @@ def status(lab: LabTopology | str) -> list[HostStatus]:
         d = st.host(name)
         ns = names.netns_name(topology.name, name)
         root = overlay.root_dir(topology.name, name)
-        mgmt = topology.management_ip(name)
+        mgmt = topology.reachable_ip(name)
         if not netns.exists(ns):
             return HostStatus(name, h.kind, "absent", ns, None, mgmt)
         pid = d.get("pid")

@@ -2,18 +2,21 @@
 
 Host keys are generated on this machine when a host is created, so ``known_hosts`` is
 written before any connection and StrictHostKeyChecking stays on.  Every host entry is
-reachable by its name or its management IP; a host without a management address is
-reached through its network namespace (ProxyCommand), which needs root.
+reachable by its name or the address this machine reaches it on (management, else e.g.
+oob); a host with neither is reached through its network namespace (ProxyCommand, root).
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from .names import netns_name
 from .topology import LabTopology
 from .util import lab_dir, write_atomic
+
+_NSPROXY = Path(__file__).with_name("nsproxy.py")
 
 
 def ssh_config_path(lab: str) -> Path:
@@ -35,7 +38,7 @@ def write(topo: LabTopology, host_keys: Mapping[str, str]) -> tuple[Path, Path]:
     for h in topo.hosts:
         if h.name not in host_keys:
             continue
-        ip = topo.management_ip(h.name)
+        ip = topo.reachable_ip(h.name)
         kind, blob = host_keys[h.name].split()[:2]
         kh_lines.append(f"{h.name}{',' + ip if ip else ''} {kind} {blob}")
         cfg.append(f"Host {h.name}{' ' + ip if ip else ''}")
@@ -44,9 +47,7 @@ def write(topo: LabTopology, host_keys: Mapping[str, str]) -> tuple[Path, Path]:
         else:
             ns = netns_name(lab, h.name)
             cfg.append("  HostName 127.0.0.1")
-            cfg.append(
-                f"  ProxyCommand ip netns exec {ns} bash -c 'exec 3<>/dev/tcp/127.0.0.1/22; cat <&3 & exec cat >&3'"
-            )
+            cfg.append(f"  ProxyCommand ip netns exec {ns} {sys.executable} {_NSPROXY} 127.0.0.1 22")
         cfg += [
             f"  HostKeyAlias {h.name}",
             "  User root",

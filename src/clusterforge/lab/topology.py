@@ -52,6 +52,31 @@ class LabInterface(_Frozen):
         return str(ipaddress.ip_interface(self.ip).ip)
 
 
+class LabRoute(_Frozen):
+    """A static route on a lab host, installed from the host side (``ip -n <ns> route replace``)."""
+
+    dst: str = Field(description='"default" or a prefix, e.g. 198.18.0.0/16')
+    via: str | None = None
+    dev: str | None = None
+    metric: int | None = Field(default=None, ge=0, le=2**32 - 1)
+
+    @field_validator("dst")
+    @classmethod
+    def _dst(cls, v: str) -> str:
+        return v if v == "default" else str(ipaddress.ip_network(v, strict=False))
+
+    @field_validator("via")
+    @classmethod
+    def _via(cls, v: str | None) -> str | None:
+        return None if v is None else str(ipaddress.ip_address(v))
+
+    @model_validator(mode="after")
+    def _target(self) -> LabRoute:
+        if self.via is None and self.dev is None:
+            raise ValueError(f"route {self.dst}: needs via and/or dev")
+        return self
+
+
 class LabSegment(_Frozen):
     """An L2 segment: ``bridge`` is a Linux bridge, ``p2p`` a veth between exactly two hosts."""
 
@@ -71,6 +96,7 @@ class LabHost(_Frozen):
     name: str
     kind: Literal["server", "router"] = "server"
     interfaces: tuple[LabInterface, ...] = ()
+    routes: tuple[LabRoute, ...] = ()
     frr_conf: str | None = None
 
     @field_validator("name")
@@ -86,6 +112,9 @@ class LabHost(_Frozen):
         dup = {n for n in names if names.count(n) > 1}
         if dup:
             raise ValueError(f"host {self.name}: duplicate interface names {sorted(dup)}")
+        for r in self.routes:
+            if r.dev is not None and r.dev not in names:
+                raise ValueError(f"host {self.name}: route {r.dst} uses unknown interface {r.dev}")
         if self.frr_conf is not None and self.kind != "router":
             raise ValueError(f"host {self.name}: frr_conf is only for routers")
         return self
@@ -96,13 +125,26 @@ class LabTopology(_Frozen):
     hosts: tuple[LabHost, ...]
     segments: tuple[LabSegment, ...]
     control: LabInterface
+    control_extra: tuple[str, ...] = Field(
+        default=(),
+        description="more addresses (CIDR) for this machine, e.g. other blocks' gateways; each sits on the "
+        "bridge segment whose hosts share its subnet (else on the control segment)",
+    )
 
     @field_validator("name")
     @classmethod
     def _label(cls, v: str) -> str:
-        if not _LABEL.match(v) or len(v) > 32:
-            raise ValueError(f"lab name {v!r} must be a lowercase DNS label of at most 32 chars")
+        if not _LABEL.match(v):
+            raise ValueError(f"lab name {v!r} must be a lowercase DNS label")
         return v
+
+    @field_validator("control_extra")
+    @classmethod
+    def _cidrs(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        out = tuple(str(ipaddress.ip_interface(c)) for c in v)
+        if any("/" not in c for c in v):
+            raise ValueError("control_extra addresses need a prefix length (CIDR)")
+        return out
 
     @model_validator(mode="after")
     def _consistent(self) -> LabTopology:
@@ -132,8 +174,11 @@ class LabTopology(_Frozen):
         c = self.control
         if c.segment not in segs or segs[c.segment].kind != "bridge":
             raise ValueError(f"control segment {c.segment!r} must be a bridge segment")
-        if c.address in addrs:
-            raise ValueError(f"control address {c.address} already used by {addrs[c.address]}")
+        for cidr in (c.ip, *self.control_extra):
+            a = str(ipaddress.ip_interface(cidr).ip)
+            if a in addrs:
+                raise ValueError(f"control address {a} already used by {addrs[a]}")
+            addrs[a] = "control"
         return self
 
     # --- convenience -------------------------------------------------------
@@ -148,6 +193,38 @@ class LabTopology(_Frozen):
             if s.name == name:
                 return s
         raise KeyError(name)
+
+    def control_addresses(self) -> list[tuple[str, str]]:
+        """(CIDR, bridge segment) for every address of this machine: the control address on
+        its segment, each extra one on the bridge segment whose host interfaces share its subnet."""
+        res = [(self.control.ip, self.control.segment)]
+        for cidr in self.control_extra:
+            net = ipaddress.ip_interface(cidr).network
+            seg = next(
+                (
+                    i.segment
+                    for h in self.hosts
+                    for i in h.interfaces
+                    if self.segment(i.segment).kind == "bridge" and ipaddress.ip_interface(i.ip).ip in net
+                ),
+                self.control.segment,
+            )
+            res.append((cidr, seg))
+        return res
+
+    def reachable_ip(self, host: str) -> str | None:
+        """The host address this machine reaches directly (no prefix): its management address,
+        else one on a bridge segment where a control address shares its subnet (e.g. a switch's
+        oob port); None when the host is only reachable through its namespace."""
+        mgmt = self.management_ip(host)
+        if mgmt:
+            return mgmt
+        ctl = [(ipaddress.ip_interface(c).network, seg) for c, seg in self.control_addresses()]
+        for i in self.host(host).interfaces:
+            a = ipaddress.ip_interface(i.ip).ip
+            if any(seg == i.segment and a in net for net, seg in ctl):
+                return str(a)
+        return None
 
     def management_ip(self, host: str) -> str | None:
         """The host's address on the control (management) segment, without prefix, if any."""
