@@ -3,14 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from lab_fixtures import leftovers, small_topology
+from lab_fixtures import leftovers, skip_reason, small_topology
 
-from clusterforge.lab import LabTopology, missing_prerequisites
-
-
-def _skip_reason() -> str | None:
-    why = missing_prerequisites()
-    return "lab needs " + ", ".join(why) if why else None
+from clusterforge.lab import LabTopology
 
 
 @pytest.fixture(scope="session")
@@ -21,7 +16,7 @@ def lab_topology() -> LabTopology:
 @pytest.fixture(scope="session")
 def lab(lab_topology: LabTopology, request: pytest.FixtureRequest):
     """The running lab (UpResult); torn down at the end of the session even when up fails."""
-    reason = _skip_reason()
+    reason = skip_reason()
     if reason:
         pytest.skip(reason)
     from clusterforge.lab import down, up

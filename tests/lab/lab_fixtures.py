@@ -5,7 +5,16 @@ from __future__ import annotations
 import json
 import subprocess
 
-from clusterforge.lab import LabHost, LabInterface, LabRoute, LabSegment, LabTopology, names, overlay
+from clusterforge.lab import (
+    LabHost,
+    LabInterface,
+    LabRoute,
+    LabSegment,
+    LabTopology,
+    missing_prerequisites,
+    names,
+    overlay,
+)
 from clusterforge.lab.util import lab_dir
 
 LAB = "cftest"
@@ -81,6 +90,14 @@ def small_topology(name: str = LAB) -> LabTopology:
         control=LabInterface(segment="mgmt", ip="198.18.8.254/24"),
         control_extra=("198.18.14.254/24",),
     )
+
+
+def skip_reason(why: list[str] | None = None) -> str | None:
+    """Why the lab tests cannot run here (None when they can)."""
+    why = missing_prerequisites() if why is None else why
+    if not why:
+        return None
+    return "lab tests need root, debootstrap, systemd-nspawn and overlayfs; here: " + ", ".join(why)
 
 
 def leftovers(lab: str) -> dict[str, list[str]]:

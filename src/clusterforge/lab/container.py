@@ -69,9 +69,7 @@ def remove_cgroups(paths: list[Path]) -> list[Path]:
                 os.rmdir(d)
         if base.exists():
             left.append(base)
-    for base in paths:  # the clusterforge/ parent, when no other lab uses it
-        with contextlib.suppress(OSError):
-            base.parent.rmdir()
+    # the shared clusterforge/ parent stays: removing it could race another lab's start
     return left
 
 
