@@ -56,7 +56,7 @@ class DownResult:
 
 
 def _lock(lab: str):
-    return file_lock(lab_home() / f".{lab}.lock")
+    return file_lock(lab_home() / ".locks" / f"{lab}.lock")
 
 
 def _parallel(fn: Callable[[str], T], items: Sequence[str], workers: int) -> dict[str, T]:
