@@ -135,6 +135,8 @@ def up(
                 )
         _raise_host_limits(len(topology.hosts), progress)
         changed = _network(topology, progress, workers)
+        if topology.apt_proxy:
+            _ensure_apt_proxy(topology, st, progress)
 
         def prepare(name: str) -> tuple[str, bool]:
             h = topology.host(name)
@@ -198,6 +200,23 @@ def _raise_host_limits(hosts: int, progress: Progress) -> None:
                 progress(None, f"raised {key.replace('/', '.')} from {have} to {value}")
         except (OSError, ValueError) as e:
             progress(None, f"warning: could not raise {key.replace('/', '.')}: {e}")
+
+
+def _ensure_apt_proxy(topology: LabTopology, st: LabState, progress: Progress) -> None:
+    """The hosts' package source: a caching proxy on the control address (hosts have no route out)."""
+    from urllib.parse import urlsplit
+
+    from . import aptproxy
+
+    pid = st.data.get("apt_proxy_pid")
+    if pid and Path(f"/proc/{pid}/cmdline").exists() and b"aptproxy" in Path(f"/proc/{pid}/cmdline").read_bytes():
+        return
+    mirror = urlsplit(rootfs.host_mirror()).hostname or "deb.debian.org"
+    allowed = sorted({mirror, "deb.debian.org"})
+    pid = aptproxy.start(topology.control.address, lab_home() / "aptcache", allowed,
+                         lab_dir(topology.name) / "aptproxy.log")
+    st.update(apt_proxy_pid=pid)
+    progress(None, f"apt proxy for the hosts on {topology.control.address}:{aptproxy.PORT} ({', '.join(allowed)})")
 
 
 def _network(topology: LabTopology, progress: Progress, workers: int) -> bool:
@@ -306,6 +325,10 @@ def _down_locked(lab: str, progress: Progress, grace: float) -> DownResult:
     left_cg = container.remove_cgroups(cgroups)
     if left_cg:
         progress(None, f"warning: cgroups not removed: {', '.join(map(str, left_cg))}")
+    from . import aptproxy
+
+    if aptproxy.stop(st.data.get("apt_proxy_pid")):
+        progress(None, "apt proxy stopped")
     gone_links = links.delete_lab_links(lab, list(st.data.get("bridges", {}).values()))
     gone_ns = []
     for d in hosts.values():

@@ -119,6 +119,13 @@ def prepare(topo: LabTopology, host: LabHost, root: Path, lab_pubkey: str) -> st
     ssh_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     os.chmod(ssh_dir, 0o700)
     write_atomic(ssh_dir / "authorized_keys", lab_pubkey + "\n", 0o600)
+    proxy_conf = root / "etc/apt/apt.conf.d/01clusterforge-proxy"
+    if topo.apt_proxy:
+        from .aptproxy import apt_conf
+
+        write_atomic(proxy_conf, apt_conf(topo.control.address))
+    else:
+        proxy_conf.unlink(missing_ok=True)
     if host.kind == "router":
         _router(host, root)
     return hk.with_suffix(".pub").read_text().strip()

@@ -1,0 +1,146 @@
+"""Plan -> LabTopology: the cluster as the lab emulates it.
+
+Every address is the planned one. Emulation choices (the only ones made here):
+* servers and storage servers are `server` hosts; data- and storage-plane switches are FRR `router`
+  hosts running their rendered frr.conf; management/oob switches are plain Linux bridges (L2 ToRs).
+* management and oob are one bridge each (their per-SU blocks share it); the control endpoint holds
+  every block's gateway address, so the machine running the lab is the in-band gateway.
+* switch-to-switch and host data NICs are p2p veths; the storage node subnet of each SU is a bridge
+  joining the servers' bond0 and the leaf pair's SVIs (the shared gateway VIP sits on the first leaf).
+* an InfiniBand data plane has no routers to emulate: each SU rail is one bridge (IPoIB's L2).
+* hosts install packages through a caching apt proxy on the control address (they have no route out).
+"""
+
+from __future__ import annotations
+
+import re
+
+from clusterforge.lab.topology import LabHost, LabInterface, LabRoute, LabSegment, LabTopology
+from clusterforge.model import ClusterSpec
+from clusterforge.plan import Device, Plan
+
+__all__ = ["lab_topology", "segment_name"]
+
+ROUTED_KINDS = ("leaf", "spine", "core")
+
+
+def segment_name(*parts: str) -> str:
+    name = "-".join(re.sub(r"[^a-z0-9]+", "-", p.lower()).strip("-") for p in parts)
+    return name[:63].strip("-")
+
+
+def _gateways(plan: Plan, plane: str) -> list[str]:
+    out = []
+    for device in plan.devices:
+        for iface in device.interfaces:
+            if iface.plane == plane and iface.gateway and device.kind in ("server", "storage"):
+                prefix = iface.ip.split("/")[1]
+                cidr = f"{iface.gateway}/{prefix}"
+                if cidr not in out:
+                    out.append(cidr)
+    return out
+
+
+def _server(device: Device, plan: Plan) -> LabHost:
+    interfaces, routes = [], []
+    data_supernet = plan.pools["data"]["pool"]
+    for iface in device.interfaces:
+        if iface.plane == "management":
+            interfaces.append(LabInterface(name=iface.name, segment="mgmt", ip=iface.ip, mtu=iface.mtu))
+            routes.append(LabRoute(dst="default", via=iface.gateway, dev=iface.name))
+        elif iface.plane == "oob":
+            continue  # the BMC is another device; it is not emulated
+        elif iface.plane == "storage":
+            seg = segment_name("stor", *(device.rack.split("-")[:1] if device.su else ["site"]))
+            interfaces.append(LabInterface(name="bond0", segment=seg, ip=iface.ip, mtu=iface.mtu))
+            routes.append(LabRoute(dst=plan.pools["storage"]["pool"], via=iface.gateway, dev="bond0"))
+        elif iface.plane == "data" and not iface.peer_ip:  # InfiniBand: IPoIB, one L2 segment per SU rail
+            seg = segment_name("ib", device.rack.split("-")[0] if device.su else "site", f"rail{iface.rail}")
+            interfaces.append(LabInterface(name=iface.name, segment=seg, ip=iface.ip, mtu=iface.mtu))
+        elif iface.plane == "data":
+            link = f"{device.name}-{iface.name}"
+            interfaces.append(
+                LabInterface(name=iface.name, segment=segment_name("d", link), ip=iface.ip, mtu=iface.mtu)
+            )
+            routes.append(
+                LabRoute(dst=data_supernet, via=iface.peer_ip, dev=iface.name, metric=100 + (iface.rail or 0))
+            )
+    return LabHost(name=device.name, kind="server", interfaces=tuple(interfaces), routes=tuple(routes))
+
+
+def lab_topology(spec: ClusterSpec, plan: Plan, rendered: dict[str, str] | None = None) -> LabTopology:
+    """The lab for a plan; `rendered` (render_all output) supplies each router's frr.conf."""
+    rendered = rendered or {}
+    hosts: list[LabHost] = []
+    segments: dict[str, LabSegment] = {}
+    mgmt_mtu = spec.networks.management.mtu
+    segments["mgmt"] = LabSegment(name="mgmt", kind="bridge", mtu=mgmt_mtu)
+    segments["oob"] = LabSegment(name="oob", kind="bridge", mtu=spec.networks.oob.mtu)
+    host_side: dict[tuple[str, str], str] = {}  # (switch, port) -> p2p segment of the server NIC behind it
+    for link in plan.links:
+        if link.plane == "data" and link.tier == "node-leaf":
+            host_side[(link.b.device, link.b.port)] = segment_name("d", f"{link.a.device}-{link.a.port}")
+    for device in plan.devices:
+        if device.kind in ("server", "storage"):
+            host = _server(device, plan)
+            hosts.append(host)
+            for iface in host.interfaces:
+                if iface.segment not in segments:
+                    kind = "bridge" if iface.segment.startswith(("stor-", "ib-")) else "p2p"
+                    segments[iface.segment] = LabSegment(name=iface.segment, kind=kind, mtu=iface.mtu)
+    fabric_peer: dict[tuple[str, str], str] = {}
+    for link in plan.links:
+        if link.a_ip and link.tier not in ("node-leaf",):
+            seg = segment_name("f", f"{link.a.device}-{link.a.port}")
+            fabric_peer[(link.a.device, link.a.port)] = seg
+            fabric_peer[(link.b.device, link.b.port)] = seg
+            segments[seg] = LabSegment(name=seg, kind="p2p", mtu=link.mtu)
+    for device in plan.devices:
+        if device.kind not in ROUTED_KINDS or device.plane not in ("data", "storage") or not device.loopback:
+            continue
+        interfaces = []
+        for iface in device.interfaces:
+            if iface.plane == "oob":
+                interfaces.append(LabInterface(name="eth0", segment="oob", ip=iface.ip, mtu=iface.mtu))
+            elif iface.name.startswith("Vlan"):
+                seg = segment_name("stor", device.name.split("-")[0] if device.su else "site")
+                segments.setdefault(seg, LabSegment(name=seg, kind="bridge", mtu=iface.mtu))
+                interfaces.append(LabInterface(name=iface.name, segment=seg, ip=iface.ip, mtu=iface.mtu))
+                if _first_of_pair(device):
+                    prefix = iface.ip.split("/")[1]
+                    interfaces.append(
+                        LabInterface(name=f"{iface.name}v", segment=seg, ip=f"{iface.gateway}/{prefix}", mtu=iface.mtu)
+                    )
+            elif iface.name == "Loopback0":
+                continue  # FRR puts it on lo from frr.conf
+            elif (device.name, iface.name) in host_side:
+                interfaces.append(
+                    LabInterface(
+                        name=iface.name, segment=host_side[(device.name, iface.name)], ip=iface.ip, mtu=iface.mtu
+                    )
+                )
+            elif (device.name, iface.name) in fabric_peer:
+                interfaces.append(
+                    LabInterface(
+                        name=iface.name, segment=fabric_peer[(device.name, iface.name)], ip=iface.ip, mtu=iface.mtu
+                    )
+                )
+        frr = rendered.get(f"switches/{device.name}/frr.conf")
+        hosts.append(LabHost(name=device.name, kind="router", interfaces=tuple(interfaces), frr_conf=frr))
+    gateways = _gateways(plan, "management")
+    oob_gateways = [
+        f"{i.gateway}/{i.ip.split('/')[1]}"
+        for d in plan.devices
+        for i in d.interfaces
+        if i.plane == "oob" and i.gateway
+    ]
+    extra = tuple(dict.fromkeys(gateways[1:] + oob_gateways))
+    control = LabInterface(name="ctl0", segment="mgmt", ip=gateways[0], mtu=mgmt_mtu)
+    return LabTopology(
+        name=plan.cluster, hosts=tuple(hosts), segments=tuple(segments.values()), control=control, control_extra=extra,
+        apt_proxy=True,
+    )
+
+
+def _first_of_pair(device: Device) -> bool:
+    return device.name.endswith("-1") or device.name.endswith("-01")
