@@ -24,12 +24,24 @@ LAB_EXTRAVARS = {"cf_lab": True}
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "lab_host" in metafunc.fixturenames:
         inventory = lab_inventory_from_env()
-        hosts = list(inventory.servers) if inventory else ["no-lab-inventory"]
+        hosts = list(inventory.servers) if inventory else _shared_lab_servers()
         metafunc.parametrize("lab_host", hosts)
 
 
+def _shared_lab_servers() -> list[str]:
+    """Servers of inventory/lab.yaml (the shared lab), from the plan: no lab needed to collect."""
+    from clusterforge.loading import load_and_plan
+
+    _, plan, _ = load_and_plan(Path(__file__).resolve().parents[2] / "inventory" / "lab.yaml")
+    return sorted(d.name for d in plan.devices if d.kind == "server")
+
+
 @pytest.fixture(scope="module")
-def converge(lab_inventory: LabInventory, tmp_path_factory: pytest.TempPathFactory) -> dict[str, ProvisionResult]:
+def converge(lab_inventory: LabInventory, tmp_path_factory: pytest.TempPathFactory,
+             request: pytest.FixtureRequest) -> dict[str, ProvisionResult]:
+    if lab_inventory_from_env() is None:  # the shared lab: its converge runs once per session
+        shared = request.getfixturevalue("lab_converged")
+        return {"first": shared.first, "second": shared.second}
     private_data_dir = tmp_path_factory.mktemp("ansible-runner")
     runs = {}
     for name in ("first", "second"):

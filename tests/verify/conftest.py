@@ -6,15 +6,12 @@
 ``fresh_lab``: that lab brought up from the base image (nothing configured by the roles), torn
 down at the end of the session; skips where the lab cannot run.
 
-``lab_cluster``: the shared lab of tests/lab_cluster/conftest.py when that file exists (contract:
-``.inventory_dir`` rendered, ``.ssh_config``, ``.hosts``), else ``fresh_lab`` under the same
-contract. ``lab_converged`` (the site playbook's converge) is taken from there too when defined.
+``lab_cluster`` and ``lab_converged``: the shared lab of inventory/lab.yaml and its converge, from
+tests/conftest.py (contract: ``.inventory_dir`` rendered, ``.ssh_config``, ``.hosts``).
 """
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,8 +19,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 VERIFY_LAB = Path(__file__).resolve().parent / "data" / "verify-lab.yaml"
-SHARED_CONFTEST = ROOT / "tests" / "lab_cluster" / "conftest.py"
-SHARED_FIXTURES = ("lab_cluster", "lab_converged")
 
 
 @dataclass(frozen=True)
@@ -67,26 +62,5 @@ def fresh_lab(rendered_lab: Path, request: pytest.FixtureRequest) -> LabCluster:
     return LabCluster(rendered_lab, result.ssh_config, servers, topology.name)
 
 
-def _shared_fixtures() -> dict[str, object]:
-    """Fixtures of tests/lab_cluster/conftest.py, loaded by path (conftests of sibling dirs are not visible)."""
-    if not SHARED_CONFTEST.is_file():
-        return {}
-    sys.path.insert(0, str(SHARED_CONFTEST.parent))
-    spec = importlib.util.spec_from_file_location("_cf_shared_lab_cluster_conftest", SHARED_CONFTEST)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
-    return {name: getattr(module, name) for name in SHARED_FIXTURES if hasattr(module, name)}
-
-
-_shared = _shared_fixtures()
-if "lab_cluster" in _shared:
-    lab_cluster = _shared["lab_cluster"]
-else:
-
-    @pytest.fixture(scope="session")
-    def lab_cluster(fresh_lab: LabCluster) -> LabCluster:
-        return fresh_lab
-
-
-if "lab_converged" in _shared:
-    lab_converged = _shared["lab_converged"]
+# lab_cluster and lab_converged come from tests/conftest.py (the shared lab of inventory/lab.yaml);
+# fresh_lab above is this directory's own, never-configured lab for the checks that must fail.

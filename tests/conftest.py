@@ -1,0 +1,69 @@
+"""Session fixtures shared by every test directory: the lab of inventory/lab.yaml and its converge.
+
+``lab_cluster``: inventory/lab.yaml rendered, brought up as real hosts (systemd-nspawn, FRR,
+bridges), torn down at the end of the session (also on failure); skips where the lab cannot run.
+``lab_converged``: the site playbook run twice on the lab's servers through ansible-runner.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+LAB_INVENTORY = ROOT / "inventory" / "lab.yaml"
+LAB_EXTRAVARS = {"cf_lab": True}
+
+
+@dataclass(frozen=True)
+class LabCluster:
+    inventory_dir: Path  # the render root: ansible/, switches/, assets.csv
+    ssh_config: Path
+    hosts: tuple[str, ...]  # servers
+    name: str
+    topology: object
+
+
+@dataclass(frozen=True)
+class Converged:
+    first: object  # clusterforge.provision.ProvisionResult
+    second: object
+    inventory_dir: Path
+    ssh_config: Path
+
+
+@pytest.fixture(scope="session")
+def lab_cluster(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> LabCluster:
+    from clusterforge.lab import down, missing_prerequisites, up
+    from clusterforge.lab.from_plan import lab_topology
+    from clusterforge.loading import load_and_plan
+    from clusterforge.render import render_all, write_tree
+
+    why = missing_prerequisites()
+    if why:
+        pytest.skip("the lab cannot run here: " + ", ".join(why))
+    spec, plan, _ = load_and_plan(LAB_INVENTORY)
+    files = render_all(spec, plan)
+    out = tmp_path_factory.mktemp("lab-cluster") / "rendered"
+    write_tree(out, files)
+    topology = lab_topology(spec, plan, files)
+    down(topology.name)  # start from the base image, whatever an earlier run left
+    request.addfinalizer(lambda: down(topology.name))
+    result = up(topology)
+    servers = tuple(d.name for d in plan.devices if d.kind == "server")
+    return LabCluster(out, result.ssh_config, servers, topology.name, topology)
+
+
+@pytest.fixture(scope="session")
+def lab_converged(lab_cluster: LabCluster, tmp_path_factory: pytest.TempPathFactory) -> Converged:
+    from clusterforge.provision import run_site
+
+    private = tmp_path_factory.mktemp("ansible-runner")
+    inventory = lab_cluster.inventory_dir / "ansible" / "inventory.yml"
+    first = run_site(inventory, private, extravars=LAB_EXTRAVARS, ssh_config=lab_cluster.ssh_config)
+    if not first.ok:
+        pytest.fail(f"the site playbook failed on the lab: {first.failed_hosts or first.status}")
+    second = run_site(inventory, private, extravars=LAB_EXTRAVARS, ssh_config=lab_cluster.ssh_config)
+    return Converged(first, second, lab_cluster.inventory_dir, lab_cluster.ssh_config)
