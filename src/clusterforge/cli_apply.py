@@ -78,9 +78,17 @@ def _print_summary(title: str, summary: Any) -> None:
             out.print(f"{op}: {names}", markup=False, highlight=False, soft_wrap=True)
 
 
-def _engine_failed(exc: Exception) -> None:
-    text = getattr(exc, "stderr", "") or getattr(exc, "stdout", "") or str(exc)
-    err.print(text.strip()[-6000:], markup=False, highlight=False)
+def _stream(line: str) -> None:
+    """Engine progress, line by line, on stderr (stdout stays the summary)."""
+    err.out(line, highlight=False)
+
+
+def _engine_failed(exc: Exception, streamed: bool) -> None:
+    # Streamed runs already showed the engine's output and diagnostics; repeat only its stderr.
+    text = (getattr(exc, "stderr", "") or "").strip()
+    if not text and not streamed:
+        text = (getattr(exc, "stdout", "") or str(exc)).strip()
+    err.print(text[-6000:] or "error: the engine run failed (diagnostics above)", markup=False, highlight=False)
     raise typer.Exit(1)
 
 
@@ -90,7 +98,7 @@ def _run(action: Any, *args: Any, **kwargs: Any) -> Any:
     try:
         return action(*args, **kwargs)
     except CommandError as exc:
-        _engine_failed(exc)
+        _engine_failed(exc, streamed=kwargs.get("on_output") is not None)
 
 
 def preview_cmd(
@@ -110,8 +118,8 @@ def preview_cmd(
     from clusterforge.pulumi import automation
 
     handle, name = _open(inventory, stack, target, provision, verify, state_dir, backend_url)
-    echo = (lambda line: err.out(line, end="", highlight=False)) if diff and as_json else (
-        (lambda line: out.out(line, end="", highlight=False)) if diff else None)
+    echo = (lambda line: err.out(line, highlight=False)) if diff and as_json else (
+        (lambda line: out.out(line, highlight=False)) if diff else None)
     result = _run(automation.preview, handle, diff=diff, on_output=echo)
     if as_json:
         sys.stdout.write(json.dumps(result.summary.to_json(), indent=1) + "\n")
@@ -146,7 +154,7 @@ def up_cmd(
             return
         if not typer.confirm("Apply these changes?", default=False):
             raise typer.Exit(1)
-    result = _run(automation.up, handle, on_output=lambda line: err.out(line, end="", highlight=False),
+    result = _run(automation.up, handle, on_output=_stream,
                   skip_checkpoints=skip_checkpoints)
     _print_summary(f"stack {name} updated", result.summary)
     for key, value in sorted(result.outputs.items()):
@@ -168,7 +176,7 @@ def destroy_cmd(
     handle, name = _open(None, name, None, None, None, state_dir, backend_url)
     if not yes and not typer.confirm(f"Destroy every resource of stack {name}?", default=False):
         raise typer.Exit(1)
-    result = _run(automation.destroy, handle, on_output=lambda line: err.out(line, end="", highlight=False))
+    result = _run(automation.destroy, handle, on_output=_stream)
     out.print(f"stack {name}: {result.summary.count('delete')} resources deleted", markup=False, highlight=False)
 
 

@@ -100,6 +100,8 @@ def _unit_args(su: int, racks: tuple[RackArgs, ...], files: Mapping[str, str], s
     group = f"su{su:02d}"
     hosts = tuple(s.device.name for r in racks for s in r.servers)
     inventory_path = str(settings.rendered_dir / "ansible" / "inventory.yml")
+    # The lab target replaces this with the Lab's ssh_config (ScalableUnit wires it).
+    ssh_config = str(settings.host_ssh_config) if settings.host_ssh_config else None
     provision = verification = None
     if settings.provision:
         assert roles_hash is not None
@@ -115,12 +117,16 @@ def _unit_args(su: int, racks: tuple[RackArgs, ...], files: Mapping[str, str], s
             playbook=str(settings.playbook) if settings.playbook else None,
             playbook_hash=tree_hash([settings.playbook], settings.playbook.parent) if settings.playbook else None,
             tags=settings.provision_tags, extravars={"cf_lab": True} if settings.target == "lab" else {},
-            secret_vars=secret_vars,
+            ssh_config=ssh_config, secret_vars=secret_vars,
         )  # fmt: skip
     if settings.verify:
         assert suite_hash is not None
-        verification = VerificationArgs(group=group, hosts=hosts, inventory_path=inventory_path,
-                                        suite_hash=suite_hash, allow_failures=settings.allow_verify_failures)
+        verification = VerificationArgs(
+            group=group, hosts=hosts, inventory_path=inventory_path, suite_hash=suite_hash,
+            target="lab" if settings.target == "lab" else "ssh", ssh_config=ssh_config,
+            report_path=str(settings.work_dir / "verify" / f"{group}.json"),
+            allow_failures=settings.allow_verify_failures,
+        )  # fmt: skip
     return ScalableUnitArgs(su=su, racks=racks, provision=provision, verification=verification)
 
 
@@ -144,7 +150,7 @@ def declare_cluster(spec: ClusterSpec, plan: Plan, files: Mapping[str, str], set
     if settings.provision and not settings.playbook:
         _require_module("provision", "clusterforge.provision.runner")
     if settings.verify:
-        _require_module("verify", "clusterforge.verify.hosts")
+        _require_module("verify", "clusterforge.verify.runner")
     if (settings.provision or settings.verify) and not pulumi.runtime.is_dry_run():
         write_rendered_inventory(files, settings)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pulumi
@@ -27,14 +28,15 @@ class ScalableUnit(pulumi.ComponentResource):
     """clusterforge:su:ScalableUnit — the expansion block; its name is its stable id (su01)."""
 
     def __init__(self, name: str, args: ScalableUnitArgs, opts: pulumi.ResourceOptions | None = None,
-                 lab: Lab | None = None) -> None:
+                 lab: Lab | None = None, after: Sequence[pulumi.Resource] = ()) -> None:
         super().__init__("clusterforge:su:ScalableUnit", name, None, opts)
         self.racks = [Rack(r.rack.name, r, pulumi.ResourceOptions(parent=self)) for r in args.racks]
         self.provision: HostProvision | None = None
         self.verification: Verification | None = None
-        # Hosts are provisioned once their switches carry config (and, in the lab, once hosts exist):
-        # depending on a component waits for every resource under it.
-        after: list[pulumi.Resource] = [*self.racks, *([lab] if lab is not None else [])]
+        # Hosts are provisioned once the switches that reach them carry config (the SU's, and the
+        # site's aggregation and spines passed in `after`) and, in the lab, once the hosts exist.
+        # Depending on a component waits for every resource under it.
+        after = [*after, *self.racks, *([lab] if lab is not None else [])]
         if args.provision is not None:
             provision = args.provision
             if lab is not None:

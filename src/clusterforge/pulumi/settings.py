@@ -11,6 +11,7 @@
                        ssh target        [admin, 22, required, /etc/clusterforge/switch, none]
   switchSshKey         ssh target private key (PEM): `pulumi config set --secret`        [none]
   bmcPassword          handed to Ansible as cf_bmc_password: `pulumi config set --secret` [none]
+  hostSshConfig        files/ssh targets: ssh_config for reaching the hosts (lab: the lab's)  [none]
   playbook             run this playbook instead of playbooks/site.yml (run_site)        [none]
   provisionTags        Ansible --tags for provisioning runs                              [all]
 
@@ -55,6 +56,7 @@ class StackSettings:
     bmc_password: pulumi.Input[str] | None = None
     playbook: Path | None = None
     provision_tags: str | None = None
+    host_ssh_config: Path | None = None
 
     @property
     def rendered_dir(self) -> Path:
@@ -81,7 +83,7 @@ class StackSettings:
                 remote_dir=config.get("switchRemoteDir") or "/etc/clusterforge/switch",
                 apply_command=config.get("switchApplyCommand"),
             )  # fmt: skip
-        playbook = config.get("playbook")
+        playbook, host_ssh_config = config.get("playbook"), config.get("hostSshConfig")
         return cls(
             repo=repo, stack=stack, inventory=path(config.require("inventory")), target=target,
             work_dir=work_dir, switch_config_dir=path(config.get("switchConfigDir") or str(work_dir / "switches")),
@@ -89,6 +91,7 @@ class StackSettings:
             allow_verify_failures=_flag(config, "allowVerifyFailures", False), ssh=ssh,
             switch_credential=config.get_secret("switchSshKey"), bmc_password=config.get_secret("bmcPassword"),
             playbook=path(playbook) if playbook else None, provision_tags=config.get("provisionTags"),
+            host_ssh_config=path(host_ssh_config) if host_ssh_config else None,
         )  # fmt: skip
 
 

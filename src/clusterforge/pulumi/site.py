@@ -40,7 +40,8 @@ class Site(pulumi.ComponentResource):
         self.racks = [Rack(r.rack.name, r, child) for r in args.racks]
         self.fabric_config = (SwitchConfig(f"{name}-fabric-config", args.fabric_config, child)
                               if args.fabric_config is not None else None)
-        self.units = [ScalableUnit(f"su{u.su:02d}", u, child, lab=self.lab) for u in args.units]
+        site_switches = [*self.racks, *([self.fabric_config] if self.fabric_config is not None else [])]
+        self.units = [ScalableUnit(f"su{u.su:02d}", u, child, lab=self.lab, after=site_switches) for u in args.units]
         self.register_outputs({
             "cluster": args.cluster, "site": args.site, "summary": dict(args.summary),
             "networks": [n.plane for n in args.networks], "scalable_units": [u.su for u in args.units],

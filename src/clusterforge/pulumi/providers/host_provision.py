@@ -72,11 +72,21 @@ def _reasons(hosts: Any, kind: str) -> dict[str, str]:
 def _run_site(props: Mapping[str, Any], extravars: dict[str, Any]) -> _Outcome:
     from clusterforge.provision.runner import run_site  # the provisioning module; imported when used
 
-    result = run_site(props["inventory_path"], props["private_data_dir"], limit=props["group"],
-                      tags=props.get("tags"), extravars=extravars or None, ssh_config=props.get("ssh_config"))
-    failed = {**_reasons(result.failed_hosts, "failed"), **_reasons(result.unreachable_hosts, "unreachable")}
+    private_data_dir = Path(props["private_data_dir"])
+    # Extra vars go in as env/extravars (`-e @file`), written here and removed after the run:
+    # handed to ansible-runner as a dict they would stay on disk in env/extravars.
+    vars_file = private_data_dir / "env" / "extravars"
+    _write_private(vars_file, extravars)
+    try:
+        result = run_site(Path(props["inventory_path"]), private_data_dir, limit=props["group"],
+                          tags=props.get("tags"), extravars=None,
+                          ssh_config=Path(props["ssh_config"]) if props.get("ssh_config") else None)
+    finally:
+        vars_file.unlink(missing_ok=True)
+    unreachable = {host: result.unreachable_messages.get(host, "") for host in result.unreachable_hosts}
+    failed = {**_reasons(result.failed_hosts, "failed"), **_reasons(unreachable, "unreachable")}
     if not result.ok and not failed:
-        failed = {props["group"]: f"ansible-runner did not succeed: {result.stats}"}
+        failed = {props["group"]: f"ansible-runner {result.status} (rc {result.rc}); see {result.artifact_dir}"}
     return _Outcome({str(h): int(n) for h, n in (result.changed_per_host or {}).items()}, failed)
 
 
@@ -100,9 +110,12 @@ def _event_reasons(events: Any) -> dict[str, str]:
 _SCRUBBED_ENV = ("PULUMI_CONFIG_PASSPHRASE", "PULUMI_ACCESS_TOKEN", "PULUMI_CONFIG")
 
 
-def _scrub_environment() -> None:
+def _prepare_environment() -> None:
+    """This provider process's environment, which ansible-runner copies for every run."""
     for name in _SCRUBBED_ENV:
         os.environ.pop(name, None)
+    # ansible-runner turns host key checking off unless the environment says otherwise.
+    os.environ.setdefault("ANSIBLE_HOST_KEY_CHECKING", "True")
 
 
 def _write_private(path: Path, data: Any) -> None:
@@ -118,8 +131,7 @@ def _run_playbook(props: Mapping[str, Any], extravars: dict[str, Any]) -> _Outco
 
     playbook = Path(props["playbook"])
     private_data_dir = Path(props["private_data_dir"])
-    # Host keys are checked (ansible-runner turns checking off unless told otherwise).
-    envvars: dict[str, str] = {"ANSIBLE_HOST_KEY_CHECKING": "True"}
+    envvars: dict[str, str] = {}
     if (playbook.parent / "ansible.cfg").is_file():
         envvars["ANSIBLE_CONFIG"] = str(playbook.parent / "ansible.cfg")
     if props.get("ssh_config"):
@@ -172,7 +184,7 @@ class HostProvisionProvider(ResourceProvider):
 
     @staticmethod
     def _provision(props: dict[str, Any], runs: int) -> dict[str, Any]:
-        _scrub_environment()
+        _prepare_environment()
         extravars = {**(props.get("extravars") or {}), **(props.get("secret_vars") or {})}
         run = _run_playbook if props.get("playbook") else _run_site
         outcome = run(props, extravars)

@@ -1,4 +1,4 @@
-"""Verification: run the testinfra host checks over one group after it was provisioned.
+"""Verification: run the testinfra host checks (clusterforge.verify.runner) over one group after it was provisioned.
 
 It runs on create and again whenever the group was re-provisioned (`provision_runs`, an output of
 HostProvision), the checks changed (`suite_hash`) or the group's hosts changed. Failing checks fail
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pulumi
@@ -17,7 +18,8 @@ from pulumi.dynamic import CreateResult, DiffResult, Resource, ResourceProvider,
 
 __all__ = ["Verification", "VerificationArgs", "VerificationProvider", "VerificationFailed"]
 
-UPDATE_KEYS = ("hosts", "inventory_path", "ssh_config", "suite_hash", "provision_runs", "allow_failures")
+UPDATE_KEYS = ("hosts", "inventory_path", "target", "ssh_config", "report_path", "suite_hash", "provision_runs",
+               "allow_failures")
 REPLACE_KEYS = ("group",)
 MAX_REPORTED_FAILURES = 50
 
@@ -32,30 +34,25 @@ class VerificationArgs:
     hosts: Sequence[str]
     inventory_path: str
     suite_hash: str
+    target: str = "ssh"  # how hosts are reached: lab (the lab's ssh_config) | ssh
+    report_path: str | None = None  # JSON report of every check
     provision_runs: pulumi.Input[int] | None = None
     ssh_config: pulumi.Input[str] | None = None
     allow_failures: bool = False
 
 
-def _get(result: Any, name: str, default: Any) -> Any:
-    if isinstance(result, Mapping):
-        return result.get(name, default)
-    return getattr(result, name, default)
-
-
-def _failure_lines(failures: Any) -> list[str]:
-    if isinstance(failures, Mapping):
-        return [f"{name}: {reason}" for name, reason in failures.items()]
-    return [str(item) for item in failures or ()]
-
-
 def _run(props: Mapping[str, Any]) -> dict[str, Any]:
-    from clusterforge.verify.hosts import run_checks  # the verify module; imported when used
+    from clusterforge.verify.runner import run_checks  # the verify module; imported when used
 
-    result = run_checks(props["inventory_path"], limit=props["group"], ssh_config=props.get("ssh_config"))
-    failures = _failure_lines(_get(result, "failures", ()))
-    return {"passed": int(_get(result, "passed", 0)), "failed": int(_get(result, "failed", len(failures))),
-            "failures": failures[:MAX_REPORTED_FAILURES]}
+    ssh_config = props.get("ssh_config")
+    report = props.get("report_path")
+    result = run_checks(Path(props["inventory_path"]), props.get("target") or "ssh", list(props["hosts"]),
+                        Path(ssh_config) if ssh_config else None, Path(report) if report else None)
+    failures = [f"{host}: {failure.get('test')}: {failure.get('message')}"
+                for host, per_host in sorted(result.per_host.items()) for failure in per_host.failures]
+    failures += [f"error: {error}" for error in result.errors]  # e.g. nothing was collected
+    return {"passed": int(result.passed), "failed": int(result.failed) + len(result.errors),
+            "skipped": int(result.skipped), "failures": failures[:MAX_REPORTED_FAILURES]}
 
 
 class VerificationProvider(ResourceProvider):
@@ -93,7 +90,8 @@ class Verification(Resource, module="clusterforge", name="Verification"):
     def __init__(self, name: str, args: VerificationArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         props = {
             "group": args.group, "hosts": list(args.hosts), "inventory_path": args.inventory_path,
-            "suite_hash": args.suite_hash, "provision_runs": args.provision_runs, "ssh_config": args.ssh_config,
-            "allow_failures": args.allow_failures, "passed": None, "failed": None, "failures": None,
+            "target": args.target, "report_path": args.report_path, "suite_hash": args.suite_hash,
+            "provision_runs": args.provision_runs, "ssh_config": args.ssh_config,
+            "allow_failures": args.allow_failures, "passed": None, "failed": None, "skipped": None, "failures": None,
         }
         super().__init__(VerificationProvider(), name, props, opts)
