@@ -242,7 +242,7 @@ def up(handle: Any, *, diff: bool = False, on_output: Callable[[str], Any] | Non
     """Apply. `skip_checkpoints` saves the state once at the end instead of after every step.
 
     The file backend rewrites the whole state file after every step, so a first `up` of ~500
-    resources spends most of its time there (superpod-4su: ~85 s against ~10 s). Skipping is safe
+    resources spends most of its time there (superpod-4su: ~48 s against ~7 s). Skipping is safe
     enough for these providers because each is idempotent (create converges): an interrupted run
     is finished by the next `up`. It stays opt-in.
     """
