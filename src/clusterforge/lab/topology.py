@@ -125,7 +125,9 @@ class LabTopology(_Frozen):
     hosts: tuple[LabHost, ...]
     segments: tuple[LabSegment, ...]
     control: LabInterface
-    apt_proxy: bool = Field(default=False, description="serve the hosts' apt through a caching proxy on the control address")
+    apt_proxy: bool = Field(
+        default=False, description="serve the hosts' apt through a caching proxy on the control address"
+    )
     control_extra: tuple[str, ...] = Field(
         default=(),
         description="more addresses (CIDR) for this machine, e.g. other blocks' gateways; each sits on the "

@@ -42,8 +42,8 @@ _NET_RACK = re.compile(r"^su(?P<su>\d+)-rn(?P<number>\d+)$")
 def _pdu_addresses(ctx: Context, rack_meta: dict) -> dict[str, str | None]:
     pools = ctx.pools
     env = ctx.spec.envelope
-    site_switches = (ctx.data.spines if ctx.data.tiers == 2 else 0) + ctx.data.cores + ctx.storage.spines + 4 * agg_groups(
-        ctx.spec)
+    site_switches = ((ctx.data.spines if ctx.data.tiers == 2 else 0) + ctx.data.cores + ctx.storage.spines
+                     + 4 * agg_groups(ctx.spec))
     categories = (*SITE_CATEGORIES, "storage")
     out: dict[str, str | None] = {}
     for rack, (su, index, role, _) in rack_meta.items():
