@@ -1,13 +1,10 @@
-"""Adding SU 2 to the lab leaves every existing leaf and host-facing switch config byte-identical.
+"""Adding SU 2 to the lab leaves every existing switch config byte-identical.
 
-Spines, storage spines and aggregation switches legitimately gain sessions and ports for the new
-SU: everything they had before must still be there (text: old lines a subset of the new;
-config_db.json: old tables and entries a sub-mapping of the new).
+Spines, storage spines and aggregation switches carry ports and sessions for the whole envelope
+from day one (the plan provisions them), so a new SU only adds the new SU's own switches' configs.
 """
 
 from __future__ import annotations
-
-import json
 
 from fabric_examples import example
 from hypothesis import HealthCheck, given, settings
@@ -30,17 +27,6 @@ def second_su(draw) -> ScalableUnit:
     return ScalableUnit(id=2, server_model=LAB_SERVER, nodes=nodes, racks=racks, nodes_per_rack=per_rack)
 
 
-def is_sub_mapping(old, new) -> bool:
-    if isinstance(old, dict):
-        return isinstance(new, dict) and all(k in new and is_sub_mapping(v, new[k]) for k, v in old.items())
-    return old == new
-
-
-def _unchanged_switches(plan) -> set[str]:
-    """Leaves and ToRs: switches in an SU (every host-facing switch). Site switches may grow."""
-    return {d.name for d in plan.devices if d.kind in ("leaf", "spine", "core", "mgmt-switch") and d.su is not None}
-
-
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(second_su())
 def test_adding_an_su_leaves_existing_switch_configs_intact(unit):
@@ -49,17 +35,8 @@ def test_adding_an_su_leaves_existing_switch_configs_intact(unit):
     grown = plan_cluster(grown_spec)
     after = render_switches(grown_spec, grown)
     assert check_fabric(grown) == []
-    unchanged = _unchanged_switches(plan)
     missing = sorted(set(before) - set(after))
     assert not missing, f"files disappeared: {missing}"
     for path, old in before.items():
-        switch = path.split("/")[1]
-        new = after[path]
-        if switch in unchanged:
-            assert new == old, f"{path} changed when SU 2 was added"
-        elif path.endswith(".json"):
-            assert is_sub_mapping(json.loads(old), json.loads(new)), f"{path} lost entries when SU 2 was added"
-        else:
-            lost = set(old.splitlines()) - set(new.splitlines())
-            assert not lost, f"{path} lost lines when SU 2 was added: {sorted(lost)[:5]}"
+        assert after[path] == old, f"{path} changed when SU 2 was added"
     assert set(after) - set(before), "SU 2 added no switch configs"

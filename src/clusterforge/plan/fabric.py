@@ -28,6 +28,7 @@ from clusterforge.plan.objects import Device, Endpoint, Interface, Link
 from clusterforge.plan.ports import port_name
 from clusterforge.plan.servers import NodeSlot
 from clusterforge.plan.switches import SwitchBuilder, site_ordinal
+from clusterforge.plan.wiring import Uplink, data_leaf_uplink, data_spine_uplink, storage_leaf_uplink, tor_uplink
 
 __all__ = ["plan_data_fabric", "plan_storage_fabric", "plan_access_planes", "plan_storage_servers"]
 
@@ -84,6 +85,73 @@ def _data_spines(ctx: Context, sw: SwitchBuilder) -> None:
                    ctx.pools.loopback("data-core", c) if _routed(ctx, "data") else None)
 
 
+def _tor_up_port(tor_model, a: int) -> int:
+    return tor_model.ports + a if tor_model.uplinks >= 2 else tor_model.ports - 2 + a
+
+
+def _provisioned(ctx: Context, sw: SwitchBuilder, plane: str, tier: str, up: Uplink, child_model: str,
+                 parent_model: str, child_kind: str, child_asn: int | None, speed: int | None = None) -> None:
+    """The parent's end of an envelope link, cabled or not yet: address, peer and ASN as planned."""
+    decl = ctx.spec.networks.plane(plane)
+    child_ip = parent_ip = None
+    if _routed(ctx, plane) and up.p2p_index >= 0:
+        child_ip, parent_ip = ctx.pools.p2p(tier, up.p2p_index)
+    sw.port(up.parent, Interface(
+        _pname(ctx, plane, parent_model, up.parent_port), plane, parent_ip, decl.mtu,
+        peer_ip=child_ip.split("/")[0] if child_ip else None,
+        speed_gbps=speed or _speed(ctx, child_model, parent_model),
+        peer_device=up.child, peer_port=_pname(ctx, plane, child_model, up.child_port), peer_kind=child_kind,
+        peer_asn=child_asn))
+
+
+def _provision_data_parents(ctx: Context, sw: SwitchBuilder) -> None:
+    """Site spines (two tiers) or cores (three tiers) carry a port for every envelope child."""
+    dims = ctx.data
+    plane = ctx.spec.networks.data
+    asn = ctx.spec.networks.asn
+    routed = _routed(ctx, "data")
+    for su in range(1, ctx.spec.envelope.max_sus + 1):
+        if dims.tiers == 2:
+            for local in range(dims.leaves_per_su):
+                glob = (su - 1) * dims.leaves_per_su + local
+                for i in range(dims.uplinks_per_leaf):
+                    _provisioned(ctx, sw, "data", "data-leaf-spine", data_leaf_uplink(dims, su, local, i),
+                                 plane.leaf_model, plane.spine_model, "leaf", asn.leaf_base + glob if routed else None)
+        else:
+            for j in range(dims.spines):
+                for i in range(dims.spine_uplinks):
+                    _provisioned(ctx, sw, "data", "data-spine-core", data_spine_uplink(dims, su, j, i),
+                                 plane.spine_model, plane.core_model or plane.spine_model, "spine",
+                                 asn.spine_base + su if routed else None)
+
+
+def _provision_storage_spines(ctx: Context, sw: SwitchBuilder) -> None:
+    dims = ctx.storage
+    plane = ctx.spec.networks.storage
+    asn = ctx.spec.networks.asn
+    routed = _routed(ctx, "storage")
+    for su in range(1, ctx.spec.envelope.max_sus + 1):
+        for k in range(dims.leaves_per_su):
+            glob = (su - 1) * dims.leaves_per_su + k
+            for i in range(dims.uplinks_per_leaf):
+                up = storage_leaf_uplink(dims, ctx.spec.envelope.max_nodes_per_su, su, k, i)
+                _provisioned(ctx, sw, "storage", "storage-leaf-spine", up, plane.leaf_model, plane.spine_model,
+                             "leaf", asn.leaf_base + 1_000_000 + glob if routed else None)
+
+
+def _provision_aggs(ctx: Context, sw: SwitchBuilder, plane: str, per_agg: int) -> None:
+    env = ctx.spec.envelope
+    decl = ctx.spec.networks.plane(plane)
+    tor_model = ctx.spec.catalog.switches[decl.leaf_model]
+    agg_model = ctx.spec.catalog.switches[decl.spine_model]
+    speed = min(tor_model.uplink_speed_gbps or tor_model.speed_gbps, agg_model.speed_gbps)
+    for su in range(1, env.max_sus + 1):
+        for r in range(1, env.max_racks_per_su + 1):
+            for a in range(2):
+                up = tor_uplink(plane, su, r, a, per_agg, env.max_racks_per_su, _tor_up_port(tor_model, a))
+                _provisioned(ctx, sw, plane, "", up, decl.leaf_model, decl.spine_model, "mgmt-switch", None, speed)
+
+
 def plan_data_fabric(ctx: Context, sw: SwitchBuilder, units: list[ScalableUnit],
                      slots: dict[int, list[NodeSlot]], servers: dict[str, Device]) -> list[Link]:
     spec = ctx.spec
@@ -95,6 +163,7 @@ def plan_data_fabric(ctx: Context, sw: SwitchBuilder, units: list[ScalableUnit],
     up_speed = _speed(ctx, leaf_model, spine_model)
     links: list[Link] = []
     _data_spines(ctx, sw)
+    _provision_data_parents(ctx, sw)
     for unit in units:
         su = unit.id
         rails = spec.catalog.servers[unit.server_model].nics.data.count
@@ -140,33 +209,23 @@ def plan_data_fabric(ctx: Context, sw: SwitchBuilder, units: list[ScalableUnit],
                 links.append(Link(Endpoint(server.name, iface.name), Endpoint(leaf, pname), "data", speed,
                                   plane.mtu, cable_class(server.rack, sw.meta[leaf]["rack"], speed),
                                   iface.ip if routed else None, leaf_ip, "node-leaf"))
-        # leaves -> spines
-        first_up = dims.nodes_per_leaf + dims.reserved_per_leaf
-        for local, leaf in enumerate(leaf_names):
-            glob = (su - 1) * dims.leaves_per_su + local
+        # leaves -> spines (-> cores)
+        for local in range(len(leaf_names)):
             for i in range(dims.uplinks_per_leaf):
-                s, par = i % dims.spines, i // dims.spines
-                if dims.tiers == 2:
-                    spine, sport = spine_name(s), glob * dims.links_per_leaf_spine + par
-                else:
-                    spine, sport = su_spine_name(su, s), local * dims.links_per_leaf_spine + par
+                up = data_leaf_uplink(dims, su, local, i)
                 links.append(_fabric_link(
-                    ctx, sw, "data", "data-leaf-spine", glob * dims.uplinks_per_leaf + i,
-                    leaf, _pname(ctx, "data", leaf_model, first_up + i),
-                    spine, _pname(ctx, "data", spine_model, sport), up_speed))
+                    ctx, sw, "data", "data-leaf-spine", up.p2p_index,
+                    up.child, _pname(ctx, "data", leaf_model, up.child_port),
+                    up.parent, _pname(ctx, "data", spine_model, up.parent_port), up_speed))
         if dims.tiers == 3:
             core_model = plane.core_model or spine_model
-            spine_down = dims.leaves_per_su * dims.links_per_leaf_spine
             for j in range(dims.spines):
-                spine = su_spine_name(su, j)
-                glob_spine = (su - 1) * dims.spines + j
                 for i in range(dims.spine_uplinks):
-                    g = (su - 1) * dims.spine_uplinks + i
-                    core = core_name(j * dims.cores_per_group + g % dims.cores_per_group)
+                    up = data_spine_uplink(dims, su, j, i)
                     links.append(_fabric_link(
-                        ctx, sw, "data", "data-spine-core", glob_spine * dims.spine_uplinks + i,
-                        spine, _pname(ctx, "data", spine_model, spine_down + i),
-                        core, _pname(ctx, "data", core_model, g // dims.cores_per_group),
+                        ctx, sw, "data", "data-spine-core", up.p2p_index,
+                        up.child, _pname(ctx, "data", spine_model, up.child_port),
+                        up.parent, _pname(ctx, "data", core_model, up.parent_port),
                         _speed(ctx, spine_model, core_model)))
     return links
 
@@ -190,6 +249,7 @@ def plan_storage_fabric(ctx: Context, sw: SwitchBuilder, units: list[ScalableUni
         if routed and spec.storage.servers:  # storage servers' subnet: an SVI per spine, gateway .1 shared
             sw.port(storage_spine(s), Interface(f"Vlan{plane.vlan}", "storage", site_block.addr(2 + s), plane.mtu,
                                                 plane.vlan, gateway=site_block.gateway()))
+    _provision_storage_spines(ctx, sw)
     for unit in units:
         su = unit.id
         block = ctx.pools.su_block("storage", su)
@@ -205,12 +265,11 @@ def plan_storage_fabric(ctx: Context, sw: SwitchBuilder, units: list[ScalableUni
                 sw.port(name, Interface(f"Vlan{plane.vlan}", "storage", block.addr(2 + k), plane.mtu, plane.vlan,
                                         gateway=block.gateway()))
             for i in range(dims.uplinks_per_leaf):
-                s, par = i % dims.spines, i // dims.spines
+                up = storage_leaf_uplink(dims, spec.envelope.max_nodes_per_su, su, k, i)
                 links.append(_fabric_link(
-                    ctx, sw, "storage", "storage-leaf-spine", glob * dims.uplinks_per_leaf + i,
-                    name, _pname(ctx, "storage", leaf_model, spec.envelope.max_nodes_per_su + i),
-                    storage_spine(s), _pname(ctx, "storage", spine_model, glob * dims.links_per_leaf_spine + par),
-                    up_speed))
+                    ctx, sw, "storage", "storage-leaf-spine", up.p2p_index,
+                    up.child, _pname(ctx, "storage", leaf_model, up.child_port),
+                    up.parent, _pname(ctx, "storage", spine_model, up.parent_port), up_speed))
         for slot in slots[su]:
             server = servers[slot.name]
             bond = next((i for i in server.interfaces if i.plane == "storage"), None)
@@ -291,6 +350,7 @@ def plan_access_planes(ctx: Context, sw: SwitchBuilder, units: list[ScalableUnit
                 rack, u = sw.site_position("agg", ordinal, decl.spine_model)
                 sw.add(agg_name(plane, 2 * g + a), "mgmt-switch", plane, decl.spine_model, None, rack, u,
                        sw.site_oob(site_ordinal(ctx, "agg", ordinal)))
+        _provision_aggs(ctx, sw, plane, per_agg)
         for unit in units:
             su = unit.id
             per_rack = unit.rack_stride
@@ -307,14 +367,12 @@ def plan_access_planes(ctx: Context, sw: SwitchBuilder, units: list[ScalableUnit
                 sw.add(name, "mgmt-switch", plane, decl.leaf_model, su, rack, u, sw.su_oob(su, ordinal))
                 up_speed = tor_model.uplink_speed_gbps or tor_model.speed_gbps
                 for a in range(2):
-                    up_index = tor_model.ports + a if tor_model.uplinks >= 2 else tor_model.ports - 2 + a
-                    group, position = divmod(su - 1, per_agg)
-                    agg_port = position * env.max_racks_per_su + (r - 1)
+                    up = tor_uplink(plane, su, r, a, per_agg, env.max_racks_per_su, _tor_up_port(tor_model, a))
                     speed = min(up_speed, agg_model.speed_gbps)
-                    agg = agg_name(plane, 2 * group + a)
-                    links.append(Link(Endpoint(name, _pname(ctx, plane, decl.leaf_model, up_index)),
-                                      Endpoint(agg, _pname(ctx, plane, decl.spine_model, agg_port)), plane, speed,
-                                      decl.mtu, cable_class(rack, sw.meta[agg]["rack"], speed), tier="tor-agg"))
+                    links.append(Link(Endpoint(name, _pname(ctx, plane, decl.leaf_model, up.child_port)),
+                                      Endpoint(up.parent, _pname(ctx, plane, decl.spine_model, up.parent_port)),
+                                      plane, speed, decl.mtu, cable_class(rack, sw.meta[up.parent]["rack"], speed),
+                                      tier="tor-agg"))
             for slot in slots[su]:
                 server = servers[slot.name]
                 iface = next((i for i in server.interfaces if i.plane == plane), None)

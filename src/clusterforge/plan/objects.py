@@ -22,6 +22,12 @@ class Interface:
     rail: int | None = None
     members: tuple[str, ...] = ()
     speed_gbps: int | None = None
+    # set on ports provisioned for the whole envelope (spine, core, aggregation downlinks): the planned
+    # far end, cabled or not yet, so the switch's config never changes when an SU is added
+    peer_device: str | None = None
+    peer_port: str | None = None
+    peer_kind: str | None = None
+    peer_asn: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name, "plane": self.plane, "ip": self.ip, "mtu": self.mtu}
@@ -37,6 +43,10 @@ class Interface:
             out["members"] = list(self.members)
         if self.speed_gbps:
             out["speed_gbps"] = self.speed_gbps
+        if self.peer_device:
+            out["peer"] = {"device": self.peer_device, "port": self.peer_port, "kind": self.peer_kind}
+            if self.peer_asn is not None:
+                out["peer"]["asn"] = self.peer_asn
         return out
 
 

@@ -27,6 +27,7 @@ class SwitchBuilder:
     interfaces: dict[str, list[Interface]] = field(default_factory=dict)
     meta: dict[str, dict] = field(default_factory=dict)
     rack_meta: dict[str, tuple] = field(default_factory=dict)
+    _names: dict[str, set[str]] = field(default_factory=dict)
 
     def _mgmt_interface(self, address: str) -> Interface:
         oob = self.ctx.spec.networks.oob
@@ -43,7 +44,10 @@ class SwitchBuilder:
         self.interfaces[name] = ifaces
 
     def port(self, name: str, iface: Interface) -> None:
-        self.interfaces[name].append(iface)
+        """Add a port interface; a port already provisioned for the envelope keeps its planned entry."""
+        if iface.name not in self._names.setdefault(name, {i.name for i in self.interfaces[name]}):
+            self._names[name].add(iface.name)
+            self.interfaces[name].append(iface)
 
     def su_network_position(self, su: int, ordinal: int) -> tuple[str, int]:
         spec = self.ctx.spec

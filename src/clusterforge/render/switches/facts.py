@@ -156,7 +156,13 @@ def fabric_facts(spec: ClusterSpec, plan: Plan) -> dict[str, SwitchFacts]:
             else:
                 routed[iface.name] = iface
         ports: dict[str, PortFacts] = {}
+        for name, iface in routed.items():  # provisioned for the whole envelope: cabled or not, the same config
+            if iface.peer_device:
+                ports[name] = PortFacts(name, iface.speed_gbps, iface.mtu, iface.ip, iface.peer_ip, iface.peer_device,
+                                        iface.peer_port, iface.peer_kind, iface.peer_asn, "down")
         for end in ends.get(device.name, ()):
+            if end.port in ports:
+                continue
             iface = routed.get(end.port)
             peer = kinds.get(end.peer_device)
             ports[end.port] = PortFacts(

@@ -1,0 +1,69 @@
+"""Which parent port a child's uplink lands on: one function per tier, used for built links and for
+the ports parents provision for the whole envelope (so adding an SU never changes a parent's config).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from clusterforge.plan.fabric_dims import DataDims, StorageDims
+from clusterforge.plan.naming import (
+    agg_name,
+    compute_rack,
+    core_name,
+    data_leaf,
+    mgmt_tor,
+    oob_tor,
+    spine_name,
+    storage_leaf,
+    storage_spine,
+    su_spine_name,
+)
+
+__all__ = ["Uplink", "data_leaf_uplink", "data_spine_uplink", "storage_leaf_uplink", "tor_uplink", "leaf_name"]
+
+
+@dataclass(frozen=True)
+class Uplink:
+    child: str
+    child_port: int  # port index on the child
+    parent: str
+    parent_port: int  # port index on the parent
+    p2p_index: int  # index of the /31 in the tier's range
+
+
+def leaf_name(dims: DataDims, su: int, local: int) -> str:
+    return data_leaf(su, local // dims.leaves_per_rail, local % dims.leaves_per_rail, dims.leaves_per_rail)
+
+
+def data_leaf_uplink(dims: DataDims, su: int, local: int, i: int) -> Uplink:
+    glob = (su - 1) * dims.leaves_per_su + local
+    s, par = i % dims.spines, i // dims.spines
+    first_up = dims.nodes_per_leaf + dims.reserved_per_leaf
+    if dims.tiers == 2:
+        parent, port = spine_name(s), glob * dims.links_per_leaf_spine + par
+    else:
+        parent, port = su_spine_name(su, s), local * dims.links_per_leaf_spine + par
+    return Uplink(leaf_name(dims, su, local), first_up + i, parent, port, glob * dims.uplinks_per_leaf + i)
+
+
+def data_spine_uplink(dims: DataDims, su: int, j: int, i: int) -> Uplink:
+    g = (su - 1) * dims.spine_uplinks + i
+    core = core_name(j * dims.cores_per_group + g % dims.cores_per_group)
+    spine_down = dims.leaves_per_su * dims.links_per_leaf_spine
+    glob_spine = (su - 1) * dims.spines + j
+    return Uplink(su_spine_name(su, j), spine_down + i, core, g // dims.cores_per_group,
+                  glob_spine * dims.spine_uplinks + i)
+
+
+def storage_leaf_uplink(dims: StorageDims, max_nodes: int, su: int, k: int, i: int) -> Uplink:
+    glob = (su - 1) * dims.leaves_per_su + k
+    s, par = i % dims.spines, i // dims.spines
+    return Uplink(storage_leaf(su, k), max_nodes + i, storage_spine(s), glob * dims.links_per_leaf_spine + par,
+                  glob * dims.uplinks_per_leaf + i)
+
+
+def tor_uplink(plane: str, su: int, rack: int, a: int, per_agg: int, max_racks: int, tor_up_port: int) -> Uplink:
+    group, position = divmod(su - 1, per_agg)
+    tor = (mgmt_tor if plane == "management" else oob_tor)(compute_rack(su, rack))
+    return Uplink(tor, tor_up_port, agg_name(plane, 2 * group + a), position * max_racks + (rack - 1), -1)
