@@ -21,20 +21,8 @@ RENDERERS: list[tuple[str, Renderer]] = [
 ]
 
 
-def _optional() -> list[tuple[str, Renderer]]:
-    """Renderers owned by later modules register here once they exist."""
-    extra: list[tuple[str, Renderer]] = []
-    try:
-        from clusterforge.render.k8s import render_k8s
-    except ImportError:
-        pass
-    else:
-        extra.append(("k8s", render_k8s))
-    return extra
-
-
 def render_all(spec: ClusterSpec, plan: Plan) -> dict[str, str]:
     files: dict[str, str] = {}
-    for _, renderer in RENDERERS + _optional():
+    for _, renderer in RENDERERS:
         files.update(renderer(spec, plan))
     return files
