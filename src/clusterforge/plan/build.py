@@ -17,12 +17,7 @@ from clusterforge.model import ClusterSpec
 from clusterforge.plan.bom import bill_of_materials
 from clusterforge.plan.context import Context
 from clusterforge.plan.errors import PlanError
-from clusterforge.plan.fabric import (
-    plan_access_planes,
-    plan_data_fabric,
-    plan_storage_fabric,
-    plan_storage_servers,
-)
+from clusterforge.plan.fabric import plan_access_planes, plan_data_fabric
 from clusterforge.plan.fabric_dims import agg_groups, data_dims, storage_dims
 from clusterforge.plan.facility import plan_racks, rack_budget, server_feed_warning
 from clusterforge.plan.ipam import SITE_PDU_RACKS, build_pools
@@ -31,6 +26,7 @@ from clusterforge.plan.objects import Device, FabricSummary, Plan
 from clusterforge.plan.qos import host_roce, switch_qos
 from clusterforge.plan.servers import node_slots, server_device
 from clusterforge.plan.services import plan_services
+from clusterforge.plan.storage_fabric import plan_storage_fabric, plan_storage_servers
 from clusterforge.plan.switches import SITE_CATEGORIES, SwitchBuilder
 
 __all__ = ["plan_cluster"]
@@ -42,7 +38,7 @@ _NET_RACK = re.compile(r"^su(?P<su>\d+)-rn(?P<number>\d+)$")
 def _pdu_addresses(ctx: Context, rack_meta: dict) -> dict[str, str | None]:
     pools = ctx.pools
     env = ctx.spec.envelope
-    site_switches = ((ctx.data.spines if ctx.data.tiers == 2 else 0) + ctx.data.cores + ctx.storage.spines
+    site_switches = ((ctx.data.spines if ctx.data.tiers == 2 else 0) + ctx.data.cores + ctx.storage.site_switches
                      + 4 * agg_groups(ctx.spec))
     categories = (*SITE_CATEGORIES, "storage")
     out: dict[str, str | None] = {}
@@ -157,7 +153,7 @@ def _fabric_summaries(ctx: Context, devices: list[Device], links: list) -> dict[
                 raise PlanError([(("networks", plane_name, "oversubscription"),
                                   f"achieved oversubscription {worst:g}:1 exceeds the declared"
                                   f" {plane.oversubscription:g}:1 ({plane_ratios})")])
-        tiers = d.tiers if plane_name == "data" else 2
+        tiers = {"data": d.tiers, "storage": ctx.storage.tiers}.get(plane_name, 2)
         leaves = by_plane[(plane_name, "leaf")]
         out[plane_name] = FabricSummary(
             plane_name, plane.transport, plane.nos, tiers, leaves, by_plane[(plane_name, "spine")],

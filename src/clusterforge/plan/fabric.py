@@ -19,18 +19,15 @@ from clusterforge.plan.naming import (
     mgmt_tor,
     oob_tor,
     spine_name,
-    storage_leaf,
-    storage_server,
-    storage_spine,
     su_spine_name,
 )
 from clusterforge.plan.objects import Device, Endpoint, Interface, Link
 from clusterforge.plan.ports import port_name
 from clusterforge.plan.servers import NodeSlot
 from clusterforge.plan.switches import SwitchBuilder, site_ordinal
-from clusterforge.plan.wiring import Uplink, data_leaf_uplink, data_spine_uplink, storage_leaf_uplink, tor_uplink
+from clusterforge.plan.wiring import Uplink, data_leaf_uplink, data_spine_uplink, tor_uplink
 
-__all__ = ["plan_data_fabric", "plan_storage_fabric", "plan_access_planes", "plan_storage_servers"]
+__all__ = ["plan_data_fabric", "plan_access_planes"]
 
 
 def _routed(ctx: Context, plane: str) -> bool:
@@ -125,20 +122,6 @@ def _provision_data_parents(ctx: Context, sw: SwitchBuilder) -> None:
                                  asn.spine_base + su if routed else None)
 
 
-def _provision_storage_spines(ctx: Context, sw: SwitchBuilder) -> None:
-    dims = ctx.storage
-    plane = ctx.spec.networks.storage
-    asn = ctx.spec.networks.asn
-    routed = _routed(ctx, "storage")
-    for su in range(1, ctx.spec.envelope.max_sus + 1):
-        for k in range(dims.leaves_per_su):
-            glob = (su - 1) * dims.leaves_per_su + k
-            for i in range(dims.uplinks_per_leaf):
-                up = storage_leaf_uplink(dims, ctx.spec.envelope.max_nodes_per_su, su, k, i)
-                _provisioned(ctx, sw, "storage", "storage-leaf-spine", up, plane.leaf_model, plane.spine_model,
-                             "leaf", asn.leaf_base + 1_000_000 + glob if routed else None)
-
-
 def _provision_aggs(ctx: Context, sw: SwitchBuilder, plane: str, per_agg: int) -> None:
     env = ctx.spec.envelope
     decl = ctx.spec.networks.plane(plane)
@@ -228,103 +211,6 @@ def plan_data_fabric(ctx: Context, sw: SwitchBuilder, units: list[ScalableUnit],
                         up.parent, _pname(ctx, "data", core_model, up.parent_port),
                         _speed(ctx, spine_model, core_model)))
     return links
-
-
-def plan_storage_fabric(ctx: Context, sw: SwitchBuilder, units: list[ScalableUnit],
-                        slots: dict[int, list[NodeSlot]], servers: dict[str, Device]) -> list[Link]:
-    spec = ctx.spec
-    plane = spec.networks.storage
-    dims = ctx.storage
-    asn = spec.networks.asn
-    routed = _routed(ctx, "storage")
-    leaf_model, spine_model = plane.leaf_model, plane.spine_model
-    up_speed = _speed(ctx, leaf_model, spine_model)
-    links: list[Link] = []
-    site_block = ctx.pools.site_block("storage")
-    for s in range(dims.spines):
-        rack, u = sw.site_position("storage-spine", s, spine_model)
-        sw.add(storage_spine(s), "spine", "storage", spine_model, None, rack, u,
-               sw.site_oob(site_ordinal(ctx, "storage-spine", s)), asn.spine_base + 9_000 if routed else None,
-               ctx.pools.loopback("storage-spine", s) if routed else None)
-        if routed and spec.storage.servers:  # storage servers' subnet: an SVI per spine, gateway .1 shared
-            sw.port(storage_spine(s), Interface(f"Vlan{plane.vlan}", "storage", site_block.addr(2 + s), plane.mtu,
-                                                plane.vlan, gateway=site_block.gateway()))
-    _provision_storage_spines(ctx, sw)
-    for unit in units:
-        su = unit.id
-        block = ctx.pools.su_block("storage", su)
-        for k in range(dims.leaves_per_su):
-            local = ctx.data.leaves_per_su + k
-            glob = (su - 1) * dims.leaves_per_su + k
-            name = storage_leaf(su, k)
-            rack, u = sw.su_network_position(su, local)
-            sw.add(name, "leaf", "storage", leaf_model, su, rack, u, sw.su_oob(su, local),
-                   asn.leaf_base + 1_000_000 + glob if routed else None,
-                   ctx.pools.loopback("storage-leaf", glob) if routed else None)
-            if routed:  # each leaf of the pair has its own SVI address; the gateway .1 is their shared VIP
-                sw.port(name, Interface(f"Vlan{plane.vlan}", "storage", block.addr(2 + k), plane.mtu, plane.vlan,
-                                        gateway=block.gateway()))
-            for i in range(dims.uplinks_per_leaf):
-                up = storage_leaf_uplink(dims, spec.envelope.max_nodes_per_su, su, k, i)
-                links.append(_fabric_link(
-                    ctx, sw, "storage", "storage-leaf-spine", up.p2p_index,
-                    up.child, _pname(ctx, "storage", leaf_model, up.child_port),
-                    up.parent, _pname(ctx, "storage", spine_model, up.parent_port), up_speed))
-        for slot in slots[su]:
-            server = servers[slot.name]
-            bond = next((i for i in server.interfaces if i.plane == "storage"), None)
-            if bond is None:
-                continue
-            for k, member in enumerate(bond.members[: dims.leaves_per_su]):
-                leaf = storage_leaf(su, k)
-                pname = _pname(ctx, "storage", leaf_model, slot.node - 1)
-                speed = min(bond.speed_gbps or up_speed, spec.catalog.switches[leaf_model].speed_gbps)
-                links.append(Link(Endpoint(server.name, member), Endpoint(leaf, pname), "storage", speed, plane.mtu,
-                                  cable_class(server.rack, sw.meta[leaf]["rack"], speed), tier="node-leaf"))
-    return links
-
-
-def plan_storage_servers(ctx: Context, sw: SwitchBuilder) -> tuple[list[Device], list[Link]]:
-    """Parallel file-system servers in site racks, two ports each to the storage spines."""
-    from clusterforge.plan.facility import psu_feeds, series_position
-    from clusterforge.plan.naming import asset_id, site_rack
-
-    spec = ctx.spec
-    st = spec.storage
-    if not st.servers:
-        return [], []
-    if st.servers > spec.envelope.storage_servers_max:
-        raise PlanError([(("storage", "servers"), f"{st.servers} storage servers exceed"
-                          f" envelope.storage_servers_max={spec.envelope.storage_servers_max}")])
-    model = spec.catalog.servers[st.server_model]
-    plane = spec.networks.storage
-    site_stor = ctx.pools.site_block("storage")
-    site_mgmt = ctx.pools.site_block("management")
-    site_oob = ctx.pools.site_block("oob")
-    devices, links = [], []
-    spine_model = plane.spine_model
-    for s in range(st.servers):
-        name = storage_server(s)
-        number, u = series_position(s, model.height_u, model.max_draw_w, ctx.budget)
-        rack = site_rack("storage", number)
-        sw.rack_meta[rack] = (None, number, "site", ("storage", "servers"))
-        ifaces = [
-            Interface("mgmt0", "management", site_mgmt.addr(16 + s), spec.networks.management.mtu,
-                      spec.networks.management.vlan, gateway=site_mgmt.gateway()),
-            Interface("bond0", "storage", site_stor.addr(16 + s), plane.mtu, plane.vlan,
-                      gateway=site_stor.gateway(), members=("stor0", "stor1")),
-            Interface("bmc", "oob", site_oob.addr(16 + s), spec.networks.oob.mtu, spec.networks.oob.vlan),
-        ]
-        devices.append(Device(name, "storage", st.server_model, None, rack, u, model.height_u, model.max_draw_w,
-                              model.weight_kg, asset_id(ctx.site, name), tuple(ifaces), psu_feeds(model.psu.count)))
-        for k in range(2):
-            port = 2 * s + k
-            spine = storage_spine(port % ctx.storage.spines)
-            sport = _pname(ctx, "storage", spine_model, ctx.storage.server_port_base + port // ctx.storage.spines)
-            speed = min(model.nics.storage.speed_gbps, spec.catalog.switches[spine_model].speed_gbps)
-            links.append(Link(Endpoint(name, f"stor{k}"), Endpoint(spine, sport), "storage", speed, plane.mtu,
-                              cable_class(rack, sw.meta[spine]["rack"], speed), tier="server-spine"))
-    return devices, links
 
 
 def plan_access_planes(ctx: Context, sw: SwitchBuilder, units: list[ScalableUnit],

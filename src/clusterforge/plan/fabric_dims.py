@@ -96,12 +96,35 @@ def data_dims(spec: ClusterSpec) -> DataDims:
 
 @dataclass(frozen=True)
 class StorageDims:
+    """Two tiers: every storage leaf reaches the site storage spines, which also take the storage servers.
+
+    Three tiers (the envelope's leaves do not fit one spine tier): SUs are grouped into pods of
+    `sus_per_pod`; each pod has `spines` storage spines, every pod spine j reaches core group j, and
+    the storage servers hang off the first `server_cores` cores.
+    """
+
     leaves_per_su: int
     uplinks_per_leaf: int
-    spines: int
+    spines: int  # 2-tier: site storage spines; 3-tier: spines per pod
     links_per_leaf_spine: int
-    server_port_base: int
+    server_port_base: int  # first server-facing port on a spine (2-tier) or core (3-tier)
     leaf_ratio: float
+    tiers: int = 2
+    sus_per_pod: int = 0  # 3-tier only
+    pods: int = 0
+    spine_uplinks: int = 0
+    cores_per_group: int = 0
+    cores: int = 0
+    server_cores: int = 0
+    spine_ratio: float = 1.0
+
+    @property
+    def site_switches(self) -> int:
+        """Storage switches in site racks (and site oob addresses): spines, or cores plus pod spines."""
+        return self.spines if self.tiers == 2 else self.cores + self.pods * self.spines
+
+
+SERVER_CORES_MAX = 12  # 3-tier: storage servers spread over at most this many cores (SVIs at .2-.13)
 
 
 def storage_dims(spec: ClusterSpec) -> StorageDims:
@@ -112,8 +135,9 @@ def storage_dims(spec: ClusterSpec) -> StorageDims:
         raise PlanError([(loc, "the storage plane needs leaf_model and spine_model")])
     leaf = spec.catalog.switches[plane.leaf_model]
     spine = spec.catalog.switches[plane.spine_model]
+    ratio = plane.oversubscription
     down = env.max_nodes_per_su  # one port of each node's bond per leaf of the pair
-    uplinks = math.ceil(down / plane.oversubscription)
+    uplinks = math.ceil(down / ratio)
     if down + uplinks > leaf.ports:
         raise PlanError([((*loc, "leaf_model"), f"a storage leaf needs {down} node ports + {uplinks} uplinks;"
                           f" {plane.leaf_model} has {leaf.ports}")])
@@ -125,8 +149,39 @@ def storage_dims(spec: ClusterSpec) -> StorageDims:
         links = uplinks // spines
         if leaves_max * links + math.ceil(server_ports / spines) <= spine.ports:
             return StorageDims(2, uplinks, spines, links, leaves_max * links, down / uplinks)
-    raise PlanError([((*loc, "spine_model"), f"{leaves_max} storage leaves x {uplinks} uplinks plus {server_ports}"
-                      f" storage-server ports do not fit {spine.ports}-port spines")])
+    return _storage_three_tiers(spec, uplinks, down / uplinks)
+
+
+def _storage_three_tiers(spec: ClusterSpec, uplinks: int, leaf_ratio: float) -> StorageDims:
+    plane = spec.networks.storage
+    env = spec.envelope
+    loc = ("networks", "storage")
+    spine = spec.catalog.switches[plane.spine_model]
+    core_model = plane.core_model or plane.spine_model
+    core = spec.catalog.switches[core_model]
+    ratio = plane.oversubscription
+    spine_down = _split(spine.ports, ratio)
+    minimum = min(max(2, plane.min_spines), uplinks)
+    spines = next((s for s in range(minimum, uplinks + 1) if not uplinks % s and 2 * (uplinks // s) <= spine_down),
+                  None)
+    if spines is None:
+        raise PlanError([((*loc, "spine_model"), f"the 2 storage leaves of one SU with {uplinks} uplinks each do not"
+                          f" fit {spine.ports}-port spines at {ratio:g}:1")])
+    links = uplinks // spines
+    per_pod = min(spine_down // (2 * links), env.max_sus)
+    pods = math.ceil(env.max_sus / per_pod)
+    down_used = 2 * per_pod * links
+    spine_up = math.ceil(down_used / ratio)
+    server_ports = env.storage_servers_max * 2
+    for per_group in range(1, pods * spine_up + 2):
+        cores = spines * per_group
+        server_cores = min(cores, SERVER_CORES_MAX) if server_ports else 0
+        base = math.ceil(pods * spine_up / per_group)
+        if base + (math.ceil(server_ports / server_cores) if server_ports else 0) <= core.ports:
+            return StorageDims(2, uplinks, spines, links, base, leaf_ratio, 3, per_pod, pods, spine_up, per_group,
+                               cores, server_cores, down_used / spine_up)
+    raise PlanError([((*loc, "core_model"), f"{server_ports} storage-server ports do not fit {core.ports}-port"
+                      f" storage cores ({core_model})")])
 
 
 def sus_per_agg(spec: ClusterSpec) -> int:

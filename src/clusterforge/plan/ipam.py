@@ -125,7 +125,7 @@ def build_pools(spec: ClusterSpec, data: DataDims, storage: StorageDims) -> Pool
     su_switches += 2 * env.max_racks_per_su
     planes: dict[str, tuple[int, int, int, int]] = {}
     usage: dict[str, dict[str, object]] = {}
-    site_switches = (data.spines if data.tiers == 2 else 0) + data.cores + storage.spines + 4 * agg_groups(spec)
+    site_switches = (data.spines if data.tiers == 2 else 0) + data.cores + storage.site_switches + 4 * agg_groups(spec)
     site_needs = {
         "management": NODE_OFFSET + env.storage_servers_max + 1,
         "storage": NODE_OFFSET + env.storage_servers_max + 1,
@@ -167,6 +167,7 @@ def build_pools(spec: ClusterSpec, data: DataDims, storage: StorageDims) -> Pool
         ("data-spine-core", env.max_sus * data.spines * data.spine_uplinks if data.tiers == 3 else 0),
         ("storage-leaf-spine", env.max_sus * storage.leaves_per_su * storage.uplinks_per_leaf),
         ("storage-server", env.storage_servers_max * 2),
+        ("storage-spine-core", storage.pods * storage.spines * storage.spine_uplinks),  # 3-tier only
     ):
         offsets[tier] = count
         count += links
@@ -181,7 +182,8 @@ def build_pools(spec: ClusterSpec, data: DataDims, storage: StorageDims) -> Pool
         ("data-spine", data.spines * (env.max_sus if data.tiers == 3 else 1)),
         ("data-core", data.cores),
         ("storage-leaf", env.max_sus * storage.leaves_per_su),
-        ("storage-spine", storage.spines),
+        ("storage-spine", storage.spines * (storage.pods if storage.tiers == 3 else 1)),
+        ("storage-core", storage.cores),  # 3-tier only
     ):
         loops[role] = count
         count += number

@@ -5,7 +5,7 @@ from __future__ import annotations
 __all__ = [
     "server_name", "compute_rack", "network_rack", "site_rack", "pdu_name", "data_leaf", "spine_name",
     "su_spine_name", "core_name", "storage_leaf", "storage_spine", "mgmt_tor", "oob_tor", "agg_name",
-    "storage_server", "asset_id",
+    "storage_server", "asset_id", "storage_pod_spine", "storage_core",
 ]
 
 
@@ -52,6 +52,15 @@ def storage_leaf(su: int, index: int) -> str:
 
 def storage_spine(index: int) -> str:
     return f"stor-spine-{index + 1:02d}"
+
+
+def storage_pod_spine(pod: int, index: int) -> str:
+    """Three-tier storage: spine `index` of pod `pod` (0-based ids)."""
+    return f"stor-pod{pod + 1:03d}-spine-{index + 1:02d}"
+
+
+def storage_core(index: int) -> str:
+    return f"stor-core-{index + 1:03d}"
 
 
 def storage_server(index: int) -> str:

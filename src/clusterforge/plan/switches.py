@@ -93,7 +93,7 @@ def site_ordinal(ctx: Context, category: str, index: int) -> int:
     sizes = {
         "spine": ctx.data.spines if ctx.data.tiers == 2 else 0,
         "core": ctx.data.cores,
-        "storage-spine": ctx.storage.spines,
+        "storage-spine": ctx.storage.site_switches,  # 3-tier: cores, then pod spines
         "agg": 4 * agg_groups(ctx.spec),
     }
     offset = 0

@@ -15,12 +15,15 @@ from clusterforge.plan.naming import (
     mgmt_tor,
     oob_tor,
     spine_name,
+    storage_core,
     storage_leaf,
+    storage_pod_spine,
     storage_spine,
     su_spine_name,
 )
 
-__all__ = ["Uplink", "data_leaf_uplink", "data_spine_uplink", "storage_leaf_uplink", "tor_uplink", "leaf_name"]
+__all__ = ["Uplink", "data_leaf_uplink", "data_spine_uplink", "storage_leaf_uplink", "storage_spine_uplink",
+           "storage_server_port", "tor_uplink", "leaf_name"]
 
 
 @dataclass(frozen=True)
@@ -59,8 +62,29 @@ def data_spine_uplink(dims: DataDims, su: int, j: int, i: int) -> Uplink:
 def storage_leaf_uplink(dims: StorageDims, max_nodes: int, su: int, k: int, i: int) -> Uplink:
     glob = (su - 1) * dims.leaves_per_su + k
     s, par = i % dims.spines, i // dims.spines
-    return Uplink(storage_leaf(su, k), max_nodes + i, storage_spine(s), glob * dims.links_per_leaf_spine + par,
-                  glob * dims.uplinks_per_leaf + i)
+    if dims.tiers == 2:
+        parent, port = storage_spine(s), glob * dims.links_per_leaf_spine + par
+    else:
+        pod, position = divmod(su - 1, dims.sus_per_pod)
+        parent = storage_pod_spine(pod, s)
+        port = (position * dims.leaves_per_su + k) * dims.links_per_leaf_spine + par
+    return Uplink(storage_leaf(su, k), max_nodes + i, parent, port, glob * dims.uplinks_per_leaf + i)
+
+
+def storage_spine_uplink(dims: StorageDims, pod: int, j: int, i: int) -> Uplink:
+    """Three-tier storage: uplink i of pod spine j reaches core group j."""
+    g = pod * dims.spine_uplinks + i
+    core = storage_core(j * dims.cores_per_group + g % dims.cores_per_group)
+    spine_down = dims.sus_per_pod * dims.leaves_per_su * dims.links_per_leaf_spine
+    return Uplink(storage_pod_spine(pod, j), spine_down + i, core, g // dims.cores_per_group,
+                  (pod * dims.spines + j) * dims.spine_uplinks + i)
+
+
+def storage_server_port(dims: StorageDims, port: int) -> tuple[str, int]:
+    """(top-tier switch, port index) of storage-server port `port` (= 2 x server + member)."""
+    if dims.tiers == 2:
+        return storage_spine(port % dims.spines), dims.server_port_base + port // dims.spines
+    return storage_core(port % dims.server_cores), dims.server_port_base + port // dims.server_cores
 
 
 def tor_uplink(plane: str, su: int, rack: int, a: int, per_agg: int, max_racks: int, tor_up_port: int) -> Uplink:
