@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+ROOT = Path(__file__).parents[2]
 BAD = sorted((Path(__file__).parent.parent / "data" / "bad").glob("*.yaml"))
 
 
@@ -21,14 +23,22 @@ def _expectations(path: Path) -> dict[str, str]:
     return out
 
 
+def beside_catalog(source: Path, directory: Path) -> Path:
+    """A copy of a corpus file next to a copy of inventory/catalog (catalog_files stay in the file's directory)."""
+    shutil.copytree(ROOT / "inventory" / "catalog", directory / "catalog", dirs_exist_ok=True)
+    target = directory / source.name
+    target.write_text(re.sub(r"(\.\./)+inventory/catalog/", "catalog/", source.read_text()))
+    return target
+
+
 def test_corpus_is_not_empty():
     assert len(BAD) >= 12
 
 
 @pytest.mark.parametrize("path", BAD, ids=[p.stem for p in BAD])
-def test_bad_declaration_is_refused_with_location(path: Path):
+def test_bad_declaration_is_refused_with_location(path: Path, tmp_path: Path):
     expect = _expectations(path)
-    result = subprocess.run([sys.executable, "-m", "clusterforge.cli", "validate", str(path)],
+    result = subprocess.run([sys.executable, "-m", "clusterforge.cli", "validate", str(beside_catalog(path, tmp_path))],
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 1, result.stdout + result.stderr
     assert "Traceback" not in result.stderr
@@ -51,7 +61,8 @@ def test_every_problem_reported_not_just_first(tmp_path: Path):
     text = (Path(__file__).parent.parent / "data" / "bad" / "unknown-key.yaml").read_text()
     text = text.replace("    nodes: 4\n", "    nodes: many\n")
     bad = tmp_path / "two.yaml"
-    bad.write_text(text.replace("../../../inventory", str(Path(__file__).parents[2] / "inventory")))
+    bad.write_text(text.replace("../../../inventory/", ""))
+    shutil.copytree(ROOT / "inventory" / "catalog", tmp_path / "catalog")
     result = subprocess.run([sys.executable, "-m", "clusterforge.cli", "validate", str(bad)],
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 1

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from functools import lru_cache
 from pathlib import Path
 
@@ -17,7 +19,11 @@ BASE = Path(__file__).parent.parent / "data" / "prop-base.yaml"
 
 @lru_cache(maxsize=1)
 def base_spec() -> ClusterSpec:
-    return load_cluster(BASE)[0]
+    with tempfile.TemporaryDirectory() as scratch:  # catalog_files must stay inside the inventory's directory
+        shutil.copytree(BASE.parents[2] / "inventory" / "catalog", Path(scratch) / "catalog")
+        copy = Path(scratch) / BASE.name
+        copy.write_text(BASE.read_text().replace("../../inventory/catalog/", "catalog/"))
+        return load_cluster(copy)[0]
 
 
 def with_units(units: list[ScalableUnit]) -> ClusterSpec:

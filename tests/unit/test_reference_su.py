@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from collections import Counter
 from pathlib import Path
 
@@ -14,13 +15,13 @@ def one_su(tmp_path: Path, reserved: int, max_nodes: int, nodes: int) -> Path:
     text = INVENTORY.read_text()
     text = text.replace("envelope: {max_sus: 4, max_nodes_per_su: 32,",
                         f"envelope: {{max_sus: 1, max_nodes_per_su: {max_nodes},")
-    lines = [line for line in text.splitlines() if not line.startswith(("  - {id: 2", "  - {id: 3", "  - {id: 4"))]
+    dropped = ("  - {id: 2", "  - {id: 3", "  - {id: 4", "teams:", "  - {name: ")  # teams: quotas of 4 SUs
+    lines = [line for line in text.splitlines() if not line.startswith(dropped)]
     text = "\n".join(lines).replace("{id: 1, server_model: dgx-h100, nodes: 32,",
                                     f"{{id: 1, server_model: dgx-h100, nodes: {nodes},")
     text = text.replace("oversubscription: 1.0}\n  storage",
                         f"oversubscription: 1.0, reserved_leaf_ports: {reserved}}}\n  storage")
-    text = text.replace("catalog_files: [catalog/", f"catalog_files: [{INVENTORY.parent}/catalog/").replace(
-        ", catalog/", f", {INVENTORY.parent}/catalog/")
+    shutil.copytree(INVENTORY.parent / "catalog", tmp_path / "catalog", dirs_exist_ok=True)
     path = tmp_path / "su1.yaml"
     path.write_text(text)
     return path

@@ -12,6 +12,8 @@ tests/conftest.py (contract: ``.inventory_dir`` rendered, ``.ssh_config``, ``.ho
 
 from __future__ import annotations
 
+import re
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,6 +31,19 @@ class LabCluster:
     name: str
 
 
+def beside_catalog(source: Path, directory: Path) -> Path:
+    """A copy of a test declaration next to a copy of inventory/catalog: catalog_files stay in its directory."""
+    shutil.copytree(ROOT / "inventory" / "catalog", directory / "catalog", dirs_exist_ok=True)
+    target = directory / source.name
+    target.write_text(re.sub(r"(\.\./)+inventory/catalog/", "catalog/", source.read_text()))
+    return target
+
+
+@pytest.fixture(scope="session")
+def verify_lab_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return beside_catalog(VERIFY_LAB, tmp_path_factory.mktemp("verify-lab-decl"))
+
+
 def render(declaration: Path, out: Path) -> Path:
     from clusterforge.loading import load_and_plan
     from clusterforge.render import render_all, write_tree
@@ -39,12 +54,12 @@ def render(declaration: Path, out: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
-def rendered_lab(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return render(VERIFY_LAB, tmp_path_factory.mktemp("verify-lab") / "rendered")
+def rendered_lab(tmp_path_factory: pytest.TempPathFactory, verify_lab_file: Path) -> Path:
+    return render(verify_lab_file, tmp_path_factory.mktemp("verify-lab") / "rendered")
 
 
 @pytest.fixture(scope="session")
-def fresh_lab(rendered_lab: Path, request: pytest.FixtureRequest) -> LabCluster:
+def fresh_lab(rendered_lab: Path, verify_lab_file: Path, request: pytest.FixtureRequest) -> LabCluster:
     from clusterforge.lab import down, missing_prerequisites, up
     from clusterforge.lab.from_plan import lab_topology
     from clusterforge.loading import load_and_plan
@@ -53,7 +68,7 @@ def fresh_lab(rendered_lab: Path, request: pytest.FixtureRequest) -> LabCluster:
     why = missing_prerequisites()
     if why:
         pytest.skip("the lab cannot run here: " + ", ".join(why))
-    spec, plan, _ = load_and_plan(VERIFY_LAB)
+    spec, plan, _ = load_and_plan(verify_lab_file)
     topology = lab_topology(spec, plan, render_all(spec, plan))
     down(topology.name)  # a lab left by an earlier run may carry changes: start from the base image
     request.addfinalizer(lambda: down(topology.name))

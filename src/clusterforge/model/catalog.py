@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from clusterforge.model.base import Declared
+from clusterforge.model.grammar import FreeText, GpuModel, ModelKey, NicName
 
 __all__ = [
     "GpuSpec", "Tflops", "NicGroup", "ServerNics", "Psu", "ServerModel", "SwitchModel", "PduModel", "CableModel",
@@ -17,25 +18,25 @@ __all__ = [
 class Tflops(Declared):
     """Per-GPU dense (non-sparse) peak TFLOPS by precision."""
 
-    fp16: float = Field(gt=0)
-    bf16: float = Field(gt=0)
-    fp32: float = Field(gt=0)
-    tf32: float = Field(gt=0)
+    fp16: float = Field(gt=0, le=1e6)
+    bf16: float = Field(gt=0, le=1e6)
+    fp32: float = Field(gt=0, le=1e6)
+    tf32: float = Field(gt=0, le=1e6)
 
 
 class GpuSpec(Declared):
-    model: str
+    model: GpuModel
     count: int = Field(ge=0, le=16)
-    memory_gb: float = Field(gt=0)
+    memory_gb: float = Field(gt=0, le=100_000)
     tflops_dense: Tflops
     nvswitch: bool = False
-    tdp_w: float = Field(default=700, gt=0)
+    tdp_w: float = Field(default=700, gt=0, le=10_000)
 
 
 class NicGroup(Declared):
     count: int = Field(ge=0, le=32)
-    speed_gbps: int = Field(gt=0)
-    names: list[str] | None = None
+    speed_gbps: int = Field(gt=0, le=3200)
+    names: list[NicName] | None = Field(default=None, max_length=32)
 
 
 class ServerNics(Declared):
@@ -47,62 +48,62 @@ class ServerNics(Declared):
 
 class Psu(Declared):
     count: int = Field(ge=1, le=12)
-    rating_w: float = Field(gt=0)
+    rating_w: float = Field(gt=0, le=100_000)
 
 
 class ServerModel(Declared):
-    vendor: str
-    description: str = ""
+    vendor: FreeText
+    description: FreeText = ""
     gpu: GpuSpec
     nics: ServerNics
     psu: Psu
-    max_draw_w: float = Field(gt=0)
+    max_draw_w: float = Field(gt=0, le=200_000)
     height_u: int = Field(ge=1, le=12)
-    weight_kg: float = Field(gt=0)
-    price: float = Field(ge=0)
-    source: str = ""
+    weight_kg: float = Field(gt=0, le=10_000)
+    price: float = Field(ge=0, le=1e9)
+    source: FreeText = ""
 
 
 class SwitchModel(Declared):
-    vendor: str
-    description: str = ""
+    vendor: FreeText
+    description: FreeText = ""
     ports: int = Field(ge=4, le=4096, description="front-panel ports (modular chassis: all line cards)")
-    speed_gbps: int = Field(gt=0)
+    speed_gbps: int = Field(gt=0, le=3200)
     transport: Literal["ethernet", "infiniband"] = "ethernet"
     lanes_per_port: int = Field(default=8, ge=1, le=8, description="SerDes lanes per port (SONiC port naming)")
     uplinks: int = Field(default=0, ge=0, le=16, description="dedicated uplink ports beyond `ports` (ToR models)")
-    uplink_speed_gbps: int | None = None
-    max_draw_w: float = Field(gt=0)
+    uplink_speed_gbps: int | None = Field(default=None, gt=0, le=3200)
+    max_draw_w: float = Field(gt=0, le=200_000)
     height_u: int = Field(ge=1, le=32)
-    weight_kg: float = Field(gt=0)
-    price: float = Field(ge=0)
-    source: str = ""
+    weight_kg: float = Field(gt=0, le=10_000)
+    price: float = Field(ge=0, le=1e9)
+    source: FreeText = ""
 
 
 class PduModel(Declared):
-    vendor: str
-    description: str = ""
+    vendor: FreeText
+    description: FreeText = ""
     outlets: int = Field(ge=1, le=96)
     phases: Literal[1, 3] = 3
-    rating_a: float = Field(gt=0)
-    voltage_v: float = Field(gt=0)
+    rating_a: float = Field(gt=0, le=1000)
+    voltage_v: float = Field(gt=0, le=1000)
     height_u: int = Field(default=0, ge=0, le=2, description="0 = zero-U vertical PDU")
-    weight_kg: float = Field(gt=0)
-    price: float = Field(ge=0)
-    source: str = ""
+    weight_kg: float = Field(gt=0, le=1000)
+    price: float = Field(ge=0, le=1e9)
+    source: FreeText = ""
 
 
 class CableModel(Declared):
     """A cable or optic class: dac (in rack), aoc (in row), fibre (beyond; needs 2 transceivers), cat6."""
 
-    description: str = ""
-    price: float = Field(ge=0)
-    max_length_m: float = Field(gt=0)
-    source: str = ""
+    description: FreeText = ""
+    price: float = Field(ge=0, le=1e9)
+    max_length_m: float = Field(gt=0, le=100_000)
+    source: FreeText = ""
 
 
 class Catalog(Declared):
-    cables: dict[str, CableModel] = {}
-    servers: dict[str, ServerModel] = {}
-    switches: dict[str, SwitchModel] = {}
-    pdus: dict[str, PduModel] = {}
+    cables: dict[ModelKey, CableModel] = {}
+    servers: dict[ModelKey, ServerModel] = {}
+    switches: dict[ModelKey, SwitchModel] = {}
+    pdus: dict[ModelKey, PduModel] = {}

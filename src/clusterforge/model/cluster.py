@@ -9,6 +9,7 @@ from pydantic import Field
 
 from clusterforge.model.base import Declared
 from clusterforge.model.catalog import Catalog
+from clusterforge.model.grammar import Name
 from clusterforge.model.network import PLANES, Networks
 from clusterforge.model.site import Site
 from clusterforge.model.software import Software, Team
@@ -21,16 +22,16 @@ Loc = tuple[str | int, ...]
 
 
 class ClusterSpec(Declared):
-    name: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
+    name: Name
     site: Site
-    catalog_files: list[str] = []
+    catalog_files: list[str] = Field(default=[], max_length=32)
     catalog: Catalog
     envelope: Envelope = Envelope()
-    scalable_units: list[ScalableUnit] = Field(min_length=1)
+    scalable_units: list[ScalableUnit] = Field(min_length=1, max_length=4096)
     networks: Networks
     storage: Storage = Storage()
     software: Software = Software()
-    teams: list[Team] = []
+    teams: list[Team] = Field(default=[], max_length=1000)
 
     def su(self, su_id: int) -> ScalableUnit:
         for unit in self.scalable_units:

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
-from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.constructor import DuplicateKeyError
-from ruamel.yaml.error import MarkedYAMLError
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
+from clusterforge.model.checks import semantic_problems
 from clusterforge.model.cluster import ClusterSpec, Loc, cross_problems
-from clusterforge.model.errors import DeclarationError, Problem
+from clusterforge.model.errors import DeclarationError, Problem, field_path, shown
+from clusterforge.model.yamlsafe import UnsafeInput, parse_yaml, read_declaration_text
 
 __all__ = ["SourceMap", "load_cluster", "load_yaml_with_positions"]
 
@@ -37,7 +39,7 @@ class SourceMap:
 
     def problem(self, loc: Loc, message: str) -> Problem:
         file, line, column = self.locate(loc)
-        return Problem(file, line, column, ".".join(str(part) for part in loc), message)
+        return Problem(file, line, column, field_path(loc), message)
 
 
 def _plain(node: Any, loc: Loc, file: str, source: SourceMap) -> Any:
@@ -62,26 +64,46 @@ def _plain(node: Any, loc: Loc, file: str, source: SourceMap) -> Any:
 
 
 def load_yaml_with_positions(path: Path, loc: Loc, source: SourceMap) -> Any:
-    yaml = YAML(typ="rt")
-    yaml.allow_duplicate_keys = False
+    """Read and parse one file under the limits of yamlsafe; every failure is a located Problem."""
     name = str(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        document = parse_yaml(read_declaration_text(path))
     except OSError as exc:
-        raise DeclarationError([Problem(name, 1, 1, "", f"cannot read file: {exc.strerror}")]) from None
-    try:
-        document = yaml.load(text)
+        raise DeclarationError([Problem(name, 1, 1, "", f"cannot read file: {exc.strerror or exc}")]) from None
+    except UnsafeInput as exc:
+        raise DeclarationError([Problem(name, exc.line, exc.column, "", exc.message)]) from None
     except DuplicateKeyError as exc:
         mark = exc.problem_mark
         raise DeclarationError(
-            [Problem(name, mark.line + 1, mark.column + 1, "", f"duplicate key: {exc.problem}")]
+            [Problem(name, mark.line + 1, mark.column + 1, "", f"duplicate key: {shown(exc.problem)}")]
         ) from None
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
         raise DeclarationError([Problem(name, line, col, "", f"YAML syntax: {exc.problem or exc.context}")]) from None
+    except (YAMLError, RecursionError) as exc:  # reader errors carry no mark
+        raise DeclarationError([Problem(name, 1, 1, "", f"not readable as YAML: {type(exc).__name__}")]) from None
     source.record(loc, name, 1, 1)
     return _plain(document, loc, name, source)
+
+
+def _catalog_path(base: Path, relative: Any) -> tuple[Path | None, str]:
+    """(path, "") for a catalog file inside the inventory's directory, else (None, why)."""
+    text = str(relative)
+    allowed = "a relative path to a regular file inside the inventory's directory"
+    if not isinstance(relative, str) or not text or text.startswith(("/", "~")) or "\0" in text:
+        return None, f"expected {allowed}"
+    root = base.resolve()
+    lexical = Path(os.path.normpath(base / text))
+    try:
+        lexical.relative_to(os.path.normpath(base))
+        path = (base / text).resolve(strict=True)
+        path.relative_to(root)
+    except ValueError:
+        return None, f"leaves the inventory's directory; expected {allowed}"
+    except (OSError, RuntimeError) as exc:  # missing, symlink loop
+        return None, f"catalog file not readable: {getattr(exc, 'strerror', None) or exc}"
+    return path, ""
 
 
 def _merge_catalog(data: dict, base: Path, source: SourceMap, problems: list[Problem]) -> None:
@@ -92,11 +114,15 @@ def _merge_catalog(data: dict, base: Path, source: SourceMap, problems: list[Pro
     if not isinstance(files, list):
         return
     for index, relative in enumerate(files):
-        path = (base / str(relative)).resolve()
-        if not path.is_file():
-            problems.append(source.problem(("catalog_files", index), f"catalog file not found: {path}"))
+        path, why = _catalog_path(base, relative)
+        if path is None:
+            problems.append(source.problem(("catalog_files", index), why))
             continue
-        part = load_yaml_with_positions(path, ("catalog",), source)
+        try:
+            part = load_yaml_with_positions(path, ("catalog",), source)
+        except DeclarationError as exc:
+            problems.extend(exc.problems)
+            continue
         if not isinstance(part, dict):
             problems.append(source.problem(("catalog_files", index), "a catalog file must be a mapping"))
             continue
@@ -116,12 +142,12 @@ def _message(error: dict) -> str:
     if kind == "missing":
         return "required field is missing"
     if kind == "literal_error":
-        return f"{error['msg']}; got {error.get('input')!r}"
+        return f"{error['msg']}; got {shown(error.get('input'))}"
     message = error["msg"]
     if message.startswith("Value error, "):
         message = message[len("Value error, "):]
     if "input" in error and kind not in ("model_type", "dict_type"):
-        return f"{message} (got {error['input']!r})"
+        return f"{message} (got {shown(error['input'])})"
     return message
 
 
@@ -141,7 +167,7 @@ def load_cluster(path: str | Path) -> tuple[ClusterSpec, SourceMap]:
     except ValidationError as exc:
         problems = [source.problem(tuple(err["loc"]), _message(err)) for err in exc.errors()]
         raise DeclarationError(_dedupe(problems)) from None
-    problems = [source.problem(loc, message) for loc, message in cross_problems(spec)]
+    problems = [source.problem(loc, message) for loc, message in cross_problems(spec) + semantic_problems(spec)]
     if problems:
         raise DeclarationError(problems)
     return spec, source

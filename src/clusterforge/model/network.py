@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field
 
 from clusterforge.model.base import Declared
+from clusterforge.model.grammar import ModelKey, VrfName
+from clusterforge.model.pools import Ipv4Pool
 
 __all__ = ["PlaneName", "PLANES", "Transport", "Nos", "Qos", "AsnRanges", "Plane", "Networks"]
 
@@ -23,12 +25,12 @@ class Qos(Declared):
     roce_priority: int = Field(default=3, ge=0, le=7)
     cnp_dscp: int = Field(default=48, ge=0, le=63)
     cnp_priority: int = Field(default=6, ge=0, le=7)
-    ecn_min_bytes: int = Field(default=150_000, gt=0)
-    ecn_max_bytes: int = Field(default=1_500_000, gt=0)
+    ecn_min_bytes: int = Field(default=150_000, gt=0, le=1 << 30)
+    ecn_max_bytes: int = Field(default=1_500_000, gt=0, le=1 << 30)
     ecn_probability_pct: int = Field(default=100, ge=1, le=100)
     pfc_watchdog_ms: int = Field(default=200, ge=10, le=5000)
     ets_roce_pct: int = Field(default=50, ge=1, le=99)
-    pfc_cable_length_m: int = Field(default=100, ge=1)
+    pfc_cable_length_m: int = Field(default=100, ge=1, le=100_000)
 
 
 class AsnRanges(Declared):
@@ -40,33 +42,19 @@ class AsnRanges(Declared):
 
 
 class Plane(Declared):
-    supernet: str
+    supernet: Ipv4Pool
     vlan: int = Field(ge=1, le=4094)
     mtu: int = Field(default=1500, ge=1280, le=9216)
     transport: Transport = "ethernet"
     nos: Nos = "sonic"
-    leaf_model: str | None = None
-    spine_model: str | None = None
-    core_model: str | None = None
+    leaf_model: ModelKey | None = None
+    spine_model: ModelKey | None = None
+    core_model: ModelKey | None = None
     oversubscription: float = Field(default=1.0, ge=1.0, le=16.0, description="downlink:uplink, 1.0 = non-blocking")
-    reserved_leaf_ports: int = Field(default=0, ge=0, description="ports per leaf kept for appliances (e.g. UFM)")
+    reserved_leaf_ports: int = Field(default=0, ge=0, le=4096,
+                                     description="ports per leaf kept for appliances (e.g. UFM)")
     min_spines: int = Field(default=2, ge=1, le=64)
-    vrf: str | None = None
-
-    @field_validator("supernet")
-    @classmethod
-    def _cidr(cls, value: str) -> str:
-        from netaddr import AddrFormatError, IPNetwork
-
-        try:
-            net = IPNetwork(value)
-        except (AddrFormatError, ValueError, TypeError) as exc:
-            raise ValueError(f"not a CIDR prefix: {value!r}") from exc
-        if net.version != 4:
-            raise ValueError("only IPv4 supernets are supported")
-        if str(net.cidr) != value:
-            raise ValueError(f"host bits set; did you mean {net.cidr}?")
-        return value
+    vrf: VrfName | None = None
 
 
 class Networks(Declared):
@@ -76,8 +64,8 @@ class Networks(Declared):
     oob: Plane
     asn: AsnRanges = AsnRanges()
     qos: Qos = Qos()
-    loopbacks: str = Field(description="pool for switch loopbacks (routed fabrics)")
-    fabric_links: str = Field(description="pool for /31 leaf-spine-core links")
+    loopbacks: Ipv4Pool = Field(description="pool for switch loopbacks (routed fabrics)")
+    fabric_links: Ipv4Pool = Field(description="pool for /31 leaf-spine-core links")
 
     def plane(self, name: str) -> Plane:
         return getattr(self, name)

@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import Field
 
 from clusterforge.model.base import Declared
+from clusterforge.model.grammar import ModelKey, Name, Owner
 
 __all__ = ["Feed", "Cooling", "Facility", "Site", "Costs", "THREE_PHASE_FACTOR"]
 
@@ -29,41 +30,42 @@ class Feed(Declared):
 
 
 class Cooling(Declared):
-    air_limit_w: float = Field(default=25000, gt=0)
+    air_limit_w: float = Field(default=25000, gt=0, le=1_000_000)
     liquid: bool = False
-    liquid_limit_w: float = Field(default=0, ge=0)
+    liquid_limit_w: float = Field(default=0, ge=0, le=1_000_000)
 
 
 class Facility(Declared):
     rack_u: int = Field(default=42, ge=10, le=60)
-    rack_power_limit_w: float = Field(default=40000, gt=0)
+    rack_power_limit_w: float = Field(default=40000, gt=0, le=1_000_000)
     headroom: float = Field(default=0.2, ge=0, lt=1)
     feed: Feed
     redundancy: Literal["A/B", "none"] = "A/B"
     cooling: Cooling = Cooling()
-    rack_max_weight_kg: float = Field(default=1360, gt=0)
-    rack_empty_weight_kg: float = Field(default=150, ge=0)
-    rack_footprint_m2: float = Field(default=0.72, gt=0)
-    floor_load_kg_m2: float = Field(default=1500, gt=0)
-    pdu_model: str
-    reserved_top_u: int = Field(default=2, ge=0, description="U kept free at the top of each rack for ToR switches")
+    rack_max_weight_kg: float = Field(default=1360, gt=0, le=100_000)
+    rack_empty_weight_kg: float = Field(default=150, ge=0, le=100_000)
+    rack_footprint_m2: float = Field(default=0.72, gt=0, le=100)
+    floor_load_kg_m2: float = Field(default=1500, gt=0, le=1_000_000)
+    pdu_model: ModelKey
+    reserved_top_u: int = Field(default=2, ge=0, le=60,
+                                description="U kept free at the top of each rack for ToR switches")
     pue: float = Field(default=1.3, ge=1.0, le=3.0)
 
 
 class Costs(Declared):
     """Inputs for TCO estimates."""
 
-    power_price_per_kwh: float = Field(default=0.12, ge=0)
+    power_price_per_kwh: float = Field(default=0.12, ge=0, le=100)
     average_load_fraction: float = Field(default=0.7, gt=0, le=1)
-    maintenance_pct_per_year: float = Field(default=8.0, ge=0)
-    facility_works: float = Field(default=0.0, ge=0)
-    staff_per_year: float = Field(default=0.0, ge=0)
-    licences_per_year: float = Field(default=0.0, ge=0)
+    maintenance_pct_per_year: float = Field(default=8.0, ge=0, le=100)
+    facility_works: float = Field(default=0.0, ge=0, le=1e12)
+    staff_per_year: float = Field(default=0.0, ge=0, le=1e12)
+    licences_per_year: float = Field(default=0.0, ge=0, le=1e12)
     years: int = Field(default=3, ge=1, le=10)
 
 
 class Site(Declared):
-    name: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
-    owner: str = "platform-team"
+    name: Name
+    owner: Owner = "platform-team"
     facility: Facility
     costs: Costs = Costs()

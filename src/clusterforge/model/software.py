@@ -7,21 +7,22 @@ from typing import Literal
 from pydantic import Field
 
 from clusterforge.model.base import Declared
+from clusterforge.model.grammar import Name, OsRelease, Version
 
 __all__ = ["Software", "Team"]
 
 
 class Software(Declared):
-    os: str = "debian-12"
-    nvidia_driver_branch: str = "535"
-    nvidia_driver_version: str = "535.261.03"
+    os: OsRelease = "debian-12"
+    nvidia_driver_branch: Version = "535"
+    nvidia_driver_version: Version = "535.261.03"
     nvidia_driver_source: Literal["ubuntu-server", "cuda-repo", "debian-nonfree", "mirror"] = "debian-nonfree"
     nvidia_kernel_module: Literal["open", "proprietary", "skip"] = "proprietary"
-    cuda_version: str = "11.8"
-    kubernetes_version: str = "1.31"
-    nccl_version: str = "2.21"
+    cuda_version: Version = "11.8"
+    kubernetes_version: Version = "1.31"
+    nccl_version: Version = "2.21"
 
 
 class Team(Declared):
-    name: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
-    gpus: int = Field(ge=0)
+    name: Name
+    gpus: int = Field(ge=0, le=10_000_000)

@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from clusterforge.model.base import Declared
+from clusterforge.model.grammar import Export, Label, ModelKey, MountOptions, MountPath
 
 __all__ = ["FsKind", "Tier", "StorageTier", "Storage"]
 
@@ -16,26 +17,23 @@ Tier = Literal["hot", "warm", "cold"]
 
 class StorageTier(Declared):
     name: Tier
-    capacity_tb: float = Field(gt=0)
-    media: str = "nvme"
-    mount: str
-    export: str
-    options: str = "rw"
+    capacity_tb: float = Field(gt=0, le=10_000_000)
+    media: Label = "nvme"
+    mount: MountPath
+    export: Export
+    options: MountOptions = "rw"
     training_data: bool = False
 
 
 class Storage(Declared):
     kind: FsKind = "lustre"
-    servers: int = Field(default=0, ge=0)
-    server_model: str | None = None
-    tiers: list[StorageTier] = []
+    servers: int = Field(default=0, ge=0, le=4096)
+    server_model: ModelKey | None = None
+    tiers: list[StorageTier] = Field(default=[], max_length=3)
     local_nvme_cache: bool = False
 
     @model_validator(mode="after")
     def _models(self) -> Storage:
         if self.servers and not self.server_model:
             raise ValueError("storage.servers > 0 needs storage.server_model")
-        names = [t.name for t in self.tiers]
-        if len(names) != len(set(names)):
-            raise ValueError(f"tier names must be unique, got {names}")
-        return self
+        return self  # duplicate tier names, mounts and exports: model.checks (located per tier)

@@ -5,13 +5,14 @@ from __future__ import annotations
 from pydantic import Field, model_validator
 
 from clusterforge.model.base import Declared
+from clusterforge.model.grammar import ModelKey
 
 __all__ = ["ScalableUnit", "Envelope"]
 
 
 class ScalableUnit(Declared):
     id: int = Field(ge=1, le=999)
-    server_model: str
+    server_model: ModelKey
     nodes: int = Field(ge=1, le=1024)
     racks: int = Field(ge=1, le=256)
     nodes_per_rack: int | None = Field(default=None, ge=1, le=64)

@@ -7,7 +7,7 @@ from typing import Any
 
 from clusterforge.model import ClusterSpec
 from clusterforge.plan import Device, Plan
-from clusterforge.render.yamltext import to_yaml
+from clusterforge.render.yamltext import to_ansible_yaml
 
 __all__ = ["render_ansible", "host_vars", "group_name"]
 
@@ -74,9 +74,9 @@ def render_ansible(spec: ClusterSpec, plan: Plan) -> dict[str, str]:
                 groups[group_name(device.rack)].append(device.name)
             groups[f"role_{group_name(device.kind)}"].append(device.name)
             if device.kind == "server":
-                files[f"ansible/host_vars/{device.name}.yml"] = HEADER + to_yaml(host_vars(spec, plan, device))
+                files[f"ansible/host_vars/{device.name}.yml"] = HEADER + to_ansible_yaml(host_vars(spec, plan, device))
             else:
-                files[f"ansible/host_vars/{device.name}.yml"] = HEADER + to_yaml({
+                files[f"ansible/host_vars/{device.name}.yml"] = HEADER + to_ansible_yaml({
                     "ansible_host": _mgmt_ip(device), "cf_name": device.name, "cf_kind": device.kind,
                     "cf_rack": device.rack, "cf_interfaces": [i.to_dict() for i in device.interfaces
                                                               if i.plane != "oob"],
@@ -95,5 +95,5 @@ def render_ansible(spec: ClusterSpec, plan: Plan) -> dict[str, str]:
     for name in sorted(groups):
         children[name] = {"hosts": {host: None for host in groups[name]}}
     inventory = {"all": {"vars": {"cf_cluster": plan.cluster, "cf_site": plan.site}, "children": children}}
-    files["ansible/inventory.yml"] = HEADER + to_yaml(inventory)
+    files["ansible/inventory.yml"] = HEADER + to_ansible_yaml(inventory)
     return files

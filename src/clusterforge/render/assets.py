@@ -7,6 +7,7 @@ import io
 
 from clusterforge.model import ClusterSpec
 from clusterforge.plan import Plan
+from clusterforge.render.csvcell import row
 
 __all__ = ["render_assets", "ASSET_COLUMNS"]
 
@@ -28,9 +29,9 @@ def render_assets(spec: ClusterSpec, plan: Plan) -> dict[str, str]:
         management = by_plane.get("management", [""])[0]
         data = " ".join(by_plane.get("data", [])) if device.kind == "server" else ""
         storage = by_plane.get("storage", [""])[0] if device.kind in ("server", "storage") else ""
-        writer.writerow([device.asset_id, device.name, device.kind, device.model, plan.site, device.rack or "",
-                         device.ru or "", device.height_u, management, bmc, data, storage, owner])
+        writer.writerow(row([device.asset_id, device.name, device.kind, device.model, plan.site, device.rack or "",
+                         device.ru or "", device.height_u, management, bmc, data, storage, owner]))
     for pdu in plan.pdus:
-        writer.writerow([pdu.asset_id, pdu.name, "pdu", pdu.model, plan.site, pdu.rack, "0U", 0, "", pdu.ip or "",
-                         "", "", owner])
+        writer.writerow(row([pdu.asset_id, pdu.name, "pdu", pdu.model, plan.site, pdu.rack, "0U", 0, "", pdu.ip or "",
+                         "", "", owner]))
     return {"assets.csv": buffer.getvalue()}

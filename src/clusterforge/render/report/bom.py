@@ -7,6 +7,7 @@ import io
 from typing import Any
 
 from clusterforge.plan.objects import Plan
+from clusterforge.render.csvcell import row
 
 __all__ = ["BOM_COLUMNS", "KIND_ORDER", "bom_csv", "bom_view"]
 
@@ -36,6 +37,6 @@ def bom_csv(plan: Plan) -> str:
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(BOM_COLUMNS)
     for line in sorted(plan.bom["lines"], key=lambda line: (_kind_rank(line["kind"]), line["item"])):
-        writer.writerow([line["kind"], line["item"], line["count"], f"{line['unit_price']:.2f}",
-                         f"{line['total']:.2f}"])
+        writer.writerow(row([line["kind"], line["item"], line["count"], f"{line['unit_price']:.2f}",
+                             f"{line['total']:.2f}"]))
     return buffer.getvalue()

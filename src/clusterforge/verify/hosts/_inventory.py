@@ -18,6 +18,8 @@ from typing import Any
 
 import yaml
 
+from clusterforge.render.yamltext import UnsafeTolerantLoader
+
 __all__ = ["Inventory", "InventoryError", "inventory_file", "load_inventory"]
 
 
@@ -37,7 +39,7 @@ def inventory_file(path: str | Path) -> Path:
 
 def _read_yaml(path: Path) -> Any:
     try:
-        return yaml.safe_load(path.read_text())
+        return yaml.load(path.read_text(), Loader=UnsafeTolerantLoader)  # noqa: S506 (a safe loader)
     except yaml.YAMLError as exc:
         raise InventoryError(f"{path}: {exc}") from None
 

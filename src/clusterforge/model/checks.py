@@ -1,0 +1,110 @@
+"""Declaration rules no single field can check: no silent accepts. Each problem names the field that causes it.
+
+* duplicates: team names, storage tier names/mounts/exports, NIC names within a server model;
+* power: a feed the PDU model cannot take (phases, voltage off by > 10 %);
+* transport/NOS: InfiniBand only on the infiniband NOS and vice versa, switch models of the plane's
+  transport;
+* quotas: team GPU quotas within the cluster's GPUs;
+* racks: reserved U within the rack.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from clusterforge.model.cluster import ClusterSpec, Loc
+
+__all__ = ["semantic_problems"]
+
+VOLTAGE_TOLERANCE = 0.10
+
+
+def semantic_problems(spec: ClusterSpec) -> list[tuple[Loc, str]]:
+    return [*_duplicates(spec), *_feed_vs_pdu(spec), *_transport(spec), *_quotas(spec), *_racks(spec)]
+
+
+def _first_seen(items: Iterable[tuple[Loc, Any]], what: str) -> list[tuple[Loc, str]]:
+    seen: dict[Any, Loc] = {}
+    problems = []
+    for loc, value in items:
+        if value in seen:
+            problems.append((loc, f"duplicate {what} {value!r} (also at {'.'.join(map(str, seen[value]))})"))
+        seen.setdefault(value, loc)
+    return problems
+
+
+def _duplicates(spec: ClusterSpec) -> list[tuple[Loc, str]]:
+    problems = _first_seen(((("teams", i, "name"), t.name) for i, t in enumerate(spec.teams)), "team name")
+    tiers = spec.storage.tiers
+    for field in ("name", "mount", "export"):
+        problems += _first_seen(((("storage", "tiers", i, field), getattr(t, field)) for i, t in enumerate(tiers)),
+                                f"storage tier {field}")
+    for model_name, model in spec.catalog.servers.items():
+        named = [(("catalog", "servers", model_name, "nics", group, "names", i), name)
+                 for group in ("data", "storage", "management", "oob")
+                 for i, name in enumerate(getattr(model.nics, group).names or [])]
+        problems += _first_seen(named, "NIC name")
+    return problems
+
+
+def _feed_vs_pdu(spec: ClusterSpec) -> list[tuple[Loc, str]]:
+    facility = spec.site.facility
+    pdu = spec.catalog.pdus.get(facility.pdu_model)
+    if pdu is None:  # unknown model: cluster.cross_problems names it
+        return []
+    feed, where = facility.feed, ("site", "facility", "feed")
+    problems = []
+    if feed.phases != pdu.phases:
+        problems.append(((*where, "phases"), f"a {feed.phases}-phase feed cannot supply PDU model"
+                         f" {facility.pdu_model!r}, which is {pdu.phases}-phase"))
+    # Not checked: feed current above the PDU's rating. The plan has one PDU per feed side and budgets
+    # from the feed, so inventory/superpod-4su.yaml (125 A feeds, 63 A PDUs, 4 DGX per rack) relies on
+    # it; refusing it needs several PDUs per side in the facility plan first.
+    if abs(feed.voltage_v - pdu.voltage_v) > VOLTAGE_TOLERANCE * pdu.voltage_v:
+        problems.append(((*where, "voltage_v"), f"{feed.voltage_v:g} V does not match PDU model"
+                         f" {facility.pdu_model!r} ({pdu.voltage_v:g} V, ±{VOLTAGE_TOLERANCE:.0%})"))
+    return problems
+
+
+def _transport(spec: ClusterSpec) -> list[tuple[Loc, str]]:
+    problems = []
+    for plane_name in ("data", "storage", "management", "oob"):
+        plane = spec.networks.plane(plane_name)
+        where = ("networks", plane_name)
+        infiniband = plane.transport == "infiniband"
+        if infiniband != (plane.nos == "infiniband"):
+            problems.append(((*where, "nos"), f"nos {plane.nos!r} cannot carry transport {plane.transport!r};"
+                             " InfiniBand needs nos 'infiniband', and nos 'infiniband' carries only InfiniBand"))
+        wanted = "infiniband" if infiniband else "ethernet"
+        for field in ("leaf_model", "spine_model", "core_model"):
+            model = spec.catalog.switches.get(getattr(plane, field) or "")
+            if model is not None and model.transport != wanted:
+                problems.append(((*where, field), f"switch model {getattr(plane, field)!r} is {model.transport};"
+                                 f" the {plane_name} plane needs an {wanted} switch"))
+    return problems
+
+
+def _quotas(spec: ClusterSpec) -> list[tuple[Loc, str]]:
+    gpus = 0
+    for unit in spec.scalable_units:
+        model = spec.catalog.servers.get(unit.server_model)
+        if model is None:  # unknown model: cluster.cross_problems names it
+            return []
+        gpus += unit.nodes * model.gpu.count
+    problems, total = [], 0
+    for index, team in enumerate(spec.teams):
+        total += team.gpus
+        if team.gpus > gpus:
+            problems.append((("teams", index, "gpus"), f"{team.gpus} GPUs exceed the cluster's {gpus}"))
+        elif total > gpus:
+            problems.append((("teams", index, "gpus"), f"team quotas reach {total} GPUs here; the cluster has {gpus}"))
+    return problems
+
+
+def _racks(spec: ClusterSpec) -> list[tuple[Loc, str]]:
+    facility = spec.site.facility
+    if facility.reserved_top_u >= facility.rack_u:
+        return [(("site", "facility", "reserved_top_u"),
+                 f"{facility.reserved_top_u} reserved U leave nothing of a {facility.rack_u} U rack")]
+    return []
