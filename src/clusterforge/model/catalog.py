@@ -8,6 +8,7 @@ from pydantic import Field
 
 from clusterforge.model.base import Declared
 from clusterforge.model.grammar import FreeText, GpuModel, ModelKey, NicName
+from clusterforge.model.sonic_ports import SonicPlatform
 
 __all__ = [
     "GpuSpec", "Tflops", "NicGroup", "ServerNics", "Psu", "ServerModel", "SwitchModel", "PduModel", "CableModel",
@@ -73,6 +74,7 @@ class SwitchModel(Declared):
     lanes_per_port: int = Field(default=8, ge=1, le=8, description="SerDes lanes per port (SONiC port naming)")
     uplinks: int = Field(default=0, ge=0, le=16, description="dedicated uplink ports beyond `ports` (ToR models)")
     uplink_speed_gbps: int | None = Field(default=None, gt=0, le=3200)
+    sonic: SonicPlatform | None = Field(default=None, description="SONiC platform port map (port_config.ini)")
     max_draw_w: float = Field(gt=0, le=200_000)
     height_u: int = Field(ge=1, le=32)
     weight_kg: float = Field(gt=0, le=10_000)

@@ -81,6 +81,11 @@ def cross_problems(spec: ClusterSpec) -> list[tuple[Loc, str]]:
             model = getattr(plane, field)
             if model is not None and model not in cat.switches:
                 problems.append((("networks", plane_name, field), _unknown("switch model", model, cat.switches)))
+            elif model is not None and plane.nos == "sonic" and cat.switches[model].sonic is None:
+                with_map = ", ".join(sorted(n for n, m in cat.switches.items() if m.sonic)) or "(none)"
+                problems.append((("networks", plane_name, field),
+                                 f"switch model {model!r} has no SONiC port map in the catalog (`sonic:`);"
+                                 f" models with one: {with_map}"))
     if spec.site.facility.pdu_model not in cat.pdus:
         problems.append(
             (("site", "facility", "pdu_model"), _unknown("PDU model", spec.site.facility.pdu_model, cat.pdus))

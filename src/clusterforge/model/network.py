@@ -28,7 +28,7 @@ class Qos(Declared):
     ecn_min_bytes: int = Field(default=150_000, gt=0, le=1 << 30)
     ecn_max_bytes: int = Field(default=1_500_000, gt=0, le=1 << 30)
     ecn_probability_pct: int = Field(default=100, ge=1, le=100)
-    pfc_watchdog_ms: int = Field(default=200, ge=10, le=5000)
+    pfc_watchdog_ms: int = Field(default=200, ge=100, le=5000)  # SONiC PFC_WD detection_time range
     ets_roce_pct: int = Field(default=50, ge=1, le=99)
     pfc_cable_length_m: int = Field(default=100, ge=1, le=100_000)
 

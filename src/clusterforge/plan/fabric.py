@@ -39,7 +39,14 @@ def _nos(ctx: Context, plane: str) -> str:
 
 
 def _pname(ctx: Context, plane: str, model: str, index: int) -> str:
-    return port_name(_nos(ctx, plane), index, ctx.spec.catalog.switches[model].lanes_per_port)
+    nos, switch = _nos(ctx, plane), ctx.spec.catalog.switches[model]
+    if nos == "sonic" and switch.sonic is not None:  # the platform's own names (port_config.ini)
+        ports = switch.sonic.ports()
+        if index >= len(ports):
+            raise PlanError([(("networks", plane), f"port {index + 1} of switch model {model!r} is beyond its"
+                              f" SONiC port map ({len(ports)} ports, {switch.sonic.hwsku})")])
+        return ports[index].name
+    return port_name(nos, index, switch.lanes_per_port)
 
 
 def _speed(ctx: Context, *models: str) -> int:

@@ -15,6 +15,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from clusterforge.model import ClusterSpec
+from clusterforge.model.sonic_ports import SonicPlatform
 from clusterforge.plan import Device, Interface, Plan
 
 __all__ = ["PortFacts", "SwitchFacts", "fabric_facts", "SWITCH_KINDS", "port_sort_key", "network_of", "address_of"]
@@ -81,6 +82,7 @@ class SwitchFacts:
     loopback: Interface | None
     svis: tuple[Interface, ...]
     ports: tuple[PortFacts, ...]
+    sonic_platform: SonicPlatform | None = None  # the switch model's SONiC port map (catalog)
 
     @property
     def name(self) -> str:
@@ -176,6 +178,7 @@ def fabric_facts(spec: ClusterSpec, plan: Plan) -> dict[str, SwitchFacts]:
             device, decl.nos, decl.transport, decl.vlan, decl.mtu, mgmt_vrf, decl.transport == "roce",
             mgmt, loopback, tuple(sorted(svis, key=lambda i: port_sort_key(i.name))),
             tuple(sorted(ports.values(), key=lambda p: port_sort_key(p.name))),
+            spec.catalog.switches[device.model].sonic if device.model in spec.catalog.switches else None,
         )
     return out
 

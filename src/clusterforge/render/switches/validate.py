@@ -1,4 +1,4 @@
-"""Checks of rendered switch configs against real parsers: FRR's own, and a SONiC config_db schema.
+"""Checks of rendered switch configs against a real parser: FRR's own (SONiC: see sonic_yang.py).
 
 FRR: `vtysh --dryrun -f FILE` parses the file with every daemon's command tree and exits non-zero
 on an unknown or malformed command; it needs no running daemons and no root. Where it can run
@@ -9,19 +9,15 @@ commands first"); bgpd always exits 0 there, so its log is what is checked.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
 import subprocess
 import tempfile
-from functools import lru_cache
 from pathlib import Path
-from typing import Any
 
-__all__ = ["frr_check", "frr_available", "sonic_schema", "sonic_schema_problems", "SONIC_SCHEMA_PATH"]
+__all__ = ["frr_check", "frr_available"]
 
-SONIC_SCHEMA_PATH = Path(__file__).parent / "schemas" / "sonic_config_db.schema.json"
 BGPD = "/usr/lib/frr/bgpd"
 FRR_TIMEOUT_S = 60
 # bgpd --dryrun logs, for a command that parses but does not apply, lines such as
@@ -80,18 +76,3 @@ def _bgpd_dryrun(path: Path, tmp: str) -> tuple[bool, str]:
 def _strip_noise(output: str) -> str:
     # vtysh reports the vtysh.conf it was told not to need; that is not a finding about the file
     return "\n".join(line for line in output.splitlines() if "vtysh.conf" not in line)
-
-
-@lru_cache(maxsize=1)
-def sonic_schema() -> dict[str, Any]:
-    return json.loads(SONIC_SCHEMA_PATH.read_text())
-
-
-def sonic_schema_problems(config_db: dict[str, Any] | str) -> list[str]:
-    """Every violation of the SONiC config_db schema, as `path: message` lines (empty = valid)."""
-    from jsonschema import Draft202012Validator
-
-    data = json.loads(config_db) if isinstance(config_db, str) else config_db
-    validator = Draft202012Validator(sonic_schema())
-    return [f"{'/'.join(map(str, error.absolute_path)) or '<root>'}: {error.message}"
-            for error in sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.absolute_path)))]

@@ -2,7 +2,8 @@
 
 The tables are the structured config: config_db.json is their sorted-key JSON dump, which is
 also how `sonic-cfggen --print-data` writes it. DEVICE_METADATA sets
-docker_routing_config_mode=split so the rendered frr.conf, not bgpcfgd, owns routing.
+docker_routing_config_mode=split-unified so the rendered frr.conf (one file for every
+daemon), not bgpcfgd, owns routing.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from clusterforge.render.switches._frr import frr_structured_config
+from clusterforge.render.switches._sonic.buffers import BUFFER_PG, BUFFER_POOL, BUFFER_PROFILE, BUFFER_QUEUE
 from clusterforge.render.switches._sonic.interfaces import (
     INTERFACE,
     LOOPBACK_INTERFACE,
@@ -23,7 +25,7 @@ from clusterforge.render.switches._sonic.ports import PORT
 from clusterforge.render.switches._sonic.qos import (
     CABLE_LENGTH,
     DSCP_TO_TC_MAP,
-    PFC_PRIORITY_TO_QUEUE_MAP,
+    MAP_PFC_PRIORITY_TO_QUEUE,
     PFC_WD,
     PORT_QOS_MAP,
     QUEUE,
@@ -55,8 +57,12 @@ SONIC_TABLES: list[tuple[str, Table]] = [
     ("DSCP_TO_TC_MAP", DSCP_TO_TC_MAP),        # our own map: the stock one sends DSCP 26 to TC 1
     ("TC_TO_QUEUE_MAP", TC_TO_QUEUE_MAP),
     ("TC_TO_PRIORITY_GROUP_MAP", TC_TO_PRIORITY_GROUP_MAP),
-    ("PFC_PRIORITY_TO_QUEUE_MAP", PFC_PRIORITY_TO_QUEUE_MAP),
+    ("MAP_PFC_PRIORITY_TO_QUEUE", MAP_PFC_PRIORITY_TO_QUEUE),  # swss schema.h name; sonic-pfc-priority-queue-map
     ("CABLE_LENGTH", CABLE_LENGTH),            # sizes the lossless PG headroom buffermgrd computes
+    ("BUFFER_POOL", BUFFER_POOL),              # lossless headroom: docs/pfc-headroom.md
+    ("BUFFER_PROFILE", BUFFER_PROFILE),
+    ("BUFFER_PG", BUFFER_PG),
+    ("BUFFER_QUEUE", BUFFER_QUEUE),
     ("PORT_QOS_MAP", PORT_QOS_MAP),            # binds the maps per port, PFC on the RoCE priority only
     ("PFC_WD", PFC_WD),
     ("WRED_PROFILE", WRED_PROFILE),            # ECN marking thresholds for the RoCE queue

@@ -25,7 +25,10 @@ def DEVICE_METADATA(facts: SwitchFacts, qos: dict[str, Any]) -> dict[str, Any]: 
     localhost: dict[str, str] = {
         "hostname": facts.name,
         "type": sonic_device_type(facts),
-        "docker_routing_config_mode": "split",
+        # split-unified: FRR config comes from our one frr.conf, not from CONFIG_DB; plain "split" expects one
+        # file per daemon and the FRR container's start-up removes a lone frr.conf
+        "docker_routing_config_mode": "split-unified",
+        "buffer_model": "traditional",  # the BUFFER_* tables are final; buffermgrd does not recompute them
     }
     if facts.device.asn is not None:
         localhost["bgp_asn"] = str(facts.device.asn)

@@ -1,4 +1,9 @@
-"""PORT: every cabled or addressed front-panel port, up, at the Plan's speed and MTU."""
+"""PORT: every cabled or addressed front-panel port, up, at the Plan's speed and MTU.
+
+Lanes, alias and index come from the switch model's SONiC port map (catalog `sonic:`, read from
+the platform's port_config.ini): sonic-port.yang makes `lanes` and `speed` mandatory, and a PORT
+entry whose lanes differ from the platform's would be a different port to orchagent.
+"""
 
 from __future__ import annotations
 
@@ -10,11 +15,17 @@ __all__ = ["PORT"]
 
 
 def PORT(facts: SwitchFacts, qos: dict[str, Any]) -> dict[str, Any] | None:  # noqa: N802 - table name
+    platform = facts.sonic_platform
+    if platform is None:
+        raise ValueError(f"{facts.name}: switch model {facts.device.model!r} has no SONiC port map in the catalog")
     out: dict[str, Any] = {}
     for port in facts.ports:
-        entry = {"admin_status": "up", "mtu": str(port.mtu)}
-        if port.speed_gbps:
-            entry["speed"] = str(port.speed_gbps * 1000)  # SONiC counts Mb/s
+        known = platform.by_name.get(port.name)
+        if known is None:
+            raise ValueError(f"{facts.name}: {port.name} is not a port of {platform.hwsku}")
+        speed = port.speed_gbps or known.speed_gbps
+        entry = {"admin_status": "up", "alias": known.alias, "index": str(known.index), "lanes": known.lanes,
+                 "mtu": str(port.mtu), "speed": str(speed * 1000)}  # SONiC counts Mb/s
         if port.description:
             entry["description"] = port.description
         out[port.name] = entry

@@ -13,7 +13,7 @@ from typing import Any
 from clusterforge.render.switches.facts import SwitchFacts
 
 __all__ = [
-    "QOS_PROFILE", "DSCP_TO_TC_MAP", "TC_TO_QUEUE_MAP", "TC_TO_PRIORITY_GROUP_MAP", "PFC_PRIORITY_TO_QUEUE_MAP",
+    "QOS_PROFILE", "DSCP_TO_TC_MAP", "TC_TO_QUEUE_MAP", "TC_TO_PRIORITY_GROUP_MAP", "MAP_PFC_PRIORITY_TO_QUEUE",
     "CABLE_LENGTH", "PORT_QOS_MAP", "PFC_WD", "WRED_PROFILE", "SCHEDULER", "QUEUE", "dscp_to_tc",
 ]
 
@@ -57,7 +57,7 @@ def TC_TO_PRIORITY_GROUP_MAP(facts: SwitchFacts, qos: dict[str, Any]) -> dict[st
     return {QOS_PROFILE: {str(tc): str(tc if tc == roce else 0) for tc in TRAFFIC_CLASSES}}
 
 
-def PFC_PRIORITY_TO_QUEUE_MAP(facts: SwitchFacts, qos: dict[str, Any]) -> dict[str, Any] | None:  # noqa: N802
+def MAP_PFC_PRIORITY_TO_QUEUE(facts: SwitchFacts, qos: dict[str, Any]) -> dict[str, Any] | None:  # noqa: N802
     if not facts.lossless:
         return None
     return {QOS_PROFILE: {str(p): str(p) for p in TRAFFIC_CLASSES}}

@@ -1,0 +1,85 @@
+"""A SONiC platform's front-panel port map, as the catalog records it per switch model.
+
+SONiC identifies a port by its name (Ethernet<first lane>), its SerDes lanes, alias and index,
+all fixed by the platform's port_config.ini / hwsku.json for one HWSKU. The catalog records each
+map as runs of evenly spaced ports (most platforms are one run; ToR models with uplinks are two),
+with the upstream file it was read from. `ports()` expands the runs into one entry per port.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+from pydantic import Field, model_validator
+
+from clusterforge.model.base import Declared
+from clusterforge.model.grammar import FreeText
+
+__all__ = ["SonicPortRun", "SonicPlatform", "SonicPort", "SonicBuffers"]
+
+
+@dataclass(frozen=True, slots=True)
+class SonicPort:
+    name: str
+    lanes: str  # comma-separated lane numbers, as config_db.json writes them
+    alias: str
+    index: int
+    speed_gbps: int  # the HWSKU's default breakout speed of this port
+
+
+class SonicPortRun(Declared):
+    """`ports` consecutive ports: name number, first lane and index each advance by a fixed step."""
+
+    ports: int = Field(ge=1, le=256)
+    first_name: int = Field(default=0, ge=0, description="N of the first EthernetN")
+    name_step: int = Field(ge=1, le=8)
+    first_lane: int = Field(default=0, ge=0)
+    lanes: int = Field(ge=1, le=8, description="lanes per port")
+    lane_step: int = Field(ge=1, le=8)
+    first_index: int = Field(default=1, ge=0)
+    alias: str | None = Field(default=None, pattern=r"^[a-z]{1,8}$", description="alias prefix + index (etp1)")
+    speed_gbps: int = Field(gt=0, le=800)
+
+
+class SonicBuffers(Declared):
+    """Shared-buffer pool sizes (bytes) of the HWSKU's traditional buffer template (T1 role)."""
+
+    ingress_lossless_pool: int = Field(gt=0)
+    egress_lossless_pool: int = Field(gt=0)
+    egress_lossy_pool: int = Field(gt=0)
+    source: FreeText = Field(min_length=1)
+
+
+class SonicPlatform(Declared):
+    platform: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
+    hwsku: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
+    source: FreeText = Field(min_length=1, description="upstream file the map was read from")
+    runs: list[SonicPortRun] = Field(min_length=1)
+    buffers: SonicBuffers | None = None
+
+    @model_validator(mode="after")
+    def _distinct(self) -> SonicPlatform:
+        names = [p.name for p in self.ports()]
+        if len(set(names)) != len(names):
+            raise ValueError("port runs overlap: two ports share a name")
+        return self
+
+    def ports(self) -> tuple[SonicPort, ...]:
+        return self._ports
+
+    @cached_property
+    def _ports(self) -> tuple[SonicPort, ...]:
+        out: list[SonicPort] = []
+        for run in self.runs:
+            for i in range(run.ports):
+                first = run.first_lane + i * run.lane_step
+                index = run.first_index + i
+                name = f"Ethernet{run.first_name + i * run.name_step}"
+                out.append(SonicPort(name, ",".join(str(first + k) for k in range(run.lanes)),
+                                     f"{run.alias}{index}" if run.alias else name, index, run.speed_gbps))
+        return tuple(out)
+
+    @cached_property
+    def by_name(self) -> dict[str, SonicPort]:
+        return {p.name: p for p in self.ports()}
