@@ -15,7 +15,7 @@ say() { printf 'setup: %s\n' "$*"; }
 lab=yes
 [[ "${1:-}" == "--no-lab" ]] && lab=no
 
-packages=(debootstrap systemd-container frr iproute2 openssh-client python3-venv chromium fonts-dejavu-core ca-certificates)
+packages=(debootstrap systemd-container frr iproute2 openssh-client openssh-server python3-venv chromium fonts-dejavu-core ca-certificates)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -28,6 +28,8 @@ if ((${#missing[@]})); then
         apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
         # the lab runs FRR inside containers only; the host's own FRR must not route anything
         systemctl disable --now frr >/dev/null 2>&1 || true
+        # sshd is here for the switch-push tests, which start their own on 127.0.0.1; no system daemon
+        systemctl disable --now ssh >/dev/null 2>&1 || true
     else
         say "warning: missing Debian packages (need root to install): ${missing[*]}"
     fi

@@ -1,7 +1,13 @@
-"""SwitchConfigProvider without the engine: file target writes, updates, deletes; ssh target against a real sshd."""
+"""SwitchConfigProvider without the engine: file target writes, updates, deletes; ssh target against a real sshd.
+
+No NOS runs here: the ssh tests put stand-ins for the NOS commands (sonic-cfggen, config, docker, nv,
+FastCli, sudo) first on the sshd session's PATH. They log each call, so the tests check which
+commands the push runs on the switch, in which order, and that a failing NOS step fails the push.
+"""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
@@ -90,6 +96,42 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
+RUNNING_CONFIG_DB = {  # what `sonic-cfggen -d --print-data` prints on the stand-in switch
+    "DEVICE_METADATA": {"localhost": {"hostname": "sonic", "mac": "0c:42:a1:00:00:01", "hwsku": "ACS-SN5600"}},
+    "PORT": {"Ethernet0": {"fec": "rs", "lanes": "0,1,2,3,4,5,6,7", "speed": "800000"},
+             "Ethernet8": {"lanes": "8,9,10,11,12,13,14,15", "speed": "800000"}},
+    "VLAN": {"Vlan1000": {"vlanid": "1000"}},
+    "FEATURE": {"bgp": {"state": "enabled"}},
+}
+
+
+def _nos_stand_ins(tmp_path: Path) -> Path:
+    """Executables named like the NOS commands; each appends its argv to nos.log. `config` also keeps
+    the file `config replace` was given; FAIL_<name> in tmp_path makes <name> exit 1."""
+    shims = tmp_path / "nos-bin"
+    shims.mkdir()
+    log = tmp_path / "nos.log"
+    (tmp_path / "running.json").write_text(json.dumps(RUNNING_CONFIG_DB))
+    common = f'echo "$(basename "$0") $*" >> {log}; [ ! -e {tmp_path}/FAIL_$(basename "$0") ] || exit 1\n'
+    scripts = {
+        # sudo runs the command, except writes under /etc/sonic (the stand-in switch has none)
+        "sudo": 'case "$*" in *" /etc/sonic/"*) exit 0;; esac; exec "$@"\n',
+        "sonic-cfggen": f"cat {tmp_path / 'running.json'}\n",
+        "config": f'[ "$1" != replace ] || cp "$2" {tmp_path / "replaced.json"}\n',
+        "docker": "", "nv": "", "FastCli": "",
+    }
+    for name, body in scripts.items():
+        path = shims / name
+        path.write_text("#!/bin/sh\n" + (common if name != "sudo" else "") + body)
+        path.chmod(0o755)
+    return shims
+
+
+def _nos_calls(tmp_path: Path) -> list[str]:
+    log = tmp_path / "nos.log"
+    return log.read_text().splitlines() if log.exists() else []
+
+
 @pytest.fixture
 def sshd(tmp_path: Path):
     sshd_bin = shutil.which("sshd") or "/usr/sbin/sshd"
@@ -101,6 +143,7 @@ def sshd(tmp_path: Path):
         Path("/run/sshd").mkdir(mode=0o755)
     keys = tmp_path / "keys"
     keys.mkdir(mode=0o700)
+    shims = _nos_stand_ins(tmp_path)
     for name in ("host", "client"):
         subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(keys / name)], check=True)
     shutil.copyfile(keys / "client.pub", keys / "authorized_keys")
@@ -111,6 +154,7 @@ def sshd(tmp_path: Path):
         f"AuthorizedKeysFile {keys / 'authorized_keys'}\n"
         "PasswordAuthentication no\nKbdInteractiveAuthentication no\nPermitRootLogin prohibit-password\n"
         f"StrictModes no\nPidFile {keys / 'sshd.pid'}\nUsePAM no\nSubsystem sftp internal-sftp\n"
+        f"SetEnv PATH={shims}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n"
     )  # fmt: skip
     proc = subprocess.Popen([sshd_bin, "-D", "-e", "-f", str(config)], stderr=subprocess.PIPE, text=True)
     try:
@@ -169,3 +213,61 @@ def test_ssh_runs_the_apply_command(sshd, tmp_path: Path) -> None:
     marker = tmp_path / "applied"
     SwitchConfigProvider().create(_props({**target, "apply_command": f"touch {marker}"}, credential=key))
     assert marker.exists()
+
+
+# --- the NOS apply step after the swap -------------------------------------------------------------
+
+
+def test_ssh_sonic_push_replaces_config_db_and_reloads_frr(sshd, tmp_path: Path) -> None:
+    target, key = sshd
+    files = {"config_db.json": json.dumps({
+        "DEVICE_METADATA": {"localhost": {"hostname": "spine-01", "docker_routing_config_mode": "split-unified"}},
+        "PORT": {"Ethernet0": {"lanes": "0,1,2,3,4,5,6,7", "speed": "400000", "mtu": "9100"}},
+        "INTERFACE": {"Ethernet0": {}, "Ethernet0|198.18.0.0/31": {}},
+    }), "frr.conf": "hostname spine-01\n"}
+    SwitchConfigProvider().create(_props(target, files, credential=key))
+    calls = _nos_calls(tmp_path)
+    assert calls[1].startswith("config replace /") and calls[1].endswith("/target.json")
+    assert calls == [
+        "sonic-cfggen -d --print-data",
+        calls[1],
+        "config save -y",
+        "docker exec bgp /usr/lib/frr/frr-reload.py --test /etc/frr/frr.conf.cf-new",
+        "docker exec bgp /usr/lib/frr/frr-reload.py --reload /etc/frr/frr.conf",
+    ]
+    replaced = json.loads((tmp_path / "replaced.json").read_text())
+    # our tables in; the platform's fields and the tables we do not render kept
+    assert replaced["DEVICE_METADATA"]["localhost"] == {
+        "hostname": "spine-01", "docker_routing_config_mode": "split-unified", "mac": "0c:42:a1:00:00:01",
+        "hwsku": "ACS-SN5600"}
+    assert replaced["PORT"]["Ethernet0"] == {"fec": "rs", "lanes": "0,1,2,3,4,5,6,7", "speed": "400000", "mtu": "9100"}
+    assert replaced["PORT"]["Ethernet8"] == RUNNING_CONFIG_DB["PORT"]["Ethernet8"]
+    assert replaced["INTERFACE"] == {"Ethernet0": {}, "Ethernet0|198.18.0.0/31": {}}
+    assert replaced["FEATURE"] == RUNNING_CONFIG_DB["FEATURE"] and replaced["VLAN"] == RUNNING_CONFIG_DB["VLAN"]
+    assert sorted(p.name for p in (tmp_path / "remote" / "spine-01").iterdir()) == ["config_db.json", "frr.conf"]
+
+
+def test_ssh_sonic_push_fails_when_config_replace_fails(sshd, tmp_path: Path) -> None:
+    target, key = sshd
+    (tmp_path / "FAIL_config").touch()
+    with pytest.raises(RuntimeError, match="exit 1"):
+        SwitchConfigProvider().create(_props(target, credential=key))
+    calls = _nos_calls(tmp_path)
+    assert calls[-1].startswith("config replace ")  # nothing after the failed step: no save, no FRR reload
+
+
+def test_ssh_cumulus_push_is_nv_config_replace_then_apply(sshd, tmp_path: Path) -> None:
+    target, key = sshd
+    SwitchConfigProvider().create(_props(target, {"startup.yaml": "- set: {}\n"}, device="leaf-1", credential=key))
+    remote = f"{tmp_path}/remote/leaf-1"
+    assert _nos_calls(tmp_path) == [f"nv config replace {remote}/startup.yaml", "nv config apply --assume-yes",
+                                    "nv config save"]
+
+
+def test_ssh_eos_push_is_configure_replace(sshd, tmp_path: Path) -> None:
+    target, key = sshd
+    SwitchConfigProvider().create(_props(target, {"running-config": "hostname leaf-1\n"}, device="leaf-1",
+                                         credential=key))
+    remote = f"{tmp_path}/remote/leaf-1"
+    assert _nos_calls(tmp_path) == [f"FastCli -p 15 -c configure replace file:{remote}/running-config",
+                                    "FastCli -p 15 -c copy running-config startup-config"]

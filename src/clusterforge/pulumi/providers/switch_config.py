@@ -5,8 +5,10 @@ Targets:
                                    a ZTP/HTTP server or the lab reads them from there.
   {kind: ssh, host, user, port, known_hosts, remote_dir, apply_command}
                                    the files are copied with scp into REMOTE_DIR/.<device>.cf-new and
-                                   swapped into REMOTE_DIR/<device> in one remote shell, then
-                                   `apply_command` (e.g. `sudo config reload -y`) runs there.
+                                   swapped into REMOTE_DIR/<device> in one remote shell, then the
+                                   NOS loads them atomically (switch_apply.py: SONiC config replace +
+                                   frr-reload, NVUE nv config replace/apply, EOS configure replace),
+                                   or `apply_command` runs there instead when it is set.
                                    Host keys are checked against `known_hosts`; never trust on first use.
 
 The SSH private key is the `credential` input: a Pulumi secret, so it stays encrypted in state.
@@ -27,6 +29,7 @@ from typing import Any
 import pulumi
 from pulumi.dynamic import CheckFailure, CheckResult, CreateResult, DiffResult, Resource, ResourceProvider, UpdateResult
 
+from clusterforge.pulumi.providers.switch_apply import apply_script, nos_of
 from clusterforge.render.writer import atomic_write
 
 __all__ = ["SwitchConfig", "SwitchConfigArgs", "SwitchConfigProvider", "SwitchTarget", "TARGET_KINDS"]
@@ -177,9 +180,11 @@ def _push_ssh(target: Mapping[str, Any], device: str, files: Mapping[str, str], 
         # Swap the whole directory so the NOS never reads a half-copied set of files.
         script = (f"set -e; cd {quoted_dir}; rm -rf {old}; if [ -e {cur} ]; then mv {cur} {old}; fi; "
                   f"mv {new} {cur}; rm -rf {old}")
-        if target.get("apply_command"):
-            script += f"; {target['apply_command']}"
         ssh.run(script)
+        # then the NOS loads them (its own atomic replace), or the operator's command if one is set
+        apply = target.get("apply_command") or apply_script(nos_of(files), f"{remote_dir}/{device}", files)
+        if apply:
+            ssh.run(apply)
 
 
 def _remove_ssh(target: Mapping[str, Any], device: str, credential: str | None) -> None:
