@@ -7,6 +7,7 @@ from typing import Any
 
 from clusterforge.model import ClusterSpec
 from clusterforge.plan import Device, Plan
+from clusterforge.render.switches.network_os import ansible_network_vars
 from clusterforge.render.yamltext import to_ansible_yaml
 
 __all__ = ["render_ansible", "host_vars", "group_name"]
@@ -84,11 +85,12 @@ def render_ansible(spec: ClusterSpec, plan: Plan) -> dict[str, str]:
                 })
         elif device.kind != "pdu":
             switch_hosts[device.name] = {"ansible_host": _mgmt_ip(device), "cf_kind": device.kind,
-                                         "cf_plane": device.plane, "cf_model": device.model}
+                                         "cf_plane": device.plane, "cf_model": device.model,
+                                         **ansible_network_vars(spec.networks.plane(device.plane).nos)}
             groups[f"role_{group_name(device.kind)}"].append(device.name)
     children: dict[str, Any] = {
         "servers": {"hosts": {name: None for name in groups.pop("servers", [])}},
-        "switches": {"hosts": switch_hosts, "vars": {"ansible_connection": "local"}},
+        "switches": {"hosts": switch_hosts},
     }
     if "storage_servers" in groups:
         children["storage_servers"] = {"hosts": {name: None for name in groups.pop("storage_servers")}}
