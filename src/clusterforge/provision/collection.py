@@ -1,0 +1,136 @@
+"""Build the clusterforge Ansible collection (clusterforge.gpu) from the repository's roles.
+
+The repository keeps one copy of every role under roles/ and the site playbook under playbooks/;
+the collection tree is assembled from them at build time (collection/ holds what only the
+collection has: galaxy.yml, meta/runtime.yml, README.md), then ``ansible-galaxy collection
+build`` packs it. In the collection the site playbook calls the roles by FQCN
+(``clusterforge.gpu.nvidia_driver``) and runs as ``ansible-playbook clusterforge.gpu.site``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+__all__ = ["CollectionError", "CollectionInfo", "assemble", "build", "collection_info", "fqcn"]
+
+REPO_ROOT = Path(__file__).resolve().parents[3]
+_SKELETON = "collection"
+# Files of playbooks/ that belong in the collection (ansible.cfg and the callback stay with the repo).
+_PLAYBOOK_FILES = ("site.yml", "group_vars", "vars")
+_IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache", "*.retry")
+# `role: name` in a play's roles list (mapping or flow style); FQCNs (with dots) are left alone.
+_ROLE_REF = re.compile(r"(\brole:\s*)([a-z_][a-z0-9_]*)(?=\s*[,}\n])")
+
+
+class CollectionError(Exception):
+    """The collection cannot be assembled or built; the message says why."""
+
+
+@dataclass(frozen=True)
+class CollectionInfo:
+    namespace: str
+    name: str
+    version: str
+
+    @property
+    def tarball_name(self) -> str:
+        return f"{self.namespace}-{self.name}-{self.version}.tar.gz"
+
+
+def collection_info(repo_root: Path = REPO_ROOT) -> CollectionInfo:
+    galaxy = Path(repo_root) / _SKELETON / "galaxy.yml"
+    try:
+        data = yaml.safe_load(galaxy.read_text())
+    except (OSError, yaml.YAMLError) as exc:
+        raise CollectionError(f"{galaxy}: {exc}") from exc
+    try:
+        return CollectionInfo(str(data["namespace"]), str(data["name"]), str(data["version"]))
+    except (KeyError, TypeError) as exc:
+        raise CollectionError(f"{galaxy}: namespace, name and version are required") from exc
+
+
+def fqcn(role: str, repo_root: Path = REPO_ROOT) -> str:
+    info = collection_info(repo_root)
+    return f"{info.namespace}.{info.name}.{role}"
+
+
+def _roles(repo_root: Path) -> list[str]:
+    roles_dir = repo_root / "roles"
+    names = sorted(p.name for p in roles_dir.iterdir() if (p / "tasks" / "main.yml").is_file())
+    bad = [n for n in names if not re.fullmatch(r"[a-z_][a-z0-9_]*", n)]
+    if bad:
+        raise CollectionError(f"{roles_dir}: role names {bad} are not valid collection role names ([a-z0-9_])")
+    return names
+
+
+def _fqcn_playbook(text: str, roles: list[str], prefix: str) -> str:
+    """The site playbook with every short role name replaced by its FQCN."""
+
+    def replace(match: re.Match[str]) -> str:
+        name = match.group(2)
+        if name not in roles:
+            raise CollectionError(f"playbooks/site.yml: role {name!r} is not under roles/")
+        return f"{match.group(1)}{prefix}{name}"
+
+    return _ROLE_REF.sub(replace, text)
+
+
+def assemble(tree: Path, repo_root: Path = REPO_ROOT) -> Path:
+    """Lay the collection out under ``tree`` (which must not exist) and return it."""
+    repo_root = Path(repo_root)
+    info = collection_info(repo_root)
+    roles = _roles(repo_root)
+    shutil.copytree(repo_root / _SKELETON, tree, ignore=_IGNORED)
+    for role in roles:
+        shutil.copytree(repo_root / "roles" / role, tree / "roles" / role, ignore=_IGNORED)
+    playbooks = tree / "playbooks"
+    playbooks.mkdir()
+    for name in _PLAYBOOK_FILES:
+        src = repo_root / "playbooks" / name
+        if src.is_dir():
+            shutil.copytree(src, playbooks / name, ignore=_IGNORED)
+        else:
+            prefix = f"{info.namespace}.{info.name}."
+            (playbooks / name).write_text(_fqcn_playbook(src.read_text(), roles, prefix))
+    return tree
+
+
+def _ansible_galaxy() -> str:
+    beside = Path(sys.executable).parent / "ansible-galaxy"
+    found = str(beside) if beside.exists() else shutil.which("ansible-galaxy")
+    if found is None:
+        raise CollectionError("ansible-galaxy is not installed (it comes with ansible-core)")
+    return found
+
+
+def build(out_dir: Path, repo_root: Path = REPO_ROOT) -> Path:
+    """Assemble and build the collection; the tarball appears in ``out_dir`` whole or not at all."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    info = collection_info(repo_root)
+    with tempfile.TemporaryDirectory(prefix="cf-collection-", dir=out_dir) as tmp:
+        tree = assemble(Path(tmp) / "tree", repo_root)
+        built = Path(tmp) / "built"
+        env = {**os.environ, "ANSIBLE_HOME": str(Path(tmp) / "ansible-home"), "ANSIBLE_NOCOLOR": "1"}
+        run = subprocess.run(
+            [_ansible_galaxy(), "collection", "build", str(tree), "--output-path", str(built)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        tarball = built / info.tarball_name
+        if run.returncode != 0 or not tarball.is_file():
+            raise CollectionError(f"ansible-galaxy collection build failed:\n{run.stdout}{run.stderr}".rstrip())
+        final = out_dir / info.tarball_name
+        os.replace(tarball, final)
+    return final
