@@ -1,0 +1,220 @@
+"""containerlab topology of the Plan: clab.yml with the planned nodes, links and startup configs.
+
+Pure: (Plan, rendered switch files) in, {relative path: content} out. Mapping (containerlab facts
+from its kind docs and topology schema, release line v0.79):
+
+* switches by NOS: SONiC -> ``sonic-vs`` (no startup-config support: the rendered config_db.json
+  and frr.conf are bind-mounted where SONiC reads them), EOS -> ``arista_ceos`` (startup-config:
+  the running-config), Cumulus -> ``nvidia_cumulusvx`` (startup-config: the NVUE startup.yaml);
+  InfiniBand switches have no containerlab kind and are left out, with their links;
+* servers and storage servers -> ``linux`` nodes whose ``exec`` commands set the planned addresses,
+  MTUs and bonds (active-backup: the plan has no MLAG on the leaf pairs);
+* the oob plane is containerlab's management network: its subnet is the oob pool, every node's
+  ``mgmt-ipv4`` its oob address (switch eth0, server BMC), so the oob switches and links are not
+  nodes/links of their own;
+* interface names: sonic-vs ``ethN`` is the N-th front-panel port of the PORT table (eth1 =
+  first), cEOS ``EthernetX/Y`` -> ``ethX_Y``, Cumulus ``swpN`` as is, Linux names as planned.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import yaml
+
+from clusterforge.plan import Plan
+from clusterforge.plan.objects import Device, Interface
+
+__all__ = [
+    "DEFAULT_IMAGES", "KIND_BY_NOS", "ContainerlabExport", "ExportError", "export_containerlab", "interface_name",
+]
+
+KIND_BY_NOS = {"sonic": "sonic-vs", "eos": "arista_ceos", "cumulus": "nvidia_cumulusvx"}
+# Image names are the site's choice (--image KIND=IMAGE); these are the common local tags.
+DEFAULT_IMAGES = {
+    "sonic-vs": "docker-sonic-vs:latest",
+    "arista_ceos": "ceos:latest",
+    "nvidia_cumulusvx": "vrnetlab/nvidia_cumulusvx:latest",
+    "linux": "debian:bookworm-slim",
+}
+_STARTUP_FILE = {"arista_ceos": "running-config", "nvidia_cumulusvx": "startup.yaml"}
+_SONIC_BINDS = (("config_db.json", "/etc/sonic/config_db.json"), ("frr.conf", "/etc/frr/frr.conf"))
+_OOB = "oob"
+_HOST_KINDS = ("server", "storage")
+_LINUX_IFNAME = re.compile(r"^[A-Za-z0-9_.-]{1,15}$")
+_EOS_PORT = re.compile(r"^Ethernet(\d+(?:/\d+)*)$")
+_NUMBER = re.compile(r"(\d+)")
+
+
+class ExportError(ValueError):
+    """The Plan cannot be expressed in the target format; the message names the device and port."""
+
+
+@dataclass(frozen=True)
+class ContainerlabExport:
+    files: dict[str, str]
+    left_out: tuple[str, ...] = field(default=())  # "device: reason" for devices not in the topology
+
+
+def _nos_of(name: str, switch_files: Mapping[str, str]) -> str | None:
+    present = {path.rsplit("/", 1)[-1] for path in switch_files if path.startswith(f"switches/{name}/")}
+    if "config_db.json" in present:
+        return "sonic"
+    if "running-config" in present:
+        return "eos"
+    if "startup.yaml" in present:
+        return "cumulus"
+    if "ib.json" in present:
+        return "infiniband"
+    return None
+
+
+def _front_panel(config_db: str) -> dict[str, int]:
+    """SONiC port name -> 1-based front-panel ordinal, from the PORT table."""
+    ports = json.loads(config_db).get("PORT", {})
+    ordered = sorted(ports, key=lambda p: [int(n) if n.isdigit() else n for n in _NUMBER.split(p)])
+    return {port: index for index, port in enumerate(ordered, start=1)}
+
+
+def interface_name(kind: str, device: str, port: str, front_panel: Mapping[str, int] | None = None) -> str:
+    """The name containerlab's endpoint uses for ``port`` of ``device`` of ``kind``."""
+    if kind == "sonic-vs":
+        if not front_panel or port not in front_panel:
+            raise ExportError(f"{device}: port {port} is not in the switch's PORT table")
+        return f"eth{front_panel[port]}"
+    if kind == "arista_ceos":
+        match = _EOS_PORT.match(port)
+        if not match:
+            raise ExportError(f"{device}: port {port} is not an EOS EthernetN[/M] port")
+        return "eth" + match.group(1).replace("/", "_")
+    if kind == "nvidia_cumulusvx":
+        if not re.fullmatch(r"swp\d+", port):
+            raise ExportError(f"{device}: port {port} is not a Cumulus swpN port")
+        return port
+    if not _LINUX_IFNAME.match(port):
+        raise ExportError(f"{device}: interface {port} is not a Linux interface name (1-15 of [A-Za-z0-9_.-])")
+    return port
+
+
+def _address(cidr: str | None) -> str | None:
+    return cidr.split("/", 1)[0] if cidr else None
+
+
+def _oob_address(device: Device) -> str | None:
+    for iface in device.interfaces:
+        if iface.plane == _OOB and iface.ip:
+            return _address(iface.ip)
+    return None
+
+
+def _host_exec(interfaces: list[Interface]) -> list[str]:
+    """ip(8) commands that give a Linux node its planned data/storage/management addresses."""
+    commands: list[str] = []
+    for iface in interfaces:
+        if iface.members:
+            commands.append(f"ip link add {iface.name} type bond mode active-backup miimon 100")
+            for member in iface.members:
+                commands += [f"ip link set dev {member} down", f"ip link set dev {member} master {iface.name}"]
+        commands.append(f"ip link set dev {iface.name} mtu {iface.mtu}")
+        if iface.ip:
+            commands.append(f"ip address add {iface.ip} dev {iface.name}")
+        commands.append(f"ip link set dev {iface.name} up")
+    return commands
+
+
+def _kinds(plan: Plan, switch_files: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
+    kinds: dict[str, str] = {}
+    left_out: list[str] = []
+    for device in plan.devices:
+        if device.kind in _HOST_KINDS:
+            kinds[device.name] = "linux"
+        elif device.kind == "pdu":
+            continue
+        elif device.plane == _OOB:
+            left_out.append(f"{device.name}: oob switch, stands for containerlab's management network")
+        else:
+            nos = _nos_of(device.name, switch_files)
+            if nos in KIND_BY_NOS:
+                kinds[device.name] = KIND_BY_NOS[nos]
+            else:
+                left_out.append(f"{device.name}: {nos or 'no rendered config'} has no containerlab kind")
+    return kinds, left_out
+
+
+def export_containerlab(
+    plan: Plan, switch_files: Mapping[str, str], images: Mapping[str, str] | None = None
+) -> ContainerlabExport:
+    """clab.yml plus configs/<switch>/<file> for every switch that is a node."""
+    images = {**DEFAULT_IMAGES, **(images or {})}
+    kinds, left_out = _kinds(plan, switch_files)
+    front_panels = {
+        name: _front_panel(switch_files[f"switches/{name}/config_db.json"])
+        for name, kind in kinds.items()
+        if kind == "sonic-vs"
+    }
+
+    links = []
+    linked_ports: dict[str, set[str]] = {name: set() for name in kinds}
+    used: set[tuple[str, str]] = set()
+    for link in plan.links:
+        if link.plane == _OOB or link.a.device not in kinds or link.b.device not in kinds:
+            continue
+        ends = []
+        for end in (link.a, link.b):
+            name = interface_name(kinds[end.device], end.device, end.port, front_panels.get(end.device))
+            if (end.device, name) in used:
+                raise ExportError(f"{end.device}: interface {name} ({end.port}) is on two planned links")
+            used.add((end.device, name))
+            linked_ports[end.device].add(end.port)
+            ends.append(f"{end.device}:{name}")
+        links.append({"endpoints": ends, "mtu": link.mtu})
+
+    files: dict[str, str] = {}
+    nodes: dict[str, dict] = {}
+    for device in plan.devices:
+        kind = kinds.get(device.name)
+        if kind is None:
+            continue
+        node: dict = {"kind": kind, "image": images[kind], "group": device.rack or device.plane or device.kind}
+        mgmt = _oob_address(device)
+        if mgmt:
+            node["mgmt-ipv4"] = mgmt
+        labels = {"clusterforge.io/role": device.kind, "clusterforge.io/model": device.model}
+        if device.su is not None:
+            labels["clusterforge.io/su"] = device.su
+        node["labels"] = labels
+        prefix = f"switches/{device.name}/"
+        for path, content in switch_files.items():
+            if path.startswith(prefix):
+                files[f"configs/{device.name}/{path[len(prefix):]}"] = content
+        if kind == "sonic-vs":
+            node["binds"] = [
+                f"configs/{device.name}/{src}:{dst}"
+                for src, dst in _SONIC_BINDS
+                if f"configs/{device.name}/{src}" in files
+            ]
+        elif kind in _STARTUP_FILE:
+            node["startup-config"] = f"configs/{device.name}/{_STARTUP_FILE[kind]}"
+        else:
+            ports = linked_ports[device.name]
+            planned = [
+                i for i in device.interfaces if i.plane != _OOB and (i.name in ports or set(i.members) & ports)
+            ]
+            commands = _host_exec(planned)
+            if commands:
+                node["exec"] = commands
+        nodes[device.name] = node
+
+    oob_pool = plan.pools.get(_OOB, {}).get("pool")
+    topology: dict = {"name": plan.cluster}
+    if oob_pool:
+        topology["mgmt"] = {"network": f"{plan.cluster}-oob", "ipv4-subnet": oob_pool}
+    topology["topology"] = {"nodes": nodes, "links": links}
+    header = f"# containerlab topology of cluster {plan.cluster} (clusterforge export containerlab).\n"
+    if left_out:
+        header += "# Not nodes here:\n" + "".join(f"#   {line}\n" for line in left_out)
+    files["clab.yml"] = header + yaml.safe_dump(topology, sort_keys=False, default_flow_style=False, width=120)
+    return ContainerlabExport(files=files, left_out=tuple(left_out))

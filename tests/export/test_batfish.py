@@ -1,0 +1,121 @@
+"""`export batfish`: a snapshot laid out as Batfish reads it (BfConsts paths, the SONiC packaging
+rule, RANCID content-type detection) whose hosts/ and layer-1 documents validate against schemas
+derived from Batfish's JSON property names, and whose edges name interfaces the configs define."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import jsonschema
+import pytest
+from export_examples import EXAMPLES, example
+
+from clusterforge.export import export_batfish
+
+# Batfish HostConfiguration / HostInterface JSON properties (representation/host/*.java).
+HOST_SCHEMA = {
+    "type": "object",
+    "required": ["hostname", "hostInterfaces"],
+    "additionalProperties": False,
+    "properties": {
+        "hostname": {"type": "string", "minLength": 1},
+        "iptablesFile": {"type": "string"},
+        "overlay": {"type": "boolean"},
+        "hostInterfaces": {
+            "type": "object",
+            "additionalProperties": {
+                "type": "object",
+                "required": ["name"],
+                "additionalProperties": False,
+                "properties": {
+                    "name": {"type": "string"}, "prefix": {"type": "string"}, "gateway": {"type": "string"},
+                    "bandwidth": {"type": "number"}, "encapsulationVlan": {"type": "integer"},
+                    "otherPrefixes": {"type": "array"}, "shared": {"type": "boolean"}, "vrf": {"type": "string"},
+                },
+            },
+        },
+    },
+}
+# Layer1Topology / Layer1Edge / Layer1Node (common/topology/*.java): hostname and interfaceName required.
+_NODE = {"type": "object", "required": ["hostname", "interfaceName"], "additionalProperties": False,
+         "properties": {"hostname": {"type": "string"}, "interfaceName": {"type": "string"}}}
+LAYER1_SCHEMA = {
+    "type": "object", "required": ["edges"], "additionalProperties": False,
+    "properties": {"edges": {"type": "array", "items": {
+        "type": "object", "required": ["node1", "node2"], "additionalProperties": False,
+        "properties": {"node1": _NODE, "node2": _NODE}}}},
+}
+RANCID = re.compile(r"(?m)^[!#]RANCID-CONTENT-TYPE: ([a-zA-Z0-9_-]+)")  # Batfish's format detector
+
+
+def _snapshot(name: str):
+    plan, switch_files = example(name)
+    return plan, export_batfish(plan, switch_files)
+
+
+def _interfaces(files: dict[str, str], host: str) -> set[str]:
+    """Interface names the snapshot's own document for ``host`` defines."""
+    if f"hosts/{host}.json" in files:
+        return set(json.loads(files[f"hosts/{host}.json"])["hostInterfaces"])
+    if f"sonic_configs/{host}/config_db.json" in files:
+        config_db = json.loads(files[f"sonic_configs/{host}/config_db.json"])
+        return set(config_db.get("PORT", {})) | set(config_db.get("INTERFACE", {}))
+    return set(re.findall(r"(?m)^interface (\S+)$", files[f"configs/{host}.cfg"]))
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_layout_is_what_batfish_reads(name: str) -> None:
+    _, snapshot = _snapshot(name)
+    tops = {path.split("/", 1)[0] for path in snapshot.files}
+    assert tops <= {"configs", "sonic_configs", "hosts", "batfish"}
+    sonic_dirs: dict[str, set[str]] = {}
+    for path in snapshot.files:
+        parts = path.split("/")
+        if parts[0] == "sonic_configs":
+            assert len(parts) == 3, path  # files must sit in a per-device subdirectory
+            sonic_dirs.setdefault(parts[1], set()).add(parts[2])
+        elif parts[0] == "configs":
+            assert len(parts) == 2 and path.endswith(".cfg")
+            assert RANCID.search(snapshot.files[path]).group(1) == "arista"
+    assert all(files == {"config_db.json", "frr.conf"} for files in sonic_dirs.values())
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_hosts_and_layer1_validate_and_edges_name_defined_interfaces(name: str) -> None:
+    plan, snapshot = _snapshot(name)
+    hosts = [p for p in snapshot.files if p.startswith("hosts/")]
+    assert len(hosts) == len([d for d in plan.devices if d.kind in ("server", "storage")])
+    for path in hosts:
+        jsonschema.validate(json.loads(snapshot.files[path]), HOST_SCHEMA)
+    layer1 = json.loads(snapshot.files["batfish/layer1_topology.json"])
+    jsonschema.validate(layer1, LAYER1_SCHEMA)
+    edges = {(e["node1"]["hostname"], e["node1"]["interfaceName"], e["node2"]["hostname"], e["node2"]["interfaceName"])
+             for e in layer1["edges"]}
+    assert edges and {(c, d, a, b) for a, b, c, d in edges} == edges  # both directions
+    for host, iface, _, _ in edges:
+        assert iface in _interfaces(snapshot.files, host), (host, iface)
+
+
+def test_schemas_reject_misnamed_properties() -> None:
+    """Guard: the derived schemas are strict."""
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"hostname": "h", "hostInterfaces": {"e": {"name": "e", "address": "x"}}}, HOST_SCHEMA)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"edges": [{"node1": {"hostname": "a", "interface": "x"}, "node2": {}}]}, LAYER1_SCHEMA)
+
+
+def test_switches_without_a_batfish_parser_are_left_out_with_a_reason() -> None:
+    plan, snapshot = _snapshot("lab")
+    cumulus = {d.name for d in plan.devices if d.kind == "mgmt-switch"}
+    assert {line.split(":", 1)[0] for line in snapshot.left_out} == cumulus
+    assert all("NVUE" in line for line in snapshot.left_out)
+    assert not [p for p in snapshot.files if any(f"/{name}" in p or p.endswith(f"{name}.cfg") for name in cumulus)]
+
+
+def test_eos_lab_puts_every_switch_in_configs() -> None:
+    plan, snapshot = _snapshot("lab-eos")
+    switches = {d.name for d in plan.devices if d.kind not in ("server", "storage", "pdu")}
+    assert {p.removeprefix("configs/").removesuffix(".cfg") for p in snapshot.files if p.startswith("configs/")} \
+        == switches
+    assert snapshot.left_out == ()

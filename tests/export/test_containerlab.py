@@ -1,0 +1,127 @@
+"""`export containerlab`: the clab.yml validates against a schema derived from containerlab's
+published topology schema (schemas/containerlab-clab.schema.json), and says what the Plan says:
+every planned Ethernet link once, interface names each kind accepts, startup configs that are the
+rendered ones, the oob plane as the management network."""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import re
+from pathlib import Path
+
+import jsonschema
+import pytest
+import yaml
+from export_examples import EXAMPLES, example
+
+from clusterforge.export import export_containerlab
+from clusterforge.export.containerlab import ExportError, interface_name
+
+SCHEMA = json.loads((Path(__file__).parent / "schemas" / "containerlab-clab.schema.json").read_text())
+# What each kind takes as an endpoint interface name (containerlab kind docs).
+KIND_IFNAME = {
+    "sonic-vs": re.compile(r"^eth[1-9]\d*$"),
+    "arista_ceos": re.compile(r"^eth[1-9]\d*(_\d+)*$"),
+    "nvidia_cumulusvx": re.compile(r"^swp[1-9]\d*$"),
+    "linux": re.compile(r"^[A-Za-z0-9_.-]{1,15}$"),
+}
+
+
+def _export(name: str):
+    plan, switch_files = example(name)
+    exported = export_containerlab(plan, switch_files)
+    return plan, switch_files, exported, yaml.safe_load(exported.files["clab.yml"])
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_clab_yml_validates_against_the_containerlab_schema(name: str) -> None:
+    _, _, _, clab = _export(name)
+    jsonschema.Draft202012Validator(SCHEMA).validate(clab)
+
+
+def test_schema_rejects_what_containerlab_refuses() -> None:
+    """Guard against a vacuous schema: unknown node keys, unknown kinds, three-ended links fail."""
+    _, _, _, clab = _export("lab")
+    validator = jsonschema.Draft202012Validator(SCHEMA)
+    node = next(iter(clab["topology"]["nodes"].values()))
+    for broken in ({**node, "startup_config": "x"}, {**node, "kind": "sonic"}):
+        bad = {**clab, "topology": {**clab["topology"], "nodes": {"n1": broken}}}
+        assert not validator.is_valid(bad)
+    link = clab["topology"]["links"][0]
+    three = {**link, "endpoints": [*link["endpoints"], "x:eth9"]}
+    assert not validator.is_valid({**clab, "topology": {**clab["topology"], "links": [three]}})
+    assert not validator.is_valid({**clab, "name": "bad name"})
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_every_planned_ethernet_link_appears_once(name: str) -> None:
+    plan, _, exported, clab = _export(name)
+    nodes = clab["topology"]["nodes"]
+    endpoints = [e for link in clab["topology"]["links"] for e in link["endpoints"]]
+    assert len(endpoints) == len(set(endpoints)), "an interface is on two links"
+    for endpoint in endpoints:
+        node, iface = endpoint.split(":", 1)
+        assert KIND_IFNAME[nodes[node]["kind"]].match(iface), endpoint
+    expected = [link for link in plan.links
+                if link.plane != "oob" and link.a.device in nodes and link.b.device in nodes]
+    assert len(clab["topology"]["links"]) == len(expected) > 0
+    assert [link["mtu"] for link in clab["topology"]["links"]] == [link.mtu for link in expected]
+    left = {line.split(":", 1)[0] for line in exported.left_out}
+    assert left | set(nodes) == {d.name for d in plan.devices if d.kind != "pdu"}
+
+
+def test_sonic_ports_map_to_front_panel_ethn() -> None:
+    plan, switch_files, _, clab = _export("lab")
+    ports = json.loads(switch_files["switches/spine-01/config_db.json"])["PORT"]
+    first = min(ports, key=lambda p: int(p.removeprefix("Ethernet")))
+    assert interface_name("sonic-vs", "spine-01", first, {first: 1}) == "eth1"
+    spine_ends = [e for link in clab["topology"]["links"] for e in link["endpoints"] if e.startswith("spine-01:")]
+    assert spine_ends and all(re.fullmatch(r"spine-01:eth\d+", e) for e in spine_ends)
+    with pytest.raises(ExportError, match="spine-01: port Ethernet999 is not in the switch's PORT table"):
+        interface_name("sonic-vs", "spine-01", "Ethernet999", {first: 1})
+
+
+def test_startup_configs_are_the_rendered_configs() -> None:
+    for name in ("lab", "lab-eos"):
+        _, switch_files, exported, clab = _export(name)
+        for node_name, node in clab["topology"]["nodes"].items():
+            sources = [node["startup-config"]] if "startup-config" in node else []
+            sources += [bind.split(":", 1)[0] for bind in node.get("binds", [])]
+            if node["kind"] != "linux":
+                assert sources, node_name
+            for source in sources:
+                rendered = "switches/" + source.removeprefix("configs/")
+                assert exported.files[source] == switch_files[rendered]
+        sonic = [n for n in clab["topology"]["nodes"].values() if n["kind"] == "sonic-vs"]
+        for node in sonic:
+            assert {b.split(":", 1)[1] for b in node["binds"]} == {"/etc/sonic/config_db.json", "/etc/frr/frr.conf"}
+
+
+def test_oob_plane_is_the_management_network() -> None:
+    plan, _, _, clab = _export("lab")
+    subnet = ipaddress.ip_network(clab["mgmt"]["ipv4-subnet"])
+    assert str(subnet) == plan.pools["oob"]["pool"]
+    addresses = [n["mgmt-ipv4"] for n in clab["topology"]["nodes"].values()]
+    assert len(addresses) == len(set(addresses)) == len(clab["topology"]["nodes"])
+    assert all(ipaddress.ip_address(a) in subnet for a in addresses)
+    assert not [n for n in clab["topology"]["nodes"] if plan.device(n).plane == "oob"]
+
+
+def test_linux_nodes_get_their_planned_addresses() -> None:
+    """Every cabled interface (or bond of cabled ports) outside the oob plane gets its planned address."""
+    plan, _, _, clab = _export("lab")
+    for name, node in clab["topology"]["nodes"].items():
+        if node["kind"] != "linux":
+            continue
+        cabled = {e.port for link in plan.links for e in (link.a, link.b) if e.device == name}
+        assigned = {c.split()[3]: c.split()[5] for c in node["exec"] if c.startswith("ip address add")}
+        planned = {i.ip: i.name for i in plan.device(name).interfaces
+                   if i.ip and i.plane != "oob" and (i.name in cabled or set(i.members) & cabled)}
+        assert assigned == planned and planned, name
+
+
+def test_infiniband_switches_are_left_out_with_a_reason() -> None:
+    _, _, exported, clab = _export("superpod-4su")
+    infiniband = [line for line in exported.left_out if "infiniband" in line]
+    assert infiniband and all(line.split(":")[0] not in clab["topology"]["nodes"] for line in infiniband)
