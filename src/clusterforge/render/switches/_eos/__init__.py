@@ -11,7 +11,7 @@ from clusterforge.render.switches._eos.interfaces import (
     management_interfaces,
     vlan_interfaces,
 )
-from clusterforge.render.switches._eos.qos import priority_flow_control, qos
+from clusterforge.render.switches._eos.qos import priority_flow_control, qos, qos_profiles
 from clusterforge.render.switches._eos.routing import ip_routing, router_bgp
 from clusterforge.render.switches._eos.system import hostname, vlans, vrf_instances
 from clusterforge.render.switches.facts import SwitchFacts
@@ -26,6 +26,7 @@ EOS_KEYS: list[tuple[str, Key]] = [
     ("vrf_instances", vrf_instances),            # the management VRF exists before Management1 joins it
     ("qos", qos),                                # RoCE planes: DSCP -> traffic-class maps
     ("priority_flow_control", priority_flow_control),  # RoCE planes: PFC watchdog
+    ("qos_profiles", qos_profiles),              # RoCE planes: ETS (DWRR RoCE/default, strict CNP)
     ("vlans", vlans),                            # storage leaves and access planes only
     ("ethernet_interfaces", ethernet_interfaces),
     ("loopback_interfaces", loopback_interfaces),

@@ -4,12 +4,19 @@ from __future__ import annotations
 
 from typing import Any
 
+from clusterforge.render.switches._eos.qos import QOS_PROFILE
 from clusterforge.render.switches.facts import SwitchFacts
 
 __all__ = ["ethernet_interfaces", "loopback_interfaces", "management_interfaces", "vlan_interfaces",
            "EOS_MGMT_INTERFACE"]
 
 EOS_MGMT_INTERFACE = "Management1"  # the Plan's eth0, as EOS names the management port
+# EOS spells 800G and 1.6T with their lane count (8 x 100G / 8 x 200G); lower speeds are plain "<n>g"
+_EOS_SPEED = {800: "800g-8", 1600: "1.6t-8"}
+
+
+def eos_speed(gbps: int | None) -> str | None:
+    return _EOS_SPEED.get(gbps, f"{gbps}g") if gbps else None
 
 
 def ethernet_interfaces(facts: SwitchFacts, qos: dict[str, Any]) -> list[dict[str, Any]] | None:
@@ -18,7 +25,7 @@ def ethernet_interfaces(facts: SwitchFacts, qos: dict[str, Any]) -> list[dict[st
     out = []
     for port in facts.ports:
         entry: dict[str, Any] = {"name": port.name, "description": port.description, "mtu": port.mtu,
-                                 "speed": f"{port.speed_gbps}g" if port.speed_gbps else None}
+                                 "speed": eos_speed(port.speed_gbps)}
         if port.ip:
             entry["ip_address"] = port.ip
         elif port.name in access:
@@ -26,6 +33,8 @@ def ethernet_interfaces(facts: SwitchFacts, qos: dict[str, Any]) -> list[dict[st
         elif port.name in trunk:
             entry["trunk_vlans"] = [facts.plane_vlan]
         entry["lossless"] = facts.lossless
+        if facts.lossless:
+            entry["service_profile"] = QOS_PROFILE
         out.append(entry)
     return out or None
 
