@@ -1,0 +1,170 @@
+"""Device types of the Plan's hardware in the NetBox/Nautobot device-type library YAML form.
+
+One file per (manufacturer, model), ``device-types/<Manufacturer>/<slug>.yaml``, the layout of the
+netbox-community devicetype-library that NetBox's and Nautobot's importers read. Fields and enum
+values are the library schema's (schema/devicetype.json, components.json, generated_schema.json):
+required manufacturer, model, slug (``[-a-z0-9_]+``), u_height (multiple of 0.5), is_full_depth;
+interfaces, power-ports and power-outlets with types from the library's enums.
+
+Switch port names depend on the NOS (SONiC Ethernet<lane>, Cumulus swpN, EOS EthernetN/1), so a
+switch model gets one device type per NOS it runs in the Plan (slug ``<vendor>-<model>-<nos>``);
+devices created from the type then carry exactly the names the rendered configs use.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import yaml
+
+from clusterforge.model import ClusterSpec
+from clusterforge.plan import Plan
+from clusterforge.plan.ports import port_name
+
+__all__ = ["DeviceType", "device_types", "export_device_types", "interface_type"]
+
+_ETHERNET_TYPES = {1: "1000base-t", 10: "10gbase-x-sfpp", 25: "25gbase-x-sfp28", 40: "40gbase-x-qsfpp",
+                   50: "50gbase-x-sfp56", 100: "100gbase-x-qsfp28", 200: "200gbase-x-qsfp56",
+                   400: "400gbase-x-osfp", 800: "800gbase-x-osfp"}
+_INFINIBAND_TYPES = {100: "infiniband-edr", 200: "infiniband-hdr", 400: "infiniband-ndr", 800: "infiniband-xdr"}
+# IEC 60320 inlets: C14 is rated 10 A, C20 16 A; at 230 V a PSU above ~2.3 kW needs a C20.
+_C14_MAX_W = 2300
+_OUTLET_MIX = re.compile(r"(\d+)\s*x\s*C(13|19)\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class DeviceType:
+    """One device-type library entry; ``key`` ties it to the catalog (and NOS for switches)."""
+
+    key: tuple[str, str]  # (catalog model, NOS or "")
+    manufacturer: str
+    slug: str
+    data: dict
+
+    @property
+    def path(self) -> str:
+        return f"device-types/{self.manufacturer}/{self.slug}.yaml"
+
+    def to_yaml(self) -> str:
+        return yaml.safe_dump(self.data, sort_keys=False, default_flow_style=False, width=120)
+
+
+def _slug(vendor: str, key: str, *rest: str) -> str:
+    """``<vendor>-<key>[-<rest>]`` in the library's slug grammar; no vendor twice (raritan-px3-...)."""
+    clean = [re.sub(r"[^a-z0-9_]+", "-", part.lower()).strip("-") for part in (vendor, key, *rest)]
+    if clean[1].startswith(clean[0] + "-"):
+        clean = clean[1:]
+    return "-".join(clean)
+
+
+def interface_type(speed_gbps: int | None, transport: str = "ethernet") -> str:
+    table = _INFINIBAND_TYPES if transport == "infiniband" else _ETHERNET_TYPES
+    return table.get(int(speed_gbps or 0), "other")
+
+
+def _inlet(watts: float) -> str:
+    return "iec-60320-c14" if watts <= _C14_MAX_W else "iec-60320-c20"
+
+
+def _server_type(key: str, model, plan: Plan, transport: str) -> DeviceType:
+    devices = [d for d in plan.devices if d.model == key]
+    physical: dict[str, dict] = {}
+    speeds = {"data": model.nics.data.speed_gbps, "storage": model.nics.storage.speed_gbps,
+              "management": model.nics.management.speed_gbps, "oob": model.nics.oob.speed_gbps}
+    for device in devices:
+        for iface in device.interfaces:
+            names = iface.members or (iface.name,)
+            for name in names:
+                kind = interface_type(speeds.get(iface.plane), transport if iface.plane == "data" else "ethernet")
+                entry = {"name": name, "type": kind}
+                if iface.plane == "oob":
+                    entry["mgmt_only"] = True
+                physical.setdefault(name, entry)
+    per_psu = model.psu.rating_w
+    data = {
+        "manufacturer": model.vendor, "model": key, "slug": _slug(model.vendor, key), "part_number": key,
+        "u_height": model.height_u, "is_full_depth": True, "airflow": "front-to-rear",
+        "weight": model.weight_kg, "weight_unit": "kg", "description": model.description[:200],
+        "comments": f"clusterforge catalog entry {key}. Source: {model.source}".strip(),
+        "interfaces": list(physical.values()),
+        "power-ports": [{"name": f"psu{i}", "type": _inlet(per_psu), "maximum_draw": int(per_psu)}
+                        for i in range(1, model.psu.count + 1)],
+    }
+    return DeviceType((key, ""), model.vendor, data["slug"], data)
+
+
+def _switch_type(key: str, model, nos: str, psus: int) -> DeviceType:
+    transport = "infiniband" if nos == "infiniband" else "ethernet"
+    interfaces: list[dict] = [{"name": "eth0", "type": "1000base-t", "mgmt_only": True}]  # IB switches too
+    speed = interface_type(model.speed_gbps, transport)
+    interfaces += [{"name": port_name(nos, index, model.lanes_per_port), "type": speed} for index in range(model.ports)]
+    interfaces += [{"name": port_name(nos, model.ports + index, model.lanes_per_port),
+                    "type": interface_type(model.uplink_speed_gbps or model.speed_gbps, transport)}
+                   for index in range(model.uplinks)]
+    per_psu = model.max_draw_w  # each PSU carries the whole switch when its twin fails
+    data = {
+        "manufacturer": model.vendor, "model": f"{key} ({nos})", "slug": _slug(model.vendor, key, nos),
+        "part_number": key, "u_height": model.height_u, "is_full_depth": True,
+        "weight": model.weight_kg, "weight_unit": "kg", "description": model.description[:200],
+        "comments": f"clusterforge catalog entry {key}, port names as {nos} spells them. Source: {model.source}",
+        "interfaces": interfaces,
+        "power-ports": [{"name": f"psu{i}", "type": _inlet(per_psu), "maximum_draw": max(1, int(per_psu))}
+                        for i in range(1, psus + 1)],
+    }
+    return DeviceType((key, nos), model.vendor, data["slug"], data)
+
+
+def _pdu_type(key: str, model) -> DeviceType:
+    outlets = []
+    for count, kind in _OUTLET_MIX.findall(model.description):
+        outlets += [f"iec-60320-c{kind}"] * int(count)
+    if len(outlets) != model.outlets:
+        outlets = ["iec-60320-c13"] * model.outlets  # the description does not split the outlets
+    legs = ("A", "B", "C") if model.phases == 3 else ("A",)
+    inlet_w = model.rating_a * model.voltage_v * (3 ** 0.5 if model.phases == 3 else 1)
+    data = {
+        "manufacturer": model.vendor, "model": key, "slug": _slug(model.vendor, key), "part_number": key,
+        "u_height": model.height_u, "is_full_depth": False,
+        "weight": model.weight_kg, "weight_unit": "kg", "description": model.description[:200],
+        "comments": f"clusterforge catalog entry {key}. Source: {model.source}".strip(),
+        "power-ports": [{"name": "inlet",
+                         "type": "iec-60309-3p-n-e-6h" if model.phases == 3 else "iec-60309-p-n-e-6h",
+                         "maximum_draw": int(inlet_w)}],
+        "power-outlets": [
+            {"name": f"outlet{i}", "type": kind, "power_port": "inlet", "feed_leg": legs[(i - 1) % len(legs)]}
+            for i, kind in enumerate(outlets, start=1)
+        ],
+    }
+    return DeviceType((key, ""), model.vendor, data["slug"], data)
+
+
+def _switch_nos(spec: ClusterSpec, plan: Plan) -> dict[str, str]:
+    """Switch name -> NOS of its plane (InfiniBand planes: infiniband)."""
+    from clusterforge.render.switches.facts import fabric_facts
+
+    return {name: facts.nos for name, facts in fabric_facts(spec, plan).items()}
+
+
+def device_types(spec: ClusterSpec, plan: Plan) -> list[DeviceType]:
+    """Every device type the Plan uses, in catalog order: servers, switches per NOS, PDUs."""
+    catalog = spec.catalog
+    used_models = {d.model for d in plan.devices}
+    data_transport = "infiniband" if any(
+        f.transport == "infiniband" for p, f in plan.fabric.items() if p == "data") else "ethernet"
+    types = [_server_type(k, m, plan, data_transport) for k, m in catalog.servers.items() if k in used_models]
+    nos_of = _switch_nos(spec, plan)
+    seen: dict[tuple[str, str], int] = {}
+    for device in plan.devices:
+        if device.model in catalog.switches and device.name in nos_of:
+            key = (device.model, nos_of[device.name])
+            seen[key] = max(seen.get(key, 0), len(device.psu_feeds) or 2)
+    types += [_switch_type(k, catalog.switches[k], nos, psus) for (k, nos), psus in sorted(seen.items())]
+    used_pdus = {p.model for p in plan.pdus}
+    types += [_pdu_type(k, m) for k, m in catalog.pdus.items() if k in used_pdus]
+    return types
+
+
+def export_device_types(types: Iterable[DeviceType]) -> dict[str, str]:
+    return {t.path: t.to_yaml() for t in types}
