@@ -42,11 +42,15 @@ class SwitchBuilder:
         if loopback:
             ifaces.append(Interface("Loopback0", plane, loopback, 1500))
         self.interfaces[name] = ifaces
+        self._names.pop(name, None)
 
     def port(self, name: str, iface: Interface) -> None:
         """Add a port interface; a port already provisioned for the envelope keeps its planned entry."""
-        if iface.name not in self._names.setdefault(name, {i.name for i in self.interfaces[name]}):
-            self._names[name].add(iface.name)
+        names = self._names.get(name)
+        if names is None:  # built once per switch: the port-name set is kept in step with its interfaces
+            names = self._names[name] = {i.name for i in self.interfaces[name]}
+        if iface.name not in names:
+            names.add(iface.name)
             self.interfaces[name].append(iface)
 
     def su_network_position(self, su: int, ordinal: int) -> tuple[str, int]:

@@ -1,13 +1,27 @@
-"""Deterministic YAML text for rendered files (libyaml's C emitter: fast enough for 100k files).
+"""Deterministic YAML text for rendered files: PyYAML's safe block layout, written without its representer.
+
+`to_yaml(data)` is byte-identical to
+
+    yaml.dump(data, Dumper=CSafeDumper, sort_keys=False, default_flow_style=False, width=4096,
+              explicit_start=True)
+
+(tests/unit/test_yamltext.py compares them on generated values). PyYAML's representer is pure
+Python and was most of the Ansible-tree render time at scale; this writer handles what host_vars
+and inventories hold — mappings with plain keys, lists, str/int/bool/None — and hands anything
+else (floats, tuples, long or multi-line strings, a container that appears twice) to PyYAML for
+the whole document. A string is written plain exactly when PyYAML would: its characters are safe
+for a plain scalar and no implicit resolver (int, float, bool, null, timestamp...) claims it;
+otherwise PyYAML writes that one scalar (cached per value).
 
 ``to_ansible_yaml`` is for files Ansible reads (inventory, host_vars): any string that could open a
 Jinja2 expression (it contains ``{``) is written with Ansible's ``!unsafe`` tag, so Ansible never
-templates it. The declaration's grammars already refuse ``{{``/``{%``/``{#``; this is the second wall.
-``UnsafeTolerantLoader`` reads such files back (the tag's value as a plain string).
+templates it (such a document is dumped by PyYAML). The declaration's grammars already refuse
+``{{``/``{%``/``{#``; this is the second wall. ``UnsafeTolerantLoader`` reads such files back.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import yaml
@@ -39,11 +53,119 @@ class UnsafeTolerantLoader(_Loader):  # type: ignore[misc, valid-type]
 UnsafeTolerantLoader.add_constructor(UNSAFE_TAG, lambda loader, node: loader.construct_scalar(node))
 
 
-def to_yaml(data: Any) -> str:
-    return yaml.dump(data, Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=4096,
+_PLAIN = re.compile(r"[A-Za-z0-9_/][A-Za-z0-9_./+@-]*\Z")  # no indicator first, no ': ', ' #', space, quote
+_RESOLVERS = yaml.resolver.Resolver.yaml_implicit_resolvers
+_LONGEST = 1024  # longer strings go to PyYAML (line folding)
+_SIMPLE_KEY = 128  # PyYAML writes longer keys as complex keys
+_QUOTED: dict[str, str] = {}
+
+
+class _Fallback(Exception):
+    """Something this writer does not format exactly like PyYAML: dump the document with PyYAML."""
+
+
+def _pyyaml(data: Any, dumper: type = _Dumper) -> str:
+    return yaml.dump(data, Dumper=dumper, sort_keys=False, default_flow_style=False, width=4096,
                      explicit_start=True)
+
+
+def to_yaml(data: Any) -> str:
+    return _write(data, _Dumper)
 
 
 def to_ansible_yaml(data: Any) -> str:
-    return yaml.dump(data, Dumper=_AnsibleDumper, sort_keys=False, default_flow_style=False, width=4096,
-                     explicit_start=True)
+    return _write(data, _AnsibleDumper)
+
+
+def _write(data: Any, dumper: type) -> str:
+    if type(data) is not dict or not data:
+        return _pyyaml(data, dumper)
+    out = ["---\n"]
+    try:
+        _mapping(data, "", None, out, set(), dumper is _AnsibleDumper)
+    except _Fallback:
+        return _pyyaml(data, dumper)
+    return "".join(out)
+
+
+def _plain(text: str) -> bool:
+    if not _PLAIN.match(text):
+        return False
+    resolvers = (*_RESOLVERS.get(text[0], ()), *_RESOLVERS.get(None, ()))
+    return not any(regexp.match(text) for _, regexp in resolvers)
+
+
+def _string(text: str, ansible: bool) -> str:
+    if len(text) > _LONGEST or (ansible and "{" in text):  # !unsafe: PyYAML's Ansible dumper
+        raise _Fallback
+    if text and _plain(text):
+        return text
+    quoted = _QUOTED.get(text)
+    if quoted is None:
+        if "\n" in text or "\r" in text:
+            raise _Fallback
+        dumped = yaml.dump(text, Dumper=_Dumper, width=4096)
+        quoted = dumped.removesuffix("\n...\n").removesuffix("\n")
+        if not quoted or "\n" in quoted:
+            raise _Fallback
+        if len(_QUOTED) < 65_536:
+            _QUOTED[text] = quoted
+    return quoted
+
+
+def _scalar(value: Any, ansible: bool) -> str | None:
+    kind = type(value)
+    if kind is str:
+        return _string(value, ansible)
+    if value is None:
+        return "null"
+    if kind is bool:
+        return "true" if value else "false"
+    if kind is int:
+        return int.__repr__(value)
+    if kind is dict or kind is list:
+        return None
+    raise _Fallback  # floats, tuples, subclasses: PyYAML's own rules
+
+
+def _key(key: Any) -> str:
+    if type(key) is not str or not key or len(key) >= _SIMPLE_KEY or not _plain(key):
+        raise _Fallback
+    return key
+
+
+def _mapping(data: dict, indent: str, first: str | None, out: list[str], seen: set[int], ansible: bool) -> None:
+    """Block mapping at `indent`; its first line starts with `first` ("- " items) when given."""
+    if id(data) in seen:
+        raise _Fallback  # PyYAML would write an anchor and an alias
+    seen.add(id(data))
+    for i, (key, value) in enumerate(data.items()):
+        lead = first if i == 0 and first is not None else indent
+        text = _scalar(value, ansible)
+        if text is not None:
+            out.append(f"{lead}{_key(key)}: {text}\n")
+        elif not value:
+            out.append(f"{lead}{_key(key)}: {'{}' if type(value) is dict else '[]'}\n")
+        elif type(value) is dict:
+            out.append(f"{lead}{_key(key)}:\n")
+            _mapping(value, indent + "  ", None, out, seen, ansible)
+        else:
+            out.append(f"{lead}{_key(key)}:\n")
+            _sequence(value, indent, out, seen, ansible)
+
+
+def _sequence(items: list, indent: str, out: list[str], seen: set[int], ansible: bool) -> None:
+    """Block sequence whose dashes sit at `indent` (PyYAML does not indent a mapping's sequences)."""
+    if id(items) in seen:
+        raise _Fallback
+    seen.add(id(items))
+    for item in items:
+        text = _scalar(item, ansible)
+        if text is not None:
+            out.append(f"{indent}- {text}\n")
+        elif not item:
+            out.append(f"{indent}- {'{}' if type(item) is dict else '[]'}\n")
+        elif type(item) is dict:
+            _mapping(item, indent + "  ", f"{indent}- ", out, seen, ansible)
+        else:
+            raise _Fallback  # a list in a list: rare; PyYAML's layout

@@ -28,7 +28,15 @@ _DIGITS = re.compile(r"\d+")
 
 def port_sort_key(name: str) -> tuple:
     """Ethernet8 before Ethernet16, swp2 before swp10, 1/2 before 2/1."""
-    return (_DIGITS.sub("", name), tuple(int(n) for n in _DIGITS.findall(name)))
+    key = _SORT_KEYS.get(name)
+    if key is None:
+        key = (_DIGITS.sub("", name), tuple(int(n) for n in _DIGITS.findall(name)))
+        if len(_SORT_KEYS) < 65_536:  # port names repeat on every switch of a model
+            _SORT_KEYS[name] = key
+    return key
+
+
+_SORT_KEYS: dict[str, tuple] = {}
 
 
 def address_of(cidr: str) -> str:

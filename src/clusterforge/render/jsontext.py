@@ -1,0 +1,110 @@
+"""Deterministic JSON text: sorted keys, 4-space indent, trailing newline (sonic-cfggen's layout).
+
+Byte-identical to json.dumps(data, indent=4, sort_keys=True) + "\\n" for the str/int/float/bool/None,
+dict, list and tuple values configs hold (tests/unit/test_jsontext.py compares them on generated
+values). Written out because json's indenting encoder is pure Python and was most of the render
+time at scale; this one writes a row of strings (most of a config) in one join, recurses only
+into nested containers, and remembers the text of rows it has seen: per-port QoS, PFC watchdog and
+queue rows repeat on every port of every switch, so most rows are one dictionary lookup.
+"""
+
+from __future__ import annotations
+
+from json.encoder import encode_basestring_ascii as _str
+from typing import Any
+
+__all__ = ["to_json"]
+
+_CONSTANTS = {True: "true", False: "false", None: "null"}
+ROW_CACHE_SIZE = 50_000  # rows kept (the first ones seen); ~10 MB at most
+_ROWS: dict[tuple, str] = {}  # (indent, *row items) -> text: rows repeat across ports and switches
+
+
+def to_json(data: Any) -> str:
+    text = _scalar(data)
+    if text is not None:
+        return text + "\n"
+    out: list[str] = []
+    _emit(data, "\n", out)
+    out.append("\n")
+    return "".join(out)
+
+
+def _scalar(value: Any) -> str | None:
+    """The text of a scalar, or None for a container."""
+    kind = type(value)
+    if kind is str:
+        return _str(value)
+    if kind is int:
+        return int.__repr__(value)
+    if kind is bool or value is None:
+        return _CONSTANTS[value]
+    if kind is float:
+        return float.__repr__(value)
+    if kind is dict or kind is list or kind is tuple:
+        return None
+    if isinstance(value, str):
+        return _str(value)
+    if isinstance(value, bool):
+        return _CONSTANTS[bool(value)]
+    if isinstance(value, int):
+        return int.__repr__(value)
+    if isinstance(value, float):
+        return float.__repr__(value)
+    if isinstance(value, dict | list | tuple):
+        return None
+    raise TypeError(f"not JSON-serialisable: {value!r}")
+
+
+def _emit(value: Any, newline: str, out: list[str]) -> None:
+    """Append the text of container `value` whose first line is indented by `newline` (a newline + spaces)."""
+    inner = newline + "    "
+    if isinstance(value, dict):
+        if not value:
+            out.append("{}")
+            return
+        signature = (newline, *value.items())
+        try:
+            text = _ROWS.get(signature)
+        except TypeError:  # an unhashable value: a nested container
+            text = signature = None
+        if text is not None:
+            out.append(text)
+            return
+        items = sorted(value.items())  # keys are unique: values are never compared
+        try:  # a row of string keys and values: one join
+            text = "{" + ",".join([inner + _str(k) + ": " + _str(v) for k, v in items]) + newline + "}"
+        except TypeError:  # a non-string key or value
+            text = None
+        if text is not None:
+            if signature is not None and len(_ROWS) < ROW_CACHE_SIZE:
+                _ROWS[signature] = text
+            out.append(text)
+            return
+        out.append("{")
+        for i, (key, item) in enumerate(items):
+            out.append(f"{',' if i else ''}{inner}{_str(key if type(key) is str else str(key))}: ")
+            text = _scalar(item)
+            if text is None:
+                _emit(item, inner, out)
+            else:
+                out.append(text)
+        out.append(newline + "}")
+        return
+    if not value:
+        out.append("[]")
+        return
+    try:
+        out.append("[" + ",".join([inner + _str(item) for item in value]) + newline + "]")
+        return
+    except TypeError:
+        pass
+    out.append("[")
+    for i, item in enumerate(value):
+        out.append(("," if i else "") + inner)
+        text = _scalar(item)
+        if text is None:
+            _emit(item, inner, out)
+        else:
+            out.append(text)
+    out.append(newline + "]")
