@@ -3,10 +3,15 @@
 ``lab_cluster``: inventory/lab.yaml rendered, brought up as real hosts (systemd-nspawn, FRR,
 bridges), torn down at the end of the session (also on failure); skips where the lab cannot run.
 ``lab_converged``: the site playbook run twice on the lab's servers through ansible-runner.
+
+The test session keeps its labs in their own home (``<lab home>-test``, or $CLUSTERFORGE_TEST_LAB_HOME),
+sharing only the rootfs and apt caches, and never touches a lab another home runs (``make up``'s):
+a lab test that would collide with one skips and says so.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,6 +20,37 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 LAB_INVENTORY = ROOT / "inventory" / "lab.yaml"
 LAB_EXTRAVARS = {"cf_lab": True}
+SHARED_CACHES = ("rootfs", "aptcache")
+
+
+def _test_lab_home() -> Path:
+    """Point CLUSTERFORGE_LAB_HOME (this process and every child) at the tests' own lab home."""
+    from clusterforge.lab.util import lab_home
+
+    shared = lab_home()
+    home = Path(os.environ.get("CLUSTERFORGE_TEST_LAB_HOME") or shared.with_name(shared.name + "-test"))
+    if home.resolve() != shared.resolve():
+        home.mkdir(parents=True, exist_ok=True)
+        for cache in SHARED_CACHES:  # downloaded once, used by both homes
+            (shared / cache).mkdir(parents=True, exist_ok=True)
+            link = home / cache
+            if not link.is_symlink() and not link.exists():
+                link.symlink_to(shared / cache)
+    os.environ["CLUSTERFORGE_LAB_HOME"] = str(home)
+    return home
+
+
+TEST_LAB_HOME = _test_lab_home()
+
+
+def skip_if_lab_owned_elsewhere(lab: str) -> None:
+    """Skip when a lab of this name runs from another home: taking it down would break someone's lab."""
+    from clusterforge.lab import netns
+    from clusterforge.lab.util import lab_dir
+
+    if netns.list_lab(lab) and not (lab_dir(lab) / "state.json").exists():
+        pytest.skip(f"lab {lab!r} is running from another lab home (`make up`?); the tests leave it alone"
+                    f" (take it down with `make down` to run the lab tests)")
 
 
 @dataclass(frozen=True)
@@ -49,6 +85,7 @@ def lab_cluster(tmp_path_factory: pytest.TempPathFactory, request: pytest.Fixtur
     out = tmp_path_factory.mktemp("lab-cluster") / "rendered"
     write_tree(out, files)
     topology = lab_topology(spec, plan, files)
+    skip_if_lab_owned_elsewhere(topology.name)
     down(topology.name)  # start from the base image, whatever an earlier run left
     request.addfinalizer(lambda: down(topology.name))
     result = up(topology)

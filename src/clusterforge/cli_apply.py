@@ -101,6 +101,30 @@ def _run(action: Any, *args: Any, **kwargs: Any) -> Any:
         _engine_failed(exc, streamed=kwargs.get("on_output") is not None)
 
 
+def _say_err(line: str) -> None:
+    err.print(line, markup=False, highlight=False, soft_wrap=True)
+
+
+def _prepare(handle: Any, stack: str) -> None:
+    """Another run holds the stack: exit 1 saying so; an interrupted one: release and clear what it left."""
+    from clusterforge.ops.engine_run import StackBusy, prepare
+
+    try:
+        prepare(handle, stack, _say_err)
+    except StackBusy as exc:
+        _say_err(f"error: {exc}")
+        raise typer.Exit(1) from None
+
+
+def _guarded(action: Any, handle: Any, stack: str, verb: str) -> Any:
+    from clusterforge.ops.engine_run import Interrupted, guarded
+
+    try:
+        return guarded(action, handle, stack, verb, _say_err)
+    except Interrupted as exc:
+        raise typer.Exit(exc.exit_code) from None
+
+
 def preview_cmd(
     inventory: Path = typer.Argument(..., help="inventory YAML"),
     stack: str | None = typer.Option(None, "--stack", "-s", help="stack name [default: the inventory's stem]"),
@@ -146,6 +170,7 @@ def up_cmd(
     from clusterforge.pulumi import automation
 
     handle, name = _open(inventory, stack, target, provision, verify, state_dir, backend_url)
+    _prepare(handle, name)
     if not yes:
         planned = _run(automation.preview, handle)
         _print_summary(f"preview of stack {name}", planned.summary)
@@ -154,8 +179,8 @@ def up_cmd(
             return
         if not typer.confirm("Apply these changes?", default=False):
             raise typer.Exit(1)
-    result = _run(automation.up, handle, on_output=_stream,
-                  skip_checkpoints=skip_checkpoints)
+    result = _guarded(lambda summary: _run(automation.up, handle, on_output=_stream, summary=summary,
+                                           skip_checkpoints=skip_checkpoints), handle, name, "up")
     _print_summary(f"stack {name} updated", result.summary)
     for key, value in sorted(result.outputs.items()):
         out.print(f"{key}: {json.dumps(value)}", markup=False, highlight=False, soft_wrap=True)
@@ -176,7 +201,9 @@ def destroy_cmd(
     handle, name = _open(None, name, None, None, None, state_dir, backend_url)
     if not yes and not typer.confirm(f"Destroy every resource of stack {name}?", default=False):
         raise typer.Exit(1)
-    result = _run(automation.destroy, handle, on_output=_stream)
+    _prepare(handle, name)
+    result = _guarded(lambda summary: _run(automation.destroy, handle, on_output=_stream, summary=summary),
+                      handle, name, "destroy")
     out.print(f"stack {name}: {result.summary.count('delete')} resources deleted", markup=False, highlight=False)
 
 

@@ -95,6 +95,8 @@ def verify(
             raise typer.Exit(3) from None
     out.print(results_table(result))
     for host_name, hr in result.per_host.items():
+        if hr.unreachable is not None:
+            _say(out, f"host {host_name} unreachable: {hr.unreachable}")
         for f in hr.failures:
             _say(out, f"FAIL {host_name} {f['test']}: {f['message']}")
         if show_skips:

@@ -158,6 +158,38 @@ def test_up_refuses_a_different_topology_while_running(lab, lab_topology):
     assert all(r.state == "running" for r in status(lab_topology))
 
 
+def test_up_refuses_a_second_lab_with_the_same_control_addresses(lab, lab_topology):
+    from lab_fixtures import leftovers, small_topology
+
+    twin = small_topology("cftwin")
+    try:
+        with pytest.raises(LabError, match=r"198\.18\.8\.254/24 is already on cf"):
+            up(twin)
+        assert not leftovers(twin.name)["netns"]
+    finally:
+        down(twin.name)
+    assert all(r.state == "running" for r in status(lab_topology))
+
+
+def test_host_whose_nspawn_died_is_seen_and_rebooted(lab, lab_topology):
+    """SIGKILL on nspawn leaves the host's systemd running: status says so, and `up` boots it cleanly."""
+    import os
+    import signal
+
+    before = {r.host: r for r in status(lab_topology)}
+    os.kill(before["srv3"].pid, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and {r.host: r for r in status(lab_topology)}["srv3"].state == "running":
+        time.sleep(0.2)
+    after = {r.host: r for r in status(lab_topology)}["srv3"]
+    assert after.state == "orphaned", after
+    again = up(lab_topology)
+    assert again.started == ["srv3"]
+    rows = {r.host: r for r in status(lab_topology)}
+    assert rows["srv3"].state == "running" and rows["srv3"].sshd and rows["srv3"].pid != before["srv3"].pid
+    assert all(rows[h].pid == before[h].pid for h in rows if h != "srv3")
+
+
 def test_ssh_command_with_strict_host_keys(lab, lab_topology):
     argv = ssh_command(lab_topology, "srv3", ["cat", "/etc/hostname"])
     p = subprocess.run(argv, capture_output=True, text=True, timeout=30)

@@ -41,7 +41,8 @@ def run_site_calls(monkeypatch: pytest.MonkeyPatch):
     calls: list[dict] = []
     results: list[ProvisionResult] = []
 
-    def fake_run_site(inventory_path, private_data_dir, limit=None, tags=None, extravars=None, ssh_config=None):
+    def fake_run_site(inventory_path, private_data_dir, limit=None, tags=None, extravars=None, ssh_config=None,
+                      progress=None, cancel=None):
         vars_file = Path(private_data_dir) / "env" / "extravars"
         calls.append({"limit": limit, "extravars": extravars, "vars": json.loads(vars_file.read_text()),
                       "vars_mode": stat.S_IMODE(vars_file.stat().st_mode), "env": dict(os.environ)})

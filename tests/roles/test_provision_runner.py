@@ -79,3 +79,11 @@ def test_per_host_stats_and_changes(result) -> None:
 
 def test_artifacts_are_kept(result) -> None:
     assert result.artifact_dir is not None and (Path(result.artifact_dir) / "stdout").exists()
+
+
+def test_host_key_checking_stays_on_when_called_as_a_library(result) -> None:
+    """ansible-runner records the environment it started ansible-playbook with: checking is on."""
+    import json
+
+    command = json.loads((Path(result.artifact_dir) / "command").read_text())
+    assert command["env"]["ANSIBLE_HOST_KEY_CHECKING"] == "True"

@@ -77,3 +77,14 @@ def test_report_json(tmp_path):
 
 def test_empty_result_is_ok():
     assert VerifyResult(per_host={}).ok
+
+
+def test_unreachable_host_counts_once_with_its_reason():
+    why = "ssh: connect to host 198.18.8.11 port 22: Connection refused"
+    records = [dict(rec("a", f"kernel::test_{i}[a]", "failed", f"a unreachable: {why}"), unreachable=why)
+               for i in range(71)] + RECORDS[3:]
+    result = aggregate(records, ["a", "b"])
+    assert result.unreachable == {"a": why}
+    assert (result.per_host["a"].failed, result.failed, result.passed) == (1, 1, 1)
+    assert result.failures == [f"a unreachable: {why}"]
+    assert not result.ok

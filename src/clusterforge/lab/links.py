@@ -134,6 +134,24 @@ def ensure_control(lab: str, addresses: list[tuple[str, str]]) -> bool:
     return created
 
 
+def control_conflicts(lab: str, addresses: list[tuple[str, str]]) -> list[str]:
+    """Control addresses already held by a root-namespace link that is not this lab's (another lab
+    with the same plan, say): one line each. Two labs answering for one gateway would split traffic."""
+    wanted = {cidr.split("/")[0]: cidr for cidr, _ in addresses}
+    ours = {names.bridge_name(lab, segment) for _, segment in addresses}
+    out = run(["ip", "-j", "addr", "show"]).stdout
+    problems = []
+    links = None
+    for link in json.loads(out or "[]"):
+        dev = link.get("ifname", "")
+        for a in link.get("addr_info", []):
+            if a.get("local") in wanted and dev not in ours:
+                links = links if links is not None else _links()
+                owner = str(links.get(dev, {}).get("ifalias") or "")
+                problems.append(f"{wanted[a['local']]} is already on {dev}" + (f" ({owner})" if owner else ""))
+    return problems
+
+
 def ensure_routes(netns: str, routes: tuple[LabRoute, ...]) -> bool:
     """Install static routes in a host namespace (``ip route replace``). True when any was missing."""
     if not routes:

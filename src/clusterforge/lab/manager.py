@@ -27,7 +27,7 @@ T = TypeVar("T")
 class HostStatus:
     host: str
     kind: str
-    state: str  # running | stopped | absent
+    state: str  # running | stopped | orphaned (nspawn gone, its processes live on) | absent
     netns: str
     pid: int | None
     management_ip: str | None  # the address this machine reaches it on (management, else oob)
@@ -115,6 +115,10 @@ def up(
             progress(None, "stale state from an earlier lab with another topology; cleaning it first")
             _down_locked(lab, progress, grace=0)
             st = LabState(lab)
+        clash = links.control_conflicts(lab, topology.control_addresses())
+        if clash:
+            raise LabError(f"lab {lab!r} cannot take its control addresses: " + "; ".join(clash)
+                           + "; another lab with these addresses is running (take it down first)")
         base = rootfs.ensure_rootfs(progress=progress)
         key, pub = overlay.ensure_lab_key(lab)
         host_names = [h.name for h in topology.hosts]
@@ -137,6 +141,8 @@ def up(
         changed = _network(topology, progress, workers)
         if topology.apt_proxy:
             _ensure_apt_proxy(topology, st, progress)
+
+        _stop_orphans(topology, st, progress)
 
         def prepare(name: str) -> tuple[str, bool]:
             h = topology.host(name)
@@ -179,6 +185,27 @@ def up(
         else:
             progress(None, f"lab {lab} already running ({len(host_names)} hosts); nothing changed")
         return UpResult(lab, changed, started, secs, cfg, kh)
+
+
+def orphaned_pids(lab: str, host: str, d: dict[str, Any]) -> list[int]:
+    """Processes of a host whose nspawn is gone (killed, crashed) while its systemd lives on."""
+    root = Path(d.get("root") or overlay.root_dir(lab, host))
+    if container.is_running(d.get("pid"), root):
+        return []
+    ns = d.get("netns") or names.netns_name(lab, host)
+    return container.leftover_pids([(None, root, ns)], container.host_cgroups(lab, host))
+
+
+def _stop_orphans(topology: LabTopology, st: LabState, progress: Progress) -> None:
+    """Before booting a host again, stop what is left of its last boot (it holds the root and the namespace)."""
+    for h in topology.hosts:
+        d = st.host(h.name)
+        left = orphaned_pids(topology.name, h.name, d)
+        if left:
+            progress(h.name, f"nspawn is gone but {len(left)} of its processes live on; stopping them")
+            root = Path(d.get("root") or overlay.root_dir(topology.name, h.name))
+            ns = d.get("netns") or names.netns_name(topology.name, h.name)
+            container.stop_many([(None, root, ns)], grace=0, cgroups=container.host_cgroups(topology.name, h.name))
 
 
 _SYSCTL = Path("/proc/sys")
@@ -278,15 +305,16 @@ def status(lab: LabTopology | str) -> list[HostStatus]:
             return HostStatus(name, h.kind, "absent", ns, None, mgmt)
         pid = d.get("pid")
         running = container.is_running(pid, root)
+        state = "running" if running else ("orphaned" if orphaned_pids(topology.name, name, d) else "stopped")
         return HostStatus(
             name,
             h.kind,
-            "running" if running else "stopped",
+            state,
             ns,
             pid if running else None,
             mgmt,
             links.ns_addresses(ns),
-            container.sshd_up(ns, mgmt) if running else False,
+            container.sshd_up(ns, mgmt) if state != "stopped" else False,
         )
 
     rows = _parallel(one, [h.name for h in topology.hosts], 16)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -61,11 +61,15 @@ def run_site(
     *,
     playbooks_dir: Path = DEFAULT_PLAYBOOKS_DIR,
     skip_tags: str | Iterable[str] | None = None,
+    progress: Callable[[str], Any] | None = None,
+    cancel: Callable[[], bool] | None = None,
 ) -> ProvisionResult:
     """Run playbooks/site.yml against ``inventory_path`` and collect per-host results.
 
     ``private_data_dir`` receives ansible-runner's artifacts (events, stdout, rc).
-    ``ssh_config`` is passed to every ssh/scp/sftp call as ``-F``.
+    ``ssh_config`` is passed to every ssh/scp/sftp call as ``-F``. ``progress`` receives one
+    line per host and finished task (clusterforge.provision.progress); ``cancel`` is polled while
+    the playbook runs and stops it (its whole process group) once it returns True.
     """
     playbooks_dir = Path(playbooks_dir).resolve()
     private_data_dir = Path(private_data_dir).resolve()
@@ -85,6 +89,7 @@ def run_site(
         envvars=envvars,
         quiet=True,
         rotate_artifacts=20,
+        **_callbacks(progress, cancel),
     )
     duration_s = time.monotonic() - started
     return _result(run, duration_s)
@@ -98,10 +103,23 @@ def _environment(playbooks_dir: Path, ssh_config: Path | None) -> dict[str, str]
         "ANSIBLE_CALLBACK_PLUGINS": str(playbooks_dir / "callback_plugins"),
         # ansible-playbook lives next to the interpreter running us (a venv need not be active).
         "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
+        # ansible-runner turns host key checking off unless told otherwise; a caller cannot turn it off here.
+        "ANSIBLE_HOST_KEY_CHECKING": "True",
     }
     if ssh_config is not None:
         env["ANSIBLE_SSH_COMMON_ARGS"] = f"-F {Path(ssh_config).resolve()}"
     return env
+
+
+def _callbacks(progress: Callable[[str], Any] | None, cancel: Callable[[], bool] | None) -> dict[str, Any]:
+    callbacks: dict[str, Any] = {}
+    if progress is not None:
+        from clusterforge.provision.progress import TaskProgress
+
+        callbacks["event_handler"] = TaskProgress(progress)
+    if cancel is not None:
+        callbacks["cancel_callback"] = cancel
+    return callbacks
 
 
 def _join(value: str | Iterable[str] | None) -> str | None:

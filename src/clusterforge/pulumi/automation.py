@@ -177,8 +177,12 @@ class ChangeSummary:
     """What an engine run did (or, for a preview, would do), one entry per resource."""
 
     steps: list[Step] = field(default_factory=list)
+    finished: set[str] = field(default_factory=set)  # URNs whose step completed or failed
 
     def on_event(self, event: Any) -> None:
+        for done in (getattr(event, "res_outputs_event", None), getattr(event, "res_op_failed_event", None)):
+            if done is not None and done.metadata is not None:
+                self.finished.add(done.metadata.urn)
         pre = getattr(event, "resource_pre_event", None)
         if pre is None or pre.metadata is None:
             return
@@ -196,6 +200,16 @@ class ChangeSummary:
             for urn in replaced & set(grouped.get(op, {})):
                 del grouped[op][urn]
         return {op: list(steps.values()) for op, steps in grouped.items()}
+
+    def in_flight(self) -> list[Step]:
+        """Resources whose step started and did not finish: what an interrupted run was doing.
+        Components (the stack, clusterforge:* groupings) finish only with their children; left out."""
+        seen: dict[str, Step] = {}
+        for step in self.steps:
+            component = step.type == "pulumi:pulumi:Stack" or step.type.startswith(f"{NAMESPACE}:")
+            if step.op != "same" and step.urn not in self.finished and not component:
+                seen.setdefault(step.urn, step)
+        return list(seen.values())
 
     def urns(self, op: str) -> list[str]:
         return sorted(step.urn for step in self.by_op().get(op, []))
@@ -226,19 +240,21 @@ class StackRun:
     stdout: str
 
 
-def _collect(run: Callable[..., Any], diff: bool, on_output: Callable[[str], Any] | None, **kwargs: Any) -> StackRun:
-    summary = ChangeSummary()
+def _collect(run: Callable[..., Any], diff: bool, on_output: Callable[[str], Any] | None,
+             summary: ChangeSummary | None = None, **kwargs: Any) -> StackRun:
+    summary = summary if summary is not None else ChangeSummary()
     result = run(on_event=summary.on_event, diff=diff or None, on_output=on_output, color="never", **kwargs)
     outputs = {k: v.value for k, v in (getattr(result, "outputs", None) or {}).items()}
     return StackRun(summary, outputs, result.stdout)
 
 
-def preview(handle: Any, *, diff: bool = False, on_output: Callable[[str], Any] | None = None) -> StackRun:
-    return _collect(handle.preview, diff, on_output)
+def preview(handle: Any, *, diff: bool = False, on_output: Callable[[str], Any] | None = None,
+            summary: ChangeSummary | None = None) -> StackRun:
+    return _collect(handle.preview, diff, on_output, summary)
 
 
 def up(handle: Any, *, diff: bool = False, on_output: Callable[[str], Any] | None = None,
-       skip_checkpoints: bool = False) -> StackRun:
+       skip_checkpoints: bool = False, summary: ChangeSummary | None = None) -> StackRun:
     """Apply. `skip_checkpoints` saves the state once at the end instead of after every step.
 
     The file backend rewrites the whole state file after every step, so a first `up` of ~500
@@ -251,12 +267,13 @@ def up(handle: Any, *, diff: bool = False, on_output: Callable[[str], Any] | Non
         env["PULUMI_SKIP_CHECKPOINTS"] = "true"
     try:
         # show_secrets defaults to True in the Automation API: outputs would print secrets in plain text.
-        return _collect(handle.up, diff, on_output, show_secrets=False)
+        return _collect(handle.up, diff, on_output, summary, show_secrets=False)
     finally:
         env.pop("PULUMI_SKIP_CHECKPOINTS", None)
 
 
-def destroy(handle: Any, *, on_output: Callable[[str], Any] | None = None) -> StackRun:
-    summary = ChangeSummary()
+def destroy(handle: Any, *, on_output: Callable[[str], Any] | None = None,
+            summary: ChangeSummary | None = None) -> StackRun:
+    summary = summary if summary is not None else ChangeSummary()
     result = handle.destroy(on_event=summary.on_event, on_output=on_output, color="never", show_secrets=False)
     return StackRun(summary, {}, result.stdout)

@@ -52,6 +52,7 @@ class HostResult:
     skipped: int = 0
     failures: list[dict[str, str]] = field(default_factory=list)  # {test, message}
     skips: list[dict[str, str]] = field(default_factory=list)  # {test, message}
+    unreachable: str | None = None  # why the host did not answer; its checks count as one failure
 
 
 @dataclass
@@ -70,9 +71,18 @@ class VerifyResult:
         return self.failed == 0 and not self.errors
 
     @property
+    def unreachable(self) -> dict[str, str]:
+        """host -> why it did not answer."""
+        return {h: hr.unreachable for h, hr in self.per_host.items() if hr.unreachable is not None}
+
+    @property
     def failures(self) -> list[str]:
-        """Every failure as one line, ``host test: message``, then the run's errors."""
-        lines = [f"{h} {f['test']}: {f['message']}" for h, hr in self.per_host.items() for f in hr.failures]
+        """Every failure as one line, ``host test: message`` (``host unreachable: why``), then the run's errors."""
+        lines = []
+        for h, hr in self.per_host.items():
+            if hr.unreachable is not None:
+                lines.append(f"{h} unreachable: {hr.unreachable}")
+            lines += [f"{h} {f['test']}: {f['message']}" for f in hr.failures]
         return lines + list(self.errors)
 
     def to_dict(self) -> dict[str, Any]:
@@ -92,13 +102,21 @@ def aggregate(records: Iterable[Mapping[str, Any]], hosts: Sequence[str] = ()) -
     """Per-host counts and failure lists from check records ({host, test, outcome, message}).
 
     Every host in ``hosts`` appears even with no record. A failed record without a host (a
-    module that did not import) is an error of the whole run.
+    module that did not import) is an error of the whole run. The checks of a host that did not
+    answer (records marked ``unreachable``) count as one failure of that host, not one per check.
     """
     result = VerifyResult(per_host={h: HostResult() for h in hosts})
     for rec in records:
         rec = dict(rec)
         result.records.append(rec)
         outcome, host = rec.get("outcome"), rec.get("host")
+        if host is not None and rec.get("unreachable") is not None:
+            hr = result.per_host.setdefault(host, HostResult())
+            if hr.unreachable is None:
+                hr.unreachable = str(rec["unreachable"])
+                hr.failed += 1
+                result.failed += 1
+            continue
         entry = {"test": str(rec.get("test", rec.get("nodeid", ""))), "message": str(rec.get("message", ""))}
         if host is None:
             if outcome == "failed":

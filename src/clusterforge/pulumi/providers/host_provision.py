@@ -27,6 +27,8 @@ from typing import Any
 import pulumi
 from pulumi.dynamic import CheckFailure, CheckResult, CreateResult, DiffResult, Resource, ResourceProvider, UpdateResult
 
+from clusterforge.pulumi.providers import _lifeline
+
 __all__ = ["HostProvision", "HostProvisionArgs", "HostProvisionProvider", "ProvisionFailed"]
 
 REPLACE_KEYS = ("group",)
@@ -80,7 +82,9 @@ def _run_site(props: Mapping[str, Any], extravars: dict[str, Any]) -> _Outcome:
     try:
         result = run_site(Path(props["inventory_path"]), private_data_dir, limit=props["group"],
                           tags=props.get("tags"), extravars=None,
-                          ssh_config=Path(props["ssh_config"]) if props.get("ssh_config") else None)
+                          ssh_config=Path(props["ssh_config"]) if props.get("ssh_config") else None,
+                          progress=lambda line: _lifeline.say(f"provision {props['group']}: {line}"),
+                          cancel=_lifeline.cancelled)
     finally:
         vars_file.unlink(missing_ok=True)
     unreachable = {host: result.unreachable_messages.get(host, "") for host in result.unreachable_hosts}
@@ -143,7 +147,7 @@ def _run_playbook(props: Mapping[str, Any], extravars: dict[str, Any]) -> _Outco
         run = ansible_runner.run(
             private_data_dir=str(private_data_dir), playbook=str(playbook), inventory=props["inventory_path"],
             limit=props["group"], tags=props.get("tags") or None, envvars=envvars, quiet=True,
-            rotate_artifacts=KEEP_ARTIFACT_RUNS, suppress_env_files=True,
+            rotate_artifacts=KEEP_ARTIFACT_RUNS, suppress_env_files=True, cancel_callback=_lifeline.cancelled,
         )
         events = list(run.events)
     finally:
@@ -184,10 +188,13 @@ class HostProvisionProvider(ResourceProvider):
 
     @staticmethod
     def _provision(props: dict[str, Any], runs: int) -> dict[str, Any]:
+        _lifeline.watch()
         _prepare_environment()
         extravars = {**(props.get("extravars") or {}), **(props.get("secret_vars") or {})}
         run = _run_playbook if props.get("playbook") else _run_site
         outcome = run(props, extravars)
+        if _lifeline.cancelled():
+            raise ProvisionFailed(f"provisioning {props['group']} was interrupted (the engine run stopped)")
         if outcome.failed:
             lines = "\n".join(f"  {host}: {reason}" for host, reason in sorted(outcome.failed.items()))
             raise ProvisionFailed(f"provisioning {props['group']} failed on {len(outcome.failed)} host(s):\n{lines}")

@@ -48,8 +48,9 @@ def _run(props: Mapping[str, Any]) -> dict[str, Any]:
     report = props.get("report_path")
     result = run_checks(Path(props["inventory_path"]), props.get("target") or "ssh", list(props["hosts"]),
                         Path(ssh_config) if ssh_config else None, Path(report) if report else None)
-    failures = [f"{host}: {failure.get('test')}: {failure.get('message')}"
-                for host, per_host in sorted(result.per_host.items()) for failure in per_host.failures]
+    failures = [f"{host} unreachable: {why}" for host, why in sorted(result.unreachable.items())]
+    failures += [f"{host}: {failure.get('test')}: {failure.get('message')}"
+                 for host, per_host in sorted(result.per_host.items()) for failure in per_host.failures]
     failures += [f"error: {error}" for error in result.errors]  # e.g. nothing was collected
     return {"passed": int(result.passed), "failed": int(result.failed) + len(result.errors),
             "skipped": int(result.skipped), "failures": failures[:MAX_REPORTED_FAILURES]}

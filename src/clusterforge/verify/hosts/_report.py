@@ -52,6 +52,9 @@ class _Recorder:
             "outcome": "passed", "message": "", "duration_s": 0.0,
         })  # fmt: skip
         rec["duration_s"] = round(rec["duration_s"] + report.duration, 3)
+        unreachable = dict(report.user_properties).get("cf_unreachable")
+        if unreachable is not None:
+            rec["unreachable"] = str(unreachable)[:MESSAGE_MAX]
         if report.failed:
             # A failure in setup/teardown (e.g. the host is unreachable) fails the check too.
             if rec["outcome"] != "failed":

@@ -69,6 +69,7 @@ class CheckContext:
     options: dict[str, Any]
     vars: dict[str, dict[str, Any]] = field(default_factory=dict)
     _facts: dict[str, HostFacts] = field(default_factory=dict)
+    _unreachable: dict[str, str | None] = field(default_factory=dict)
 
     def connection(self, name: str):
         import testinfra
@@ -84,6 +85,36 @@ class CheckContext:
         if name not in self._facts:
             self._facts[name] = HostFacts(self.connection(name))
         return self._facts[name]
+
+    def unreachable(self, name: str) -> str | None:
+        """Why ``name`` cannot be reached (probed once per host and worker), or None."""
+        if self.target == "local":
+            return None
+        if name not in self._unreachable:
+            self._unreachable[name] = probe_failure(self.facts(name).host)
+        return self._unreachable[name]
+
+
+UNREACHABLE_PROPERTY = "cf_unreachable"
+SSH_FAILED = 255  # ssh's own exit status: the connection (not the remote command) failed
+
+
+def probe_failure(host: Any) -> str | None:
+    """Run ``true`` on the host; the connection error as one line, or None when it answered."""
+    try:
+        result = host.run("true")
+    except Exception as exc:  # noqa: BLE001 - any backend error means the host was not reached
+        return _one_line(str(exc)) or type(exc).__name__
+    if result.rc == 0:
+        return None
+    if result.rc == SSH_FAILED or not result.stdout:
+        return _one_line(result.stderr) or f"`true` exited {result.rc}"
+    return None
+
+
+def _one_line(text: str) -> str:
+    lines = [line.strip() for line in str(text).replace("\r", "").splitlines() if line.strip()]
+    return lines[-1][:300] if lines else ""
 
 
 _CTX = pytest.StashKey[CheckContext | None]()
@@ -198,15 +229,24 @@ def host_vars(check_context: CheckContext, cf_host_name: str) -> dict[str, Any]:
     return check_context.vars[cf_host_name]
 
 
+def _reached(request: pytest.FixtureRequest, ctx: CheckContext, name: str) -> HostFacts:
+    """The host's facts; a host that does not answer fails the check once, marked unreachable."""
+    why = ctx.unreachable(name)
+    if why is not None:
+        request.node.user_properties.append((UNREACHABLE_PROPERTY, why))
+        pytest.fail(f"{name} unreachable: {why}", pytrace=False)
+    return ctx.facts(name)
+
+
 @pytest.fixture
-def host(check_context: CheckContext, cf_host_name: str):
+def host(request: pytest.FixtureRequest, check_context: CheckContext, cf_host_name: str):
     """testinfra Host for the host under check (overrides testinfra's own ``host`` fixture)."""
-    return check_context.facts(cf_host_name).host
+    return _reached(request, check_context, cf_host_name).host
 
 
 @pytest.fixture
-def facts(check_context: CheckContext, cf_host_name: str) -> HostFacts:
-    return check_context.facts(cf_host_name)
+def facts(request: pytest.FixtureRequest, check_context: CheckContext, cf_host_name: str) -> HostFacts:
+    return _reached(request, check_context, cf_host_name)
 
 
 @pytest.fixture

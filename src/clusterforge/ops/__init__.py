@@ -1,0 +1,1 @@
+"""Operating a running cluster under faults: interrupts, process trees, drift, replace, doctor."""

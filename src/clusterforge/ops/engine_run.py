@@ -1,0 +1,61 @@
+"""Engine runs that survive faults: recover the stack before a run, stop cleanly when interrupted.
+
+``prepare`` (before `up`/`destroy`) releases the lock of an engine that is gone and drops the
+pending operations it left, saying so; ``guarded`` runs the engine action interruptibly and, on
+SIGINT/SIGTERM, names what was in flight, stops every child process and leaves the stack ready for
+the next run (no manual `pulumi cancel` or `refresh --clear-pending-creates`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from clusterforge.ops.interrupt import Interrupted, run_interruptible
+from clusterforge.pulumi.automation import ChangeSummary
+from clusterforge.pulumi.recovery import StackBusy, recover
+
+__all__ = ["Interrupted", "StackBusy", "guarded", "prepare"]
+
+T = TypeVar("T")
+Say = Callable[[str], Any]
+
+
+def backend_url(handle: Any) -> str:
+    return str(handle.workspace.env_vars.get("PULUMI_BACKEND_URL", ""))
+
+
+def prepare(handle: Any, stack: str, say: Say, *, clear_pending: bool = True) -> None:
+    """Raise StackBusy while another run holds the stack; otherwise recover what an interrupted one left."""
+    for line in recover(handle, backend_url(handle), stack, clear_pending=clear_pending).lines(stack):
+        say(line)
+
+
+def _describe_stopped(exc: Interrupted) -> str:
+    names: dict[str, int] = {}
+    for proc in exc.stopped:
+        exe = proc.argv[0].rsplit("/", 1)[-1] if proc.argv else "?"
+        if exe.startswith("python") and len(proc.argv) > 1:
+            exe = next((a.rsplit("/", 1)[-1] for a in proc.argv[1:] if not a.startswith("-")), exe)
+        names[exe] = names.get(exe, 0) + 1
+    return ", ".join(f"{n}× {exe}" if n > 1 else exe for exe, n in sorted(names.items())) or "none"
+
+
+def guarded(action: Callable[[ChangeSummary], T], handle: Any, stack: str, verb: str, say: Say) -> T:
+    """``action(summary)`` interruptibly; on a signal report, stop children, recover, re-raise Interrupted."""
+    summary = ChangeSummary()
+    try:
+        return run_interruptible(lambda: action(summary))
+    except Interrupted as exc:
+        say(f"{verb} of stack {stack} interrupted by {exc.signame}")
+        flying = summary.in_flight()
+        if flying:
+            say("in flight: " + ", ".join(f"{step.op} {step.type.rsplit(':', 1)[-1]} {step.name}" for step in flying))
+        say(f"stopped {len(exc.stopped)} process(es): {_describe_stopped(exc)}")
+        try:
+            prepare(handle, stack, say)
+        except Exception as problem:  # noqa: BLE001 - reported; the next run recovers again
+            say(f"could not recover the stack now ({problem}); the next run will")
+        done = {s.urn for s in summary.steps if s.op != "same" and s.urn in summary.finished}
+        say(f"the next run continues from here ({len(done)} change(s) finished before the interrupt)")
+        raise
