@@ -11,10 +11,12 @@ from __future__ import annotations
 from math import ceil
 from typing import Any
 
+from clusterforge.model import ClusterSpec
 from clusterforge.render.switches.facts import SwitchFacts
 
 __all__ = [
-    "BUFFER_POOL", "BUFFER_PROFILE", "BUFFER_PG", "BUFFER_QUEUE", "headroom", "lossless_profile_name",
+    "lossless_budget_problems", "BUFFER_POOL", "BUFFER_PROFILE", "BUFFER_PG", "BUFFER_QUEUE", "headroom",
+    "lossless_profile_name",
     "PROPAGATION_NS_PER_M", "RESPONSE_NS", "FRAME_OVERHEAD_B",
 ]
 
@@ -40,6 +42,37 @@ def headroom(speed_gbps: int, cable_m: int, mtu: int) -> dict[str, int]:
     xoff = in_flight + 2 * frame
     xon = 2 * frame
     return {"xon": xon, "xoff": xoff, "size": xon + xoff}
+
+
+def lossless_budget_problems(spec: ClusterSpec) -> list[tuple[tuple, str]]:
+    """Declaration-level check, before anything renders: on every SONiC RoCE plane, each switch
+    model's ingress lossless pool must hold the headroom of all its ports at their full speed.
+    Returns (field location, message) pairs."""
+    out: list[tuple[tuple, str]] = []
+    cable = spec.networks.qos.pfc_cable_length_m
+    for plane_name in ("data", "storage", "management", "oob"):
+        plane = spec.networks.plane(plane_name)
+        if plane.nos != "sonic" or plane.transport != "roce":
+            continue
+        for field in ("leaf_model", "spine_model", "core_model"):
+            name = getattr(plane, field)
+            model = spec.catalog.switches.get(name) if name else None
+            if model is None or model.sonic is None:
+                continue  # unknown model / no port map: reported by the model's own checks
+            if model.sonic.buffers is None:
+                out.append((("networks", plane_name, field), f"switch model {name!r} has no SONiC buffer pool"
+                            " sizes in the catalog (`sonic.buffers`); a RoCE plane needs them"))
+                continue
+            need = sum(headroom(p.speed_gbps, cable, plane.mtu)["size"] for p in model.sonic.ports())
+            pool = model.sonic.buffers.ingress_lossless_pool
+            if need > pool:
+                problem = (("networks", "qos", "pfc_cable_length_m"),
+                            f"{cable} m of cable needs {need} B of lossless headroom on a fully used {name}"
+                            f" ({plane_name} plane), more than its {pool} B ingress lossless pool;"
+                            " see docs/pfc-headroom.md")
+                if problem not in out:  # leaves and spines of one model: said once
+                    out.append(problem)
+    return out
 
 
 def lossless_profile_name(speed_gbps: int, cable_m: int) -> str:
