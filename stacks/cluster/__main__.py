@@ -5,18 +5,15 @@ provision, verify, and the delivery settings of the target. Everything below is 
 clusterforge.pulumi.program from the Plan; nothing is planned here.
 """
 
-from pathlib import Path
-
 import pulumi
 
+from clusterforge import paths
 from clusterforge.loading import load_and_plan
 from clusterforge.pulumi.program import declare_cluster
 from clusterforge.pulumi.settings import StackSettings
 from clusterforge.render import render_all
 
-REPO = Path(__file__).resolve().parents[2]
-
-settings = StackSettings.from_config(REPO, pulumi.get_stack())
+settings = StackSettings.from_config(paths.workspace(), pulumi.get_stack())
 spec, plan, _ = load_and_plan(settings.inventory)
 files = render_all(spec, plan)
 site = declare_cluster(spec, plan, files, settings)

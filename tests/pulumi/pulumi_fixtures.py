@@ -7,7 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from clusterforge.pulumi.automation import REPO, Backend, engine_binary
+from clusterforge.paths import workspace
+from clusterforge.pulumi.automation import Backend, engine_binary
+
+REPO = workspace()
 
 LAB_INVENTORY = REPO / "inventory" / "lab.yaml"
 SECOND_SU = "  - {id: 2, server_model: hgx-h200-2gpu, nodes: 4, racks: 2}\n"

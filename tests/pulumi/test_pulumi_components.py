@@ -9,11 +9,12 @@ import pulumi
 import pytest
 
 from clusterforge.loading import load_and_plan
-from clusterforge.pulumi.automation import REPO
+from clusterforge.paths import workspace
 from clusterforge.pulumi.program import SERVER_KINDS, SWITCH_KINDS, declare_cluster
 from clusterforge.pulumi.settings import StackSettings
 from clusterforge.render import render_all
 
+REPO = workspace()
 INVENTORY = REPO / "inventory" / "lab.yaml"
 
 

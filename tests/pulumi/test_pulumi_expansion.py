@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,7 +57,7 @@ def _switch_files(files: dict[str, str]) -> dict[str, str]:
 def _cli_preview_json(inventory: Path, backend: Backend) -> dict:
     env = {**os.environ, "CLUSTERFORGE_STATE_DIR": str(backend.state_dir), "CLUSTERFORGE_BACKEND_URL": backend.url}
     proc = subprocess.run(
-        [str(automation.REPO / ".venv" / "bin" / "clusterforge"), "preview", str(inventory), "--stack", STACK,
+        [str(Path(sys.executable).parent / "clusterforge"), "preview", str(inventory), "--stack", STACK,
          "--target", "files", "--no-provision", "--no-verify", "--json"],
         capture_output=True, text=True, env=env, timeout=300, check=False,
     )  # fmt: skip

@@ -17,7 +17,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from clusterforge.cli_report import register
+from clusterforge.cli.report import register
 from clusterforge.loading import load_and_plan
 from clusterforge.plan.diff import diff_plans, to_dict, to_markdown
 from clusterforge.render import render_all

@@ -12,7 +12,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from clusterforge.cli_report import register
+from clusterforge.cli.report import register
 from clusterforge.loading import load_and_plan
 from clusterforge.render.report import fabric_svg, render_report
 from clusterforge.render.report.fabric_svg import fabric_view

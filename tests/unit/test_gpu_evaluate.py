@@ -661,7 +661,7 @@ def test_reevaluate_recorded_report_against_another_spec(tmp_path):
     ],
 )
 def test_gpu_model_matching(declared, reported, ok):
-    from clusterforge.verify.gpu.evaluate import gpu_model_matches
+    from clusterforge.verify.gpu_names import gpu_model_matches
 
     assert gpu_model_matches(declared, reported) is ok
 

@@ -9,7 +9,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from clusterforge import cli_verify
+from clusterforge.cli import verify as cli_verify
 from clusterforge.loading import load_and_plan
 
 ROOT = Path(__file__).resolve().parents[2]

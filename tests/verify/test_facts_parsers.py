@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from clusterforge.verify.gpu_names import gpu_model_matches
 from clusterforge.verify.hosts._facts import (
     clock_offset_s,
     containerd_nvidia_runtime,
     count_nvswitches,
-    gpu_model_matches,
     has_modprobe_directive,
     parse_fabric_states,
     parse_ip_addr_json,

@@ -110,15 +110,15 @@ def test_host_with_no_planned_mounts_runs(rendered_lab, tmp_path):
 
 
 def test_group_entry_point_infers_the_lab_target(rendered_lab, monkeypatch):
-    """clusterforge.verify.hosts.run_checks(inventory, limit=group, ssh_config=...) as the Pulumi resource calls it."""
+    """clusterforge.verify.runner.run_group_checks(inventory, limit=group, ssh_config=...): the lab target inferred."""
     from clusterforge.lab.sshcfg import ssh_config_path
-    from clusterforge.verify import hosts, runner
+    from clusterforge.verify import runner
 
     seen = {}
     monkeypatch.setattr(runner, "run_checks", lambda *a, **kw: seen.update(args=a, kwargs=kw))
-    hosts.run_checks(rendered_lab, limit="su01", ssh_config=ssh_config_path("cfverify"))
+    runner.run_group_checks(rendered_lab, limit="su01", ssh_config=ssh_config_path("cfverify"))
     assert seen["args"][1] == "lab" and seen["kwargs"]["group"] == "su01"
-    hosts.run_checks(rendered_lab, limit="servers", ssh_config="/etc/ssh/other_config")
+    runner.run_group_checks(rendered_lab, limit="servers", ssh_config="/etc/ssh/other_config")
     assert seen["args"][1] == "ssh"
 
 

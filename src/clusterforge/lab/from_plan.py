@@ -18,10 +18,11 @@ import re
 from clusterforge.lab.topology import LabHost, LabInterface, LabRoute, LabSegment, LabTopology
 from clusterforge.model import ClusterSpec
 from clusterforge.plan import Device, Plan
+from clusterforge.vocab import DeviceKind, LinkTier, Plane
 
 __all__ = ["lab_topology", "segment_name"]
 
-ROUTED_KINDS = ("leaf", "spine", "core")
+ROUTED_KINDS = DeviceKind.FABRIC_SWITCHES
 
 
 def segment_name(*parts: str) -> str:
@@ -33,7 +34,7 @@ def _gateways(plan: Plan, plane: str) -> list[str]:
     out = []
     for device in plan.devices:
         for iface in device.interfaces:
-            if iface.plane == plane and iface.gateway and device.kind in ("server", "storage"):
+            if iface.plane == plane and iface.gateway and device.kind in (DeviceKind.SERVER, DeviceKind.STORAGE):
                 prefix = iface.ip.split("/")[1]
                 cidr = f"{iface.gateway}/{prefix}"
                 if cidr not in out:
@@ -43,21 +44,21 @@ def _gateways(plan: Plan, plane: str) -> list[str]:
 
 def _server(device: Device, plan: Plan) -> LabHost:
     interfaces, routes = [], []
-    data_supernet = plan.pools["data"]["pool"]
+    data_supernet = plan.pools[Plane.DATA]["pool"]
     for iface in device.interfaces:
-        if iface.plane == "management":
+        if iface.plane == Plane.MANAGEMENT:
             interfaces.append(LabInterface(name=iface.name, segment="mgmt", ip=iface.ip, mtu=iface.mtu))
             routes.append(LabRoute(dst="default", via=iface.gateway, dev=iface.name))
-        elif iface.plane == "oob":
+        elif iface.plane == Plane.OOB:
             continue  # the BMC is another device; it is not emulated
-        elif iface.plane == "storage":
+        elif iface.plane == Plane.STORAGE:
             seg = segment_name("stor", *(device.rack.split("-")[:1] if device.su else ["site"]))
             interfaces.append(LabInterface(name="bond0", segment=seg, ip=iface.ip, mtu=iface.mtu))
-            routes.append(LabRoute(dst=plan.pools["storage"]["pool"], via=iface.gateway, dev="bond0"))
-        elif iface.plane == "data" and not iface.peer_ip:  # InfiniBand: IPoIB, one L2 segment per SU rail
+            routes.append(LabRoute(dst=plan.pools[Plane.STORAGE]["pool"], via=iface.gateway, dev="bond0"))
+        elif iface.plane == Plane.DATA and not iface.peer_ip:  # InfiniBand: IPoIB, one L2 segment per SU rail
             seg = segment_name("ib", device.rack.split("-")[0] if device.su else "site", f"rail{iface.rail}")
             interfaces.append(LabInterface(name=iface.name, segment=seg, ip=iface.ip, mtu=iface.mtu))
-        elif iface.plane == "data":
+        elif iface.plane == Plane.DATA:
             link = f"{device.name}-{iface.name}"
             interfaces.append(
                 LabInterface(name=iface.name, segment=segment_name("d", link), ip=iface.ip, mtu=iface.mtu)
@@ -65,7 +66,7 @@ def _server(device: Device, plan: Plan) -> LabHost:
             routes.append(
                 LabRoute(dst=data_supernet, via=iface.peer_ip, dev=iface.name, metric=100 + (iface.rail or 0))
             )
-    return LabHost(name=device.name, kind="server", interfaces=tuple(interfaces), routes=tuple(routes))
+    return LabHost(name=device.name, kind=DeviceKind.SERVER, interfaces=tuple(interfaces), routes=tuple(routes))
 
 
 def lab_topology(spec: ClusterSpec, plan: Plan, rendered: dict[str, str] | None = None) -> LabTopology:
@@ -75,13 +76,13 @@ def lab_topology(spec: ClusterSpec, plan: Plan, rendered: dict[str, str] | None 
     segments: dict[str, LabSegment] = {}
     mgmt_mtu = spec.networks.management.mtu
     segments["mgmt"] = LabSegment(name="mgmt", kind="bridge", mtu=mgmt_mtu)
-    segments["oob"] = LabSegment(name="oob", kind="bridge", mtu=spec.networks.oob.mtu)
+    segments[Plane.OOB] = LabSegment(name=Plane.OOB, kind="bridge", mtu=spec.networks.oob.mtu)
     host_side: dict[tuple[str, str], str] = {}  # (switch, port) -> p2p segment of the server NIC behind it
     for link in plan.links:
-        if link.plane == "data" and link.tier == "node-leaf":
+        if link.plane == Plane.DATA and link.tier == LinkTier.NODE_LEAF:
             host_side[(link.b.device, link.b.port)] = segment_name("d", f"{link.a.device}-{link.a.port}")
     for device in plan.devices:
-        if device.kind in ("server", "storage"):
+        if device.kind in (DeviceKind.SERVER, DeviceKind.STORAGE):
             host = _server(device, plan)
             hosts.append(host)
             for iface in host.interfaces:
@@ -90,18 +91,18 @@ def lab_topology(spec: ClusterSpec, plan: Plan, rendered: dict[str, str] | None 
                     segments[iface.segment] = LabSegment(name=iface.segment, kind=kind, mtu=iface.mtu)
     fabric_peer: dict[tuple[str, str], str] = {}
     for link in plan.links:
-        if link.a_ip and link.tier not in ("node-leaf",):
+        if link.a_ip and link.tier not in (LinkTier.NODE_LEAF,):
             seg = segment_name("f", f"{link.a.device}-{link.a.port}")
             fabric_peer[(link.a.device, link.a.port)] = seg
             fabric_peer[(link.b.device, link.b.port)] = seg
             segments[seg] = LabSegment(name=seg, kind="p2p", mtu=link.mtu)
     for device in plan.devices:
-        if device.kind not in ROUTED_KINDS or device.plane not in ("data", "storage") or not device.loopback:
+        if device.kind not in ROUTED_KINDS or device.plane not in (Plane.DATA, Plane.STORAGE) or not device.loopback:
             continue
         interfaces = []
         for iface in device.interfaces:
-            if iface.plane == "oob":
-                interfaces.append(LabInterface(name="eth0", segment="oob", ip=iface.ip, mtu=iface.mtu))
+            if iface.plane == Plane.OOB:
+                interfaces.append(LabInterface(name="eth0", segment=Plane.OOB, ip=iface.ip, mtu=iface.mtu))
             elif iface.name.startswith("Vlan"):
                 seg = segment_name("stor", device.name.split("-")[0] if device.su else "site")
                 segments.setdefault(seg, LabSegment(name=seg, kind="bridge", mtu=iface.mtu))
@@ -127,12 +128,12 @@ def lab_topology(spec: ClusterSpec, plan: Plan, rendered: dict[str, str] | None 
                 )
         frr = rendered.get(f"switches/{device.name}/frr.conf")
         hosts.append(LabHost(name=device.name, kind="router", interfaces=tuple(interfaces), frr_conf=frr))
-    gateways = _gateways(plan, "management")
+    gateways = _gateways(plan, Plane.MANAGEMENT)
     oob_gateways = [
         f"{i.gateway}/{i.ip.split('/')[1]}"
         for d in plan.devices
         for i in d.interfaces
-        if i.plane == "oob" and i.gateway
+        if i.plane == Plane.OOB and i.gateway
     ]
     extra = tuple(dict.fromkeys(gateways[1:] + oob_gateways))
     control = LabInterface(name="ctl0", segment="mgmt", ip=gateways[0], mtu=mgmt_mtu)

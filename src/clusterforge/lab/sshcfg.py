@@ -12,6 +12,8 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from clusterforge import paths
+
 from .names import netns_name
 from .topology import LabTopology
 from .util import lab_dir, write_atomic
@@ -20,7 +22,7 @@ _NSPROXY = Path(__file__).with_name("nsproxy.py")
 
 
 def ssh_config_path(lab: str) -> Path:
-    return lab_dir(lab) / "ssh_config"
+    return paths.lab_ssh_config(lab)
 
 
 def known_hosts_path(lab: str) -> Path:

@@ -13,6 +13,8 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from clusterforge.paths import lab_home
+
 Progress = Callable[[str | None, str], None]
 """progress(host or None, message)"""
 
@@ -23,20 +25,6 @@ class LabError(RuntimeError):
 
 def _noop(host: str | None, msg: str) -> None:  # pragma: no cover - trivial
     pass
-
-
-def repo_root() -> Path:
-    here = Path(__file__).resolve()
-    for p in here.parents:
-        if (p / "pyproject.toml").is_file() and (p / "src" / "clusterforge").is_dir():
-            return p
-    return Path.cwd()
-
-
-def lab_home() -> Path:
-    """``<repo>/.lab`` (or ``$CLUSTERFORGE_LAB_HOME``): rootfs cache and one directory per lab."""
-    env = os.environ.get("CLUSTERFORGE_LAB_HOME")
-    return Path(env).resolve() if env else repo_root() / ".lab"
 
 
 def lab_dir(lab: str) -> Path:

@@ -28,6 +28,7 @@ from clusterforge.plan.servers import node_slots, server_device
 from clusterforge.plan.services import plan_services
 from clusterforge.plan.storage_fabric import plan_storage_fabric, plan_storage_servers
 from clusterforge.plan.switches import SITE_CATEGORIES, SwitchBuilder
+from clusterforge.vocab import DeviceKind, Plane
 
 __all__ = ["plan_cluster"]
 
@@ -46,15 +47,16 @@ def _pdu_addresses(ctx: Context, rack_meta: dict) -> dict[str, str | None]:
         for f, feed in enumerate(("A", "B")):
             name = pdu_name(rack, feed)
             if role == "compute":
-                out[name] = pools.su_block("oob", su).addr(pools.su_pdu_offset + 2 * (index - 1) + f)
+                out[name] = pools.su_block(Plane.OOB, su).addr(pools.su_pdu_offset + 2 * (index - 1) + f)
             elif role == "network":
                 number = int(_NET_RACK.match(rack)["number"])
-                out[name] = (pools.su_block("oob", su).addr(pools.su_pdu_offset + 2 * (env.max_racks_per_su
+                out[name] = (pools.su_block(Plane.OOB, su).addr(pools.su_pdu_offset + 2 * (env.max_racks_per_su
                              + number - 1) + f) if number <= 4 else None)
             else:
                 match = _SITE_RACK.match(rack)
                 ordinal = categories.index(match["category"]) * 4 + int(match["number"]) - 1
-                out[name] = (pools.site_block("oob").addr(pools.site_switch_offset + site_switches + 2 * ordinal + f)
+                offset = pools.site_switch_offset + site_switches + 2 * ordinal + f
+                out[name] = (pools.site_block(Plane.OOB).addr(offset)
                              if int(match["number"]) <= 4 and ordinal < SITE_PDU_RACKS else None)
     return out
 
@@ -107,9 +109,9 @@ def plan_cluster(spec: ClusterSpec) -> Plan:
     fabric = _fabric_summaries(ctx, devices, links)
     summary = {
         "gpus": sum(d.gpus for d in devices),
-        "servers": kinds["server"],
-        "storage_servers": kinds["storage"],
-        "switches": sum(v for k, v in kinds.items() if k not in ("server", "storage")),
+        "servers": kinds[DeviceKind.SERVER],
+        "storage_servers": kinds[DeviceKind.STORAGE],
+        "switches": sum(v for k, v in kinds.items() if k not in DeviceKind.HOSTS),
         "racks": len(racks),
         "pdus": len(pdus),
         "links": len(links),
@@ -124,8 +126,8 @@ def _fabric_summaries(ctx: Context, devices: list[Device], links: list) -> dict[
     spec = ctx.spec
     by_plane = Counter((d.plane, d.kind) for d in devices if d.plane)
     for d_ in devices:  # access planes: ToRs are their leaves, the aggregation pair their spines
-        if d_.kind == "mgmt-switch":
-            by_plane[(d_.plane, "leaf" if d_.su is not None else "spine")] += 1
+        if d_.kind == DeviceKind.MGMT_SWITCH:
+            by_plane[(d_.plane, DeviceKind.LEAF if d_.su is not None else DeviceKind.SPINE)] += 1
     link_count = Counter(link.plane for link in links)
     out: dict[str, FabricSummary] = {}
     d = ctx.data
@@ -135,30 +137,30 @@ def _fabric_summaries(ctx: Context, devices: list[Device], links: list) -> dict[
         down[(link.plane, link.b.device)] += link.speed_gbps
         up[(link.plane, link.a.device)] += link.speed_gbps
     kinds = {device.name: device.kind for device in devices}
-    for plane_name in ("data", "storage", "management", "oob"):
+    for plane_name in Plane.values():
         plane = spec.networks.plane(plane_name)
         reserved_gbps = 0
-        if plane_name == "data" and plane.leaf_model:
+        if plane_name == Plane.DATA and plane.leaf_model:
             reserved_gbps = plane.reserved_leaf_ports * spec.catalog.switches[plane.leaf_model].speed_gbps
         plane_ratios: dict[str, float] = {}
         for (p, name), up_gbps in up.items():
             tier = kinds.get(name)
-            if p != plane_name or tier not in ("leaf", "spine") or not up_gbps:
+            if p != plane_name or tier not in (DeviceKind.LEAF, DeviceKind.SPINE) or not up_gbps:
                 continue
-            ratio = (down[(p, name)] + (reserved_gbps if tier == "leaf" else 0)) / up_gbps
+            ratio = (down[(p, name)] + (reserved_gbps if tier == DeviceKind.LEAF else 0)) / up_gbps
             plane_ratios[tier] = round(max(plane_ratios.get(tier, 0.0), ratio), 3)
-        if plane_name in ("data", "storage"):
+        if plane_name in Plane.FABRICS:
             worst = max(plane_ratios.values(), default=0.0)
             if worst > plane.oversubscription + 1e-9:
                 raise PlanError([(("networks", plane_name, "oversubscription"),
                                   f"achieved oversubscription {worst:g}:1 exceeds the declared"
                                   f" {plane.oversubscription:g}:1 ({plane_ratios})")])
         tiers = {"data": d.tiers, "storage": ctx.storage.tiers}.get(plane_name, 2)
-        leaves = by_plane[(plane_name, "leaf")]
+        leaves = by_plane[(plane_name, DeviceKind.LEAF)]
         out[plane_name] = FabricSummary(
-            plane_name, plane.transport, plane.nos, tiers, leaves, by_plane[(plane_name, "spine")],
-            by_plane[(plane_name, "core")], plane_ratios, plane.oversubscription, link_count[plane_name],
-            d.notes if plane_name == "data" else (),
+            plane_name, plane.transport, plane.nos, tiers, leaves, by_plane[(plane_name, DeviceKind.SPINE)],
+            by_plane[(plane_name, DeviceKind.CORE)], plane_ratios, plane.oversubscription, link_count[plane_name],
+            d.notes if plane_name == Plane.DATA else (),
         )
     return out
 

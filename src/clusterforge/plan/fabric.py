@@ -26,12 +26,13 @@ from clusterforge.plan.ports import port_name
 from clusterforge.plan.servers import NodeSlot
 from clusterforge.plan.switches import SwitchBuilder, site_ordinal
 from clusterforge.plan.wiring import Uplink, data_leaf_uplink, data_spine_uplink, tor_uplink
+from clusterforge.vocab import DeviceKind, LinkTier, LoopbackRole, Nos, Plane, Transport
 
 __all__ = ["plan_data_fabric", "plan_access_planes"]
 
 
 def _routed(ctx: Context, plane: str) -> bool:
-    return ctx.spec.networks.plane(plane).transport != "infiniband"
+    return ctx.spec.networks.plane(plane).transport != Transport.INFINIBAND
 
 
 def _nos(ctx: Context, plane: str) -> str:
@@ -40,7 +41,7 @@ def _nos(ctx: Context, plane: str) -> str:
 
 def _pname(ctx: Context, plane: str, model: str, index: int) -> str:
     nos, switch = _nos(ctx, plane), ctx.spec.catalog.switches[model]
-    if nos == "sonic" and switch.sonic is not None:  # the platform's own names (port_config.ini)
+    if nos == Nos.SONIC and switch.sonic is not None:  # the platform's own names (port_config.ini)
         ports = switch.sonic.ports()
         if index >= len(ports):
             raise PlanError([(("networks", plane), f"port {index + 1} of switch model {model!r} is beyond its"
@@ -76,17 +77,19 @@ def _data_spines(ctx: Context, sw: SwitchBuilder) -> None:
         for j in range(ctx.data.spines):
             name = spine_name(j)
             rack, u = sw.site_position("spine", j, plane.spine_model)
-            sw.add(name, "spine", "data", plane.spine_model, None, rack, u, sw.site_oob(site_ordinal(ctx, "spine", j)),
-                   asn.spine_base if _routed(ctx, "data") else None,
-                   ctx.pools.loopback("data-spine", j) if _routed(ctx, "data") else None)
+            sw.add(name, DeviceKind.SPINE, Plane.DATA, plane.spine_model, None, rack, u,
+                   sw.site_oob(site_ordinal(ctx, "spine", j)),
+                   asn.spine_base if _routed(ctx, Plane.DATA) else None,
+                   ctx.pools.loopback(LoopbackRole.DATA_SPINE, j) if _routed(ctx, Plane.DATA) else None)
     else:
         core_model = plane.core_model or plane.spine_model
         for c in range(ctx.data.cores):
             name = core_name(c)
             rack, u = sw.site_position("core", c, core_model)
-            sw.add(name, "core", "data", core_model, None, rack, u, sw.site_oob(site_ordinal(ctx, "core", c)),
-                   asn.core if _routed(ctx, "data") else None,
-                   ctx.pools.loopback("data-core", c) if _routed(ctx, "data") else None)
+            sw.add(name, DeviceKind.CORE, Plane.DATA, core_model, None, rack, u,
+                   sw.site_oob(site_ordinal(ctx, "core", c)),
+                   asn.core if _routed(ctx, Plane.DATA) else None,
+                   ctx.pools.loopback(LoopbackRole.DATA_CORE, c) if _routed(ctx, Plane.DATA) else None)
 
 
 def _tor_up_port(tor_model, a: int) -> int:
@@ -113,19 +116,20 @@ def _provision_data_parents(ctx: Context, sw: SwitchBuilder) -> None:
     dims = ctx.data
     plane = ctx.spec.networks.data
     asn = ctx.spec.networks.asn
-    routed = _routed(ctx, "data")
+    routed = _routed(ctx, Plane.DATA)
     for su in range(1, ctx.spec.envelope.max_sus + 1):
         if dims.tiers == 2:
             for local in range(dims.leaves_per_su):
                 glob = (su - 1) * dims.leaves_per_su + local
                 for i in range(dims.uplinks_per_leaf):
-                    _provisioned(ctx, sw, "data", "data-leaf-spine", data_leaf_uplink(dims, su, local, i),
-                                 plane.leaf_model, plane.spine_model, "leaf", asn.leaf_base + glob if routed else None)
+                    _provisioned(ctx, sw, Plane.DATA, LinkTier.DATA_LEAF_SPINE, data_leaf_uplink(dims, su, local, i),
+                                 plane.leaf_model, plane.spine_model, DeviceKind.LEAF,
+                                 asn.leaf_base + glob if routed else None)
         else:
             for j in range(dims.spines):
                 for i in range(dims.spine_uplinks):
-                    _provisioned(ctx, sw, "data", "data-spine-core", data_spine_uplink(dims, su, j, i),
-                                 plane.spine_model, plane.core_model or plane.spine_model, "spine",
+                    _provisioned(ctx, sw, Plane.DATA, LinkTier.DATA_SPINE_CORE, data_spine_uplink(dims, su, j, i),
+                                 plane.spine_model, plane.core_model or plane.spine_model, DeviceKind.SPINE,
                                  asn.spine_base + su if routed else None)
 
 
@@ -139,7 +143,8 @@ def _provision_aggs(ctx: Context, sw: SwitchBuilder, plane: str, per_agg: int) -
         for r in range(1, env.max_racks_per_su + 1):
             for a in range(2):
                 up = tor_uplink(plane, su, r, a, per_agg, env.max_racks_per_su, _tor_up_port(tor_model, a))
-                _provisioned(ctx, sw, plane, "", up, decl.leaf_model, decl.spine_model, "mgmt-switch", None, speed)
+                _provisioned(ctx, sw, plane, "", up, decl.leaf_model, decl.spine_model, DeviceKind.MGMT_SWITCH,
+                             None, speed)
 
 
 def plan_data_fabric(ctx: Context, sw: SwitchBuilder, units: list[ScalableUnit],
@@ -148,7 +153,7 @@ def plan_data_fabric(ctx: Context, sw: SwitchBuilder, units: list[ScalableUnit],
     dims = ctx.data
     plane = spec.networks.data
     asn = spec.networks.asn
-    routed = _routed(ctx, "data")
+    routed = _routed(ctx, Plane.DATA)
     leaf_model, spine_model = plane.leaf_model, plane.spine_model
     up_speed = _speed(ctx, leaf_model, spine_model)
     links: list[Link] = []
@@ -167,9 +172,9 @@ def plan_data_fabric(ctx: Context, sw: SwitchBuilder, units: list[ScalableUnit],
                 glob = (su - 1) * dims.leaves_per_su + local
                 name = data_leaf(su, rail, j, dims.leaves_per_rail)
                 rack, u = sw.su_network_position(su, local)
-                sw.add(name, "leaf", "data", leaf_model, su, rack, u, sw.su_oob(su, local),
+                sw.add(name, DeviceKind.LEAF, Plane.DATA, leaf_model, su, rack, u, sw.su_oob(su, local),
                        asn.leaf_base + glob if routed else None,
-                       ctx.pools.loopback("data-leaf", glob) if routed else None, rail)
+                       ctx.pools.loopback(LoopbackRole.DATA_LEAF, glob) if routed else None, rail)
                 leaf_names.append(name)
         if dims.tiers == 3:
             for j in range(dims.spines):
@@ -177,45 +182,45 @@ def plan_data_fabric(ctx: Context, sw: SwitchBuilder, units: list[ScalableUnit],
                 ordinal = dims.leaves_per_su + 2 + j
                 rack, u = sw.su_network_position(su, ordinal)
                 glob = (su - 1) * dims.spines + j
-                sw.add(name, "spine", "data", spine_model, su, rack, u, sw.su_oob(su, ordinal),
+                sw.add(name, DeviceKind.SPINE, Plane.DATA, spine_model, su, rack, u, sw.su_oob(su, ordinal),
                        asn.spine_base + su if routed else None,
-                       ctx.pools.loopback("data-spine", glob) if routed else None)
+                       ctx.pools.loopback(LoopbackRole.DATA_SPINE, glob) if routed else None)
         # node NICs -> rail leaves
         for slot in slots[su]:
             server = servers[slot.name]
             leaf_index = (slot.node - 1) // dims.nodes_per_leaf
             leaf_port = (slot.node - 1) % dims.nodes_per_leaf
             for iface in server.interfaces:
-                if iface.plane != "data":
+                if iface.plane != Plane.DATA:
                     continue
                 leaf = data_leaf(su, iface.rail, leaf_index, dims.leaves_per_rail)
-                pname = _pname(ctx, "data", leaf_model, leaf_port)
+                pname = _pname(ctx, Plane.DATA, leaf_model, leaf_port)
                 leaf_ip = None
                 if routed:
                     leaf_ip = f"{iface.peer_ip}/31"
-                    sw.port(leaf, Interface(pname, "data", leaf_ip, plane.mtu, peer_ip=iface.ip.split("/")[0],
+                    sw.port(leaf, Interface(pname, Plane.DATA, leaf_ip, plane.mtu, peer_ip=iface.ip.split("/")[0],
                                             rail=iface.rail, speed_gbps=iface.speed_gbps))
                 speed = min(iface.speed_gbps or up_speed, spec.catalog.switches[leaf_model].speed_gbps)
-                links.append(Link(Endpoint(server.name, iface.name), Endpoint(leaf, pname), "data", speed,
+                links.append(Link(Endpoint(server.name, iface.name), Endpoint(leaf, pname), Plane.DATA, speed,
                                   plane.mtu, cable_class(server.rack, sw.meta[leaf]["rack"], speed),
-                                  iface.ip if routed else None, leaf_ip, "node-leaf"))
+                                  iface.ip if routed else None, leaf_ip, LinkTier.NODE_LEAF))
         # leaves -> spines (-> cores)
         for local in range(len(leaf_names)):
             for i in range(dims.uplinks_per_leaf):
                 up = data_leaf_uplink(dims, su, local, i)
                 links.append(_fabric_link(
-                    ctx, sw, "data", "data-leaf-spine", up.p2p_index,
-                    up.child, _pname(ctx, "data", leaf_model, up.child_port),
-                    up.parent, _pname(ctx, "data", spine_model, up.parent_port), up_speed))
+                    ctx, sw, Plane.DATA, LinkTier.DATA_LEAF_SPINE, up.p2p_index,
+                    up.child, _pname(ctx, Plane.DATA, leaf_model, up.child_port),
+                    up.parent, _pname(ctx, Plane.DATA, spine_model, up.parent_port), up_speed))
         if dims.tiers == 3:
             core_model = plane.core_model or spine_model
             for j in range(dims.spines):
                 for i in range(dims.spine_uplinks):
                     up = data_spine_uplink(dims, su, j, i)
                     links.append(_fabric_link(
-                        ctx, sw, "data", "data-spine-core", up.p2p_index,
-                        up.child, _pname(ctx, "data", spine_model, up.child_port),
-                        up.parent, _pname(ctx, "data", core_model, up.parent_port),
+                        ctx, sw, Plane.DATA, LinkTier.DATA_SPINE_CORE, up.p2p_index,
+                        up.child, _pname(ctx, Plane.DATA, spine_model, up.child_port),
+                        up.parent, _pname(ctx, Plane.DATA, core_model, up.parent_port),
                         _speed(ctx, spine_model, core_model)))
     return links
 
@@ -230,7 +235,7 @@ def plan_access_planes(ctx: Context, sw: SwitchBuilder, units: list[ScalableUnit
     if fac.reserved_top_u < 2:
         raise PlanError([(("site", "facility", "reserved_top_u"),
                           "needs at least 2 U for the management and oob ToR switches")])
-    for plane in ("management", "oob"):
+    for plane in (Plane.MANAGEMENT, Plane.OOB):
         decl = spec.networks.plane(plane)
         if not decl.leaf_model or not decl.spine_model:
             raise PlanError([(("networks", plane), f"the {plane} plane needs leaf_model (ToR) and spine_model (agg)")])
@@ -239,25 +244,25 @@ def plan_access_planes(ctx: Context, sw: SwitchBuilder, units: list[ScalableUnit
         per_agg = sus_per_agg(spec)
         for g in range(agg_groups(spec)):
             for a in range(2):
-                ordinal = 4 * g + a + (2 if plane == "oob" else 0)
+                ordinal = 4 * g + a + (2 if plane == Plane.OOB else 0)
                 rack, u = sw.site_position("agg", ordinal, decl.spine_model)
-                sw.add(agg_name(plane, 2 * g + a), "mgmt-switch", plane, decl.spine_model, None, rack, u,
+                sw.add(agg_name(plane, 2 * g + a), DeviceKind.MGMT_SWITCH, plane, decl.spine_model, None, rack, u,
                        sw.site_oob(site_ordinal(ctx, "agg", ordinal)))
         _provision_aggs(ctx, sw, plane, per_agg)
         for unit in units:
             su = unit.id
             per_rack = unit.rack_stride
-            if per_rack + (2 if plane == "oob" else 0) > tor_model.ports:
+            if per_rack + (2 if plane == Plane.OOB else 0) > tor_model.ports:
                 raise PlanError([(("scalable_units", ctx.su_index(su), "nodes_per_rack"),
                                   f"{per_rack} nodes per rack exceed the {tor_model.ports} ports of the"
                                   f" {plane} ToR {decl.leaf_model}")])
             base_ordinal = ctx.data.leaves_per_su + 2 + (ctx.data.spines if ctx.data.tiers == 3 else 0)
             for r in range(1, unit.racks + 1):
                 rack = compute_rack(su, r)
-                name = (mgmt_tor if plane == "management" else oob_tor)(rack)
-                ordinal = base_ordinal + (r - 1) + (env.max_racks_per_su if plane == "oob" else 0)
-                u = fac.rack_u - fac.reserved_top_u + (1 if plane == "management" else 2)
-                sw.add(name, "mgmt-switch", plane, decl.leaf_model, su, rack, u, sw.su_oob(su, ordinal))
+                name = (mgmt_tor if plane == Plane.MANAGEMENT else oob_tor)(rack)
+                ordinal = base_ordinal + (r - 1) + (env.max_racks_per_su if plane == Plane.OOB else 0)
+                u = fac.rack_u - fac.reserved_top_u + (1 if plane == Plane.MANAGEMENT else 2)
+                sw.add(name, DeviceKind.MGMT_SWITCH, plane, decl.leaf_model, su, rack, u, sw.su_oob(su, ordinal))
                 up_speed = tor_model.uplink_speed_gbps or tor_model.speed_gbps
                 for a in range(2):
                     up = tor_uplink(plane, su, r, a, per_agg, env.max_racks_per_su, _tor_up_port(tor_model, a))
@@ -265,15 +270,15 @@ def plan_access_planes(ctx: Context, sw: SwitchBuilder, units: list[ScalableUnit
                     links.append(Link(Endpoint(name, _pname(ctx, plane, decl.leaf_model, up.child_port)),
                                       Endpoint(up.parent, _pname(ctx, plane, decl.spine_model, up.parent_port)),
                                       plane, speed, decl.mtu, cable_class(rack, sw.meta[up.parent]["rack"], speed),
-                                      tier="tor-agg"))
+                                      tier=LinkTier.TOR_AGG))
             for slot in slots[su]:
                 server = servers[slot.name]
                 iface = next((i for i in server.interfaces if i.plane == plane), None)
                 if iface is None:
                     continue
-                tor = (mgmt_tor if plane == "management" else oob_tor)(slot.rack_name)
+                tor = (mgmt_tor if plane == Plane.MANAGEMENT else oob_tor)(slot.rack_name)
                 speed = min(iface.speed_gbps or tor_model.speed_gbps, tor_model.speed_gbps)
                 tor_port = _pname(ctx, plane, decl.leaf_model, slot.slot - 1)
                 links.append(Link(Endpoint(server.name, iface.name), Endpoint(tor, tor_port), plane, speed, decl.mtu,
-                                  cable_class(server.rack, server.rack, speed), tier="node-tor"))
+                                  cable_class(server.rack, server.rack, speed), tier=LinkTier.NODE_TOR))
     return links

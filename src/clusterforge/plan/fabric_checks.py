@@ -17,12 +17,13 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable
 
 from clusterforge.plan.objects import Device, Interface, Link, Plan
+from clusterforge.vocab import DeviceKind, Plane
 
 __all__ = ["check_fabric", "RATIO_TOLERANCE"]
 
 RATIO_TOLERANCE = 1e-9  # float slack when comparing achieved and declared ratios
-HOST_KINDS = ("server", "storage")
-CABLED_HOST_PLANES = ("data", "storage")
+HOST_KINDS = DeviceKind.HOSTS
+CABLED_HOST_PLANES = Plane.FABRICS
 _NOT_CABLED = ("Loopback0",)  # logical interfaces: never the end of a link
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from clusterforge.model import ClusterSpec
 from clusterforge.plan.errors import PlanError
+from clusterforge.vocab import Plane
 
 __all__ = ["DataDims", "StorageDims", "data_dims", "storage_dims", "agg_groups", "sus_per_agg"]
 
@@ -187,7 +188,7 @@ def _storage_three_tiers(spec: ClusterSpec, uplinks: int, leaf_ratio: float) -> 
 def sus_per_agg(spec: ClusterSpec) -> int:
     """SUs one management/oob aggregation pair serves: one port per rack of the envelope (both planes)."""
     fewest = min(spec.catalog.switches[spec.networks.plane(p).spine_model].ports
-                 for p in ("management", "oob") if spec.networks.plane(p).spine_model)
+                 for p in (Plane.MANAGEMENT, Plane.OOB) if spec.networks.plane(p).spine_model)
     per = fewest // spec.envelope.max_racks_per_su
     if per < 1:
         raise PlanError([(("networks", "management", "spine_model"), f"an aggregation switch with {fewest} ports"

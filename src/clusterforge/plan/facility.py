@@ -14,6 +14,7 @@ from clusterforge.model import ClusterSpec
 from clusterforge.model.cluster import Loc
 from clusterforge.plan.naming import asset_id, pdu_name
 from clusterforge.plan.objects import Device, Pdu, Rack
+from clusterforge.vocab import DeviceKind
 
 __all__ = ["RackBudget", "rack_budget", "series_position", "psu_feeds", "plan_racks"]
 
@@ -111,7 +112,7 @@ def plan_racks(
             problems.append((loc, f"rack {name}: {outlets_per_side} PSUs per feed exceed the"
                              f" {pdu_model.outlets} outlets of {fac.pdu_model}"))
         for device in members:
-            if device.kind == "server" and set(device.psu_feeds) != {"A", "B"}:
+            if device.kind == DeviceKind.SERVER and set(device.psu_feeds) != {"A", "B"}:
                 problems.append((loc, f"{device.name}: PSUs do not reach both feeds"))
         phases = fac.feed.phases
         loads = _phase_loads(members, phases)

@@ -21,10 +21,11 @@ from netaddr import IPNetwork
 from clusterforge.model import ClusterSpec
 from clusterforge.plan.errors import PlanError
 from clusterforge.plan.fabric_dims import DataDims, StorageDims, agg_groups
+from clusterforge.plan.numbering import NODE_OFFSET
+from clusterforge.vocab import LinkTier, LoopbackRole, Plane, Transport
 
 __all__ = ["Pools", "Block", "build_pools", "ip_str", "NODE_OFFSET"]
 
-NODE_OFFSET = 16  # first node address in a block; .1 is the gateway, .2-.15 reserved for services
 SITE_PDU_RACKS = 20  # site racks whose PDUs get oob addresses: 5 categories x 4 racks
 
 
@@ -136,7 +137,7 @@ def build_pools(spec: ClusterSpec, data: DataDims, storage: StorageDims) -> Pool
         "storage": NODE_OFFSET + env.max_nodes_per_su + 1,
         "oob": NODE_OFFSET + env.max_nodes_per_su + su_switches + 2 * (env.max_racks_per_su + 4) + 1,
     }
-    for plane in ("management", "storage", "oob"):
+    for plane in (Plane.MANAGEMENT, Plane.STORAGE, Plane.OOB):
         block = _pow2(su_needs[plane])
         site = _pow2(site_needs[plane])
         site_offset = math.ceil(env.max_sus * block / site) * site
@@ -149,7 +150,7 @@ def build_pools(spec: ClusterSpec, data: DataDims, storage: StorageDims) -> Pool
         usage[plane] = {"pool": pool, "size": IPNetwork(pool).size, "reserved_by_envelope": need,
                         "su_block_prefix": 32 - int(math.log2(block))}
     rails = env.max_rails
-    if nets.data.transport == "infiniband":
+    if nets.data.transport == Transport.INFINIBAND:
         rail_block = _pow2(env.max_nodes_per_su + 2)
         data_block = rails * rail_block
     else:
@@ -158,16 +159,16 @@ def build_pools(spec: ClusterSpec, data: DataDims, storage: StorageDims) -> Pool
     need = env.max_sus * data_block
     data_base = _check(problems, ("networks", "data", "supernet"), nets.data.supernet, need,
                        f"{env.max_sus} SUs x {env.max_nodes_per_su} nodes x {rails} rails")
-    usage["data"] = {"pool": nets.data.supernet, "size": IPNetwork(nets.data.supernet).size,
-                     "reserved_by_envelope": need}
+    usage[Plane.DATA] = {"pool": nets.data.supernet, "size": IPNetwork(nets.data.supernet).size,
+                         "reserved_by_envelope": need}
     offsets: dict[str, int] = {}
     count = 0
     for tier, links in (
-        ("data-leaf-spine", env.max_sus * data.leaves_per_su * data.uplinks_per_leaf),
-        ("data-spine-core", env.max_sus * data.spines * data.spine_uplinks if data.tiers == 3 else 0),
-        ("storage-leaf-spine", env.max_sus * storage.leaves_per_su * storage.uplinks_per_leaf),
-        ("storage-server", env.storage_servers_max * 2),
-        ("storage-spine-core", storage.pods * storage.spines * storage.spine_uplinks),  # 3-tier only
+        (LinkTier.DATA_LEAF_SPINE, env.max_sus * data.leaves_per_su * data.uplinks_per_leaf),
+        (LinkTier.DATA_SPINE_CORE, env.max_sus * data.spines * data.spine_uplinks if data.tiers == 3 else 0),
+        (LinkTier.STORAGE_LEAF_SPINE, env.max_sus * storage.leaves_per_su * storage.uplinks_per_leaf),
+        (LinkTier.SERVER_P2P, env.storage_servers_max * 2),
+        (LinkTier.STORAGE_SPINE_CORE, storage.pods * storage.spines * storage.spine_uplinks),  # 3-tier only
     ):
         offsets[tier] = count
         count += links
@@ -178,12 +179,12 @@ def build_pools(spec: ClusterSpec, data: DataDims, storage: StorageDims) -> Pool
     loops: dict[str, int] = {}
     count = 0
     for role, number in (
-        ("data-leaf", env.max_sus * data.leaves_per_su),
-        ("data-spine", data.spines * (env.max_sus if data.tiers == 3 else 1)),
-        ("data-core", data.cores),
-        ("storage-leaf", env.max_sus * storage.leaves_per_su),
-        ("storage-spine", storage.spines * (storage.pods if storage.tiers == 3 else 1)),
-        ("storage-core", storage.cores),  # 3-tier only
+        (LoopbackRole.DATA_LEAF, env.max_sus * data.leaves_per_su),
+        (LoopbackRole.DATA_SPINE, data.spines * (env.max_sus if data.tiers == 3 else 1)),
+        (LoopbackRole.DATA_CORE, data.cores),
+        (LoopbackRole.STORAGE_LEAF, env.max_sus * storage.leaves_per_su),
+        (LoopbackRole.STORAGE_SPINE, storage.spines * (storage.pods if storage.tiers == 3 else 1)),
+        (LoopbackRole.STORAGE_CORE, storage.cores),  # 3-tier only
     ):
         loops[role] = count
         count += number

@@ -5,9 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from clusterforge.vocab import DeviceKind, Plane
+
 __all__ = ["Interface", "Endpoint", "Device", "Pdu", "Rack", "Link", "FabricSummary", "Plan", "DEVICE_KINDS"]
 
-DEVICE_KINDS = ("server", "leaf", "spine", "core", "storage", "mgmt-switch", "pdu")
+DEVICE_KINDS = DeviceKind.values()
+MANAGEMENT_PRECEDENCE = (Plane.MANAGEMENT, Plane.OOB)  # Device.management_ip
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +103,16 @@ class Device:
     asn: int | None = None
     loopback: str | None = None
     rail: int | None = None
+
+    @property
+    def management_ip(self) -> str | None:
+        """The one rule for where a device is reached (Ansible, SSH, config push), without prefix:
+        its management-plane address (a host's OS), else its oob one (a switch's eth0)."""
+        for plane in MANAGEMENT_PRECEDENCE:
+            for iface in self.interfaces:
+                if iface.plane == plane and iface.ip:
+                    return iface.ip.split("/")[0]
+        return None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {

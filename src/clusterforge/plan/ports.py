@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+from clusterforge.vocab import Nos
+
 __all__ = ["port_name"]
 
 
 def port_name(nos: str, index: int, lanes_per_port: int = 8) -> str:
-    if nos == "sonic":
+    if nos == Nos.SONIC:
         return f"Ethernet{index * lanes_per_port}"
-    if nos == "cumulus":
+    if nos == Nos.CUMULUS:
         return f"swp{index + 1}"
-    if nos == "eos":
+    if nos == Nos.EOS:
         return f"Ethernet{index + 1}/1"
-    if nos == "infiniband":
+    if nos == Nos.INFINIBAND:
         return f"{index // 2 + 1}/{index % 2 + 1}"  # two NDR ports per OSFP cage
     raise ValueError(f"unknown NOS {nos!r}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from clusterforge.model import ClusterSpec
+from clusterforge.vocab import Transport
 
 __all__ = ["switch_qos", "host_roce"]
 
@@ -24,12 +25,12 @@ def host_roce(spec: ClusterSpec) -> dict[str, Any]:
     q = spec.networks.qos
     data = spec.networks.data
     return {
-        "enabled": data.transport == "roce",
+        "enabled": data.transport == Transport.ROCE,
         "trust": "dscp",
         "pfc_priority": q.roce_priority,
         "roce_dscp": q.roce_dscp,
         "roce_tos": (q.roce_dscp << 2) | 0b10,
         "cnp_dscp": q.cnp_dscp,
-        "ecn": data.transport == "roce",
+        "ecn": data.transport == Transport.ROCE,
         "mtu": data.mtu,
     }

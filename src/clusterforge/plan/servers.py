@@ -10,6 +10,7 @@ from clusterforge.plan.context import Context
 from clusterforge.plan.facility import psu_feeds
 from clusterforge.plan.naming import asset_id, compute_rack, server_name
 from clusterforge.plan.objects import Device, Interface
+from clusterforge.vocab import DeviceKind, Plane
 
 __all__ = ["NodeSlot", "node_slots", "server_device", "nic_name"]
 
@@ -48,31 +49,31 @@ def server_device(ctx: Context, unit: ScalableUnit, slot: NodeSlot) -> Device:
     model = spec.catalog.servers[unit.server_model]
     nets = spec.networks
     pools = ctx.pools
-    mgmt_block = pools.su_block("management", slot.su)
-    stor_block = pools.su_block("storage", slot.su)
+    mgmt_block = pools.su_block(Plane.MANAGEMENT, slot.su)
+    stor_block = pools.su_block(Plane.STORAGE, slot.su)
     interfaces: list[Interface] = []
     if model.nics.management.count:
         interfaces.append(Interface(
-            nic_name(model.nics.management.names, "mgmt", 0), "management",
-            pools.node("management", slot.su, slot.node), nets.management.mtu, nets.management.vlan,
+            nic_name(model.nics.management.names, "mgmt", 0), Plane.MANAGEMENT,
+            pools.node(Plane.MANAGEMENT, slot.su, slot.node), nets.management.mtu, nets.management.vlan,
             gateway=mgmt_block.gateway(), speed_gbps=model.nics.management.speed_gbps))
     if model.nics.storage.count:
         interfaces.append(Interface(
-            "bond0", "storage", pools.node("storage", slot.su, slot.node), nets.storage.mtu, nets.storage.vlan,
+            "bond0", Plane.STORAGE, pools.node(Plane.STORAGE, slot.su, slot.node), nets.storage.mtu, nets.storage.vlan,
             gateway=stor_block.gateway(),
             members=tuple(nic_name(model.nics.storage.names, "stor", i) for i in range(model.nics.storage.count)),
             speed_gbps=model.nics.storage.speed_gbps))
     for rail in range(model.nics.data.count):
         host_ip, leaf_ip = pools.data_nic(slot.su, slot.node, rail)
-        interfaces.append(Interface(nic_name(model.nics.data.names, "rail", rail), "data", host_ip, nets.data.mtu,
+        interfaces.append(Interface(nic_name(model.nics.data.names, "rail", rail), Plane.DATA, host_ip, nets.data.mtu,
                                     None, peer_ip=leaf_ip.split("/")[0] if leaf_ip else None, rail=rail,
                                     speed_gbps=model.nics.data.speed_gbps))
     if model.nics.oob.count:
-        interfaces.append(Interface("bmc", "oob", pools.node("oob", slot.su, slot.node), nets.oob.mtu, nets.oob.vlan,
-                                    gateway=pools.su_block("oob", slot.su).gateway(),
+        interfaces.append(Interface("bmc", Plane.OOB, pools.node(Plane.OOB, slot.su, slot.node), nets.oob.mtu,
+                                    nets.oob.vlan, gateway=pools.su_block(Plane.OOB, slot.su).gateway(),
                                     speed_gbps=model.nics.oob.speed_gbps))
     return Device(
-        name=slot.name, kind="server", model=unit.server_model, su=slot.su, rack=slot.rack_name,
+        name=slot.name, kind=DeviceKind.SERVER, model=unit.server_model, su=slot.su, rack=slot.rack_name,
         ru=1 + (slot.slot - 1) * model.height_u, height_u=model.height_u, power_w=model.max_draw_w,
         weight_kg=model.weight_kg, asset_id=asset_id(ctx.site, slot.name), interfaces=tuple(interfaces),
         psu_feeds=psu_feeds(model.psu.count), gpus=model.gpu.count,

@@ -6,6 +6,7 @@ from typing import Any
 
 from clusterforge.model import ClusterSpec
 from clusterforge.plan.objects import Device
+from clusterforge.vocab import DeviceKind, Plane
 
 __all__ = ["plan_services"]
 
@@ -16,12 +17,12 @@ NFS_TRAINING_WARNING = "NFS tier {tier!r} is marked for training data; use a par
 def plan_services(spec: ClusterSpec, devices: list[Device]) -> tuple[dict[str, Any], list[str]]:
     st = spec.storage
     warnings: list[str] = []
-    servers = [d for d in devices if d.kind == "storage"]
+    servers = [d for d in devices if d.kind == DeviceKind.STORAGE]
     mounts = []
     for index, tier in enumerate(st.tiers):
         if servers:
             server = servers[index % len(servers)]
-            address = next(i.ip for i in server.interfaces if i.plane == "storage").split("/")[0]
+            address = next(i.ip for i in server.interfaces if i.plane == Plane.STORAGE).split("/")[0]
         else:
             address = None
         if st.kind == "nfs" and tier.training_data:

@@ -13,24 +13,24 @@ from clusterforge.plan.context import Context
 from clusterforge.plan.errors import PlanError
 from clusterforge.plan.fabric import _fabric_link, _pname, _provisioned, _routed, _speed
 from clusterforge.plan.naming import storage_core, storage_leaf, storage_pod_spine, storage_server, storage_spine
+from clusterforge.plan.numbering import NODE_OFFSET, STORAGE_ASN_OFFSET, STORAGE_LEAF_ASN_OFFSET, SVI_FIRST_OFFSET
 from clusterforge.plan.objects import Device, Endpoint, Interface, Link
 from clusterforge.plan.servers import NodeSlot
 from clusterforge.plan.switches import SwitchBuilder, site_ordinal
 from clusterforge.plan.wiring import storage_leaf_uplink, storage_server_port, storage_spine_uplink
+from clusterforge.vocab import DeviceKind, LinkTier, LoopbackRole, Plane
 
 __all__ = ["plan_storage_fabric", "plan_storage_servers", "STORAGE_ASN_OFFSET", "STORAGE_LEAF_ASN_OFFSET"]
 
-STORAGE_ASN_OFFSET = 9_000  # storage top tier: asn.spine_base + this; 3-tier pod spines follow it
-STORAGE_LEAF_ASN_OFFSET = 1_000_000  # storage leaves: asn.leaf_base + this + global leaf ordinal
 
 
 def _leaf_asn(ctx: Context, su: int, k: int) -> int | None:
     glob = (su - 1) * ctx.storage.leaves_per_su + k
-    return ctx.spec.networks.asn.leaf_base + STORAGE_LEAF_ASN_OFFSET + glob if _routed(ctx, "storage") else None
+    return ctx.spec.networks.asn.leaf_base + STORAGE_LEAF_ASN_OFFSET + glob if _routed(ctx, Plane.STORAGE) else None
 
 
 def _pod_spine_asn(ctx: Context, pod: int) -> int | None:
-    return ctx.spec.networks.asn.spine_base + STORAGE_ASN_OFFSET + 1 + pod if _routed(ctx, "storage") else None
+    return ctx.spec.networks.asn.spine_base + STORAGE_ASN_OFFSET + 1 + pod if _routed(ctx, Plane.STORAGE) else None
 
 
 def _top_switches(ctx: Context, sw: SwitchBuilder) -> None:
@@ -38,22 +38,23 @@ def _top_switches(ctx: Context, sw: SwitchBuilder) -> None:
     spec = ctx.spec
     plane = spec.networks.storage
     dims = ctx.storage
-    routed = _routed(ctx, "storage")
-    site_block = ctx.pools.site_block("storage")
+    routed = _routed(ctx, Plane.STORAGE)
+    site_block = ctx.pools.site_block(Plane.STORAGE)
     three = dims.tiers == 3
     model = (plane.core_model or plane.spine_model) if three else plane.spine_model
     count = dims.cores if three else dims.spines
     for s in range(count):
         name = storage_core(s) if three else storage_spine(s)
         rack, u = sw.site_position("storage-spine", s, model)
-        sw.add(name, "core" if three else "spine", "storage", model, None, rack, u,
+        sw.add(name, DeviceKind.CORE if three else DeviceKind.SPINE, Plane.STORAGE, model, None, rack, u,
                sw.site_oob(site_ordinal(ctx, "storage-spine", s)),
                spec.networks.asn.spine_base + STORAGE_ASN_OFFSET if routed else None,
-               ctx.pools.loopback("storage-core" if three else "storage-spine", s) if routed else None)
+               ctx.pools.loopback(LoopbackRole.STORAGE_CORE if three else "storage-spine", s) if routed else None)
         serves = s < dims.server_cores if three else True
         if routed and spec.storage.servers and serves:  # the storage servers' subnet: an SVI, gateway .1 shared
-            sw.port(name, Interface(f"Vlan{plane.vlan}", "storage", site_block.addr(2 + s), plane.mtu,
-                                    plane.vlan, gateway=site_block.gateway()))
+            svi = site_block.addr(SVI_FIRST_OFFSET + s)
+            sw.port(name, Interface(f"Vlan{plane.vlan}", Plane.STORAGE, svi, plane.mtu, plane.vlan,
+                                    gateway=site_block.gateway()))
 
 
 def _pod_spines(ctx: Context, sw: SwitchBuilder, pod: int) -> list[Link]:
@@ -66,22 +67,23 @@ def _pod_spines(ctx: Context, sw: SwitchBuilder, pod: int) -> list[Link]:
     for j in range(dims.spines):
         ordinal = dims.cores + pod * dims.spines + j
         rack, u = sw.site_position("storage-spine", ordinal, plane.spine_model)
-        sw.add(storage_pod_spine(pod, j), "spine", "storage", plane.spine_model, None, rack, u,
+        sw.add(storage_pod_spine(pod, j), DeviceKind.SPINE, Plane.STORAGE, plane.spine_model, None, rack, u,
                sw.site_oob(site_ordinal(ctx, "storage-spine", ordinal)), _pod_spine_asn(ctx, pod),
-               ctx.pools.loopback("storage-spine", pod * dims.spines + j) if _routed(ctx, "storage") else None)
+               ctx.pools.loopback(LoopbackRole.STORAGE_SPINE, pod * dims.spines + j)
+               if _routed(ctx, Plane.STORAGE) else None)
     for su in range(pod * dims.sus_per_pod + 1, min((pod + 1) * dims.sus_per_pod, spec.envelope.max_sus) + 1):
         for k in range(dims.leaves_per_su):
             for i in range(dims.uplinks_per_leaf):
                 up = storage_leaf_uplink(dims, spec.envelope.max_nodes_per_su, su, k, i)
-                _provisioned(ctx, sw, "storage", "storage-leaf-spine", up, plane.leaf_model, plane.spine_model,
-                             "leaf", _leaf_asn(ctx, su, k))
+                _provisioned(ctx, sw, Plane.STORAGE, LinkTier.STORAGE_LEAF_SPINE, up, plane.leaf_model,
+                             plane.spine_model, DeviceKind.LEAF, _leaf_asn(ctx, su, k))
     for j in range(dims.spines):
         for i in range(dims.spine_uplinks):
             up = storage_spine_uplink(dims, pod, j, i)
             links.append(_fabric_link(
-                ctx, sw, "storage", "storage-spine-core", up.p2p_index,
-                up.child, _pname(ctx, "storage", plane.spine_model, up.child_port),
-                up.parent, _pname(ctx, "storage", core_model, up.parent_port), _speed(ctx, plane.spine_model,
+                ctx, sw, Plane.STORAGE, LinkTier.STORAGE_SPINE_CORE, up.p2p_index,
+                up.child, _pname(ctx, Plane.STORAGE, plane.spine_model, up.child_port),
+                up.parent, _pname(ctx, Plane.STORAGE, core_model, up.parent_port), _speed(ctx, plane.spine_model,
                                                                                       core_model)))
     return links
 
@@ -96,15 +98,15 @@ def _provision_top(ctx: Context, sw: SwitchBuilder) -> None:
             for k in range(dims.leaves_per_su):
                 for i in range(dims.uplinks_per_leaf):
                     up = storage_leaf_uplink(dims, spec.envelope.max_nodes_per_su, su, k, i)
-                    _provisioned(ctx, sw, "storage", "storage-leaf-spine", up, plane.leaf_model, plane.spine_model,
-                                 "leaf", _leaf_asn(ctx, su, k))
+                    _provisioned(ctx, sw, Plane.STORAGE, LinkTier.STORAGE_LEAF_SPINE, up, plane.leaf_model,
+                                 plane.spine_model, DeviceKind.LEAF, _leaf_asn(ctx, su, k))
         return
     core_model = plane.core_model or plane.spine_model
     for pod in range(dims.pods):
         for j in range(dims.spines):
             for i in range(dims.spine_uplinks):
-                _provisioned(ctx, sw, "storage", "storage-spine-core", storage_spine_uplink(dims, pod, j, i),
-                             plane.spine_model, core_model, "spine", _pod_spine_asn(ctx, pod))
+                _provisioned(ctx, sw, Plane.STORAGE, LinkTier.STORAGE_SPINE_CORE, storage_spine_uplink(dims, pod, j, i),
+                             plane.spine_model, core_model, DeviceKind.SPINE, _pod_spine_asn(ctx, pod))
 
 
 def plan_storage_fabric(ctx: Context, sw: SwitchBuilder, units: list[ScalableUnit],
@@ -112,7 +114,7 @@ def plan_storage_fabric(ctx: Context, sw: SwitchBuilder, units: list[ScalableUni
     spec = ctx.spec
     plane = spec.networks.storage
     dims = ctx.storage
-    routed = _routed(ctx, "storage")
+    routed = _routed(ctx, Plane.STORAGE)
     leaf_model = plane.leaf_model
     parent_model = plane.spine_model
     up_speed = _speed(ctx, leaf_model, parent_model)
@@ -124,34 +126,36 @@ def plan_storage_fabric(ctx: Context, sw: SwitchBuilder, units: list[ScalableUni
             links += _pod_spines(ctx, sw, pod)
     for unit in units:
         su = unit.id
-        block = ctx.pools.su_block("storage", su)
+        block = ctx.pools.su_block(Plane.STORAGE, su)
         for k in range(dims.leaves_per_su):
             local = ctx.data.leaves_per_su + k
             glob = (su - 1) * dims.leaves_per_su + k
             name = storage_leaf(su, k)
             rack, u = sw.su_network_position(su, local)
-            sw.add(name, "leaf", "storage", leaf_model, su, rack, u, sw.su_oob(su, local), _leaf_asn(ctx, su, k),
-                   ctx.pools.loopback("storage-leaf", glob) if routed else None)
+            sw.add(name, DeviceKind.LEAF, Plane.STORAGE, leaf_model, su, rack, u, sw.su_oob(su, local),
+                   _leaf_asn(ctx, su, k),
+                   ctx.pools.loopback(LoopbackRole.STORAGE_LEAF, glob) if routed else None)
             if routed:  # each leaf of the pair has its own SVI address; the gateway .1 is their shared VIP
-                sw.port(name, Interface(f"Vlan{plane.vlan}", "storage", block.addr(2 + k), plane.mtu, plane.vlan,
+                svi = block.addr(SVI_FIRST_OFFSET + k)
+                sw.port(name, Interface(f"Vlan{plane.vlan}", Plane.STORAGE, svi, plane.mtu, plane.vlan,
                                         gateway=block.gateway()))
             for i in range(dims.uplinks_per_leaf):
                 up = storage_leaf_uplink(dims, spec.envelope.max_nodes_per_su, su, k, i)
                 links.append(_fabric_link(
-                    ctx, sw, "storage", "storage-leaf-spine", up.p2p_index,
-                    up.child, _pname(ctx, "storage", leaf_model, up.child_port),
-                    up.parent, _pname(ctx, "storage", parent_model, up.parent_port), up_speed))
+                    ctx, sw, Plane.STORAGE, LinkTier.STORAGE_LEAF_SPINE, up.p2p_index,
+                    up.child, _pname(ctx, Plane.STORAGE, leaf_model, up.child_port),
+                    up.parent, _pname(ctx, Plane.STORAGE, parent_model, up.parent_port), up_speed))
         for slot in slots[su]:
             server = servers[slot.name]
-            bond = next((i for i in server.interfaces if i.plane == "storage"), None)
+            bond = next((i for i in server.interfaces if i.plane == Plane.STORAGE), None)
             if bond is None:
                 continue
             for k, member in enumerate(bond.members[: dims.leaves_per_su]):
                 leaf = storage_leaf(su, k)
-                pname = _pname(ctx, "storage", leaf_model, slot.node - 1)
+                pname = _pname(ctx, Plane.STORAGE, leaf_model, slot.node - 1)
                 speed = min(bond.speed_gbps or up_speed, spec.catalog.switches[leaf_model].speed_gbps)
-                links.append(Link(Endpoint(server.name, member), Endpoint(leaf, pname), "storage", speed, plane.mtu,
-                                  cable_class(server.rack, sw.meta[leaf]["rack"], speed), tier="node-leaf"))
+                links.append(Link(Endpoint(server.name, member), Endpoint(leaf, pname), Plane.STORAGE, speed, plane.mtu,
+                                  cable_class(server.rack, sw.meta[leaf]["rack"], speed), tier=LinkTier.NODE_LEAF))
     return links
 
 
@@ -170,9 +174,9 @@ def plan_storage_servers(ctx: Context, sw: SwitchBuilder) -> tuple[list[Device],
     model = spec.catalog.servers[st.server_model]
     plane = spec.networks.storage
     top_model = (plane.core_model or plane.spine_model) if ctx.storage.tiers == 3 else plane.spine_model
-    site_stor = ctx.pools.site_block("storage")
-    site_mgmt = ctx.pools.site_block("management")
-    site_oob = ctx.pools.site_block("oob")
+    site_stor = ctx.pools.site_block(Plane.STORAGE)
+    site_mgmt = ctx.pools.site_block(Plane.MANAGEMENT)
+    site_oob = ctx.pools.site_block(Plane.OOB)
     devices, links = [], []
     for s in range(st.servers):
         name = storage_server(s)
@@ -180,18 +184,19 @@ def plan_storage_servers(ctx: Context, sw: SwitchBuilder) -> tuple[list[Device],
         rack = site_rack("storage", number)
         sw.rack_meta[rack] = (None, number, "site", ("storage", "servers"))
         ifaces = [
-            Interface("mgmt0", "management", site_mgmt.addr(16 + s), spec.networks.management.mtu,
+            Interface("mgmt0", Plane.MANAGEMENT, site_mgmt.addr(NODE_OFFSET + s), spec.networks.management.mtu,
                       spec.networks.management.vlan, gateway=site_mgmt.gateway()),
-            Interface("bond0", "storage", site_stor.addr(16 + s), plane.mtu, plane.vlan,
+            Interface("bond0", Plane.STORAGE, site_stor.addr(NODE_OFFSET + s), plane.mtu, plane.vlan,
                       gateway=site_stor.gateway(), members=("stor0", "stor1")),
-            Interface("bmc", "oob", site_oob.addr(16 + s), spec.networks.oob.mtu, spec.networks.oob.vlan),
+            Interface("bmc", Plane.OOB, site_oob.addr(NODE_OFFSET + s), spec.networks.oob.mtu, spec.networks.oob.vlan),
         ]
-        devices.append(Device(name, "storage", st.server_model, None, rack, u, model.height_u, model.max_draw_w,
-                              model.weight_kg, asset_id(ctx.site, name), tuple(ifaces), psu_feeds(model.psu.count)))
+        devices.append(Device(name, DeviceKind.STORAGE, st.server_model, None, rack, u, model.height_u,
+                              model.max_draw_w, model.weight_kg, asset_id(ctx.site, name), tuple(ifaces),
+                              psu_feeds(model.psu.count)))
         for k in range(2):
             top, index = storage_server_port(ctx.storage, 2 * s + k)
-            sport = _pname(ctx, "storage", top_model, index)
+            sport = _pname(ctx, Plane.STORAGE, top_model, index)
             speed = min(model.nics.storage.speed_gbps, spec.catalog.switches[top_model].speed_gbps)
-            links.append(Link(Endpoint(name, f"stor{k}"), Endpoint(top, sport), "storage", speed, plane.mtu,
-                              cable_class(rack, sw.meta[top]["rack"], speed), tier="server-spine"))
+            links.append(Link(Endpoint(name, f"stor{k}"), Endpoint(top, sport), Plane.STORAGE, speed, plane.mtu,
+                              cable_class(rack, sw.meta[top]["rack"], speed), tier=LinkTier.SERVER_SPINE))
     return devices, links

@@ -9,9 +9,10 @@ from netaddr import IPNetwork
 from clusterforge.plan.context import Context
 from clusterforge.plan.fabric_dims import agg_groups
 from clusterforge.plan.facility import series_position
-from clusterforge.plan.ipam import NODE_OFFSET
 from clusterforge.plan.naming import asset_id, network_rack, site_rack
+from clusterforge.plan.numbering import NODE_OFFSET
 from clusterforge.plan.objects import Device, Interface
+from clusterforge.vocab import Plane
 
 __all__ = ["SwitchBuilder", "SITE_CATEGORIES"]
 
@@ -32,7 +33,7 @@ class SwitchBuilder:
     def _mgmt_interface(self, address: str) -> Interface:
         oob = self.ctx.spec.networks.oob
         gateway = str(IPNetwork(address).network + 1)  # .1 of the oob block the address lives in
-        return Interface("eth0", "oob", address, oob.mtu, oob.vlan, gateway=gateway)
+        return Interface("eth0", Plane.OOB, address, oob.mtu, oob.vlan, gateway=gateway)
 
     def add(self, name: str, kind: str, plane: str, model: str, su: int | None, rack: str, ru: int,
             oob_address: str, asn: int | None = None, loopback: str | None = None, rail: int | None = None) -> None:
@@ -72,10 +73,10 @@ class SwitchBuilder:
         return rack, u
 
     def su_oob(self, su: int, ordinal: int) -> str:
-        return self.ctx.pools.su_block("oob", su).addr(self.ctx.pools.su_switch_offset + ordinal)
+        return self.ctx.pools.su_block(Plane.OOB, su).addr(self.ctx.pools.su_switch_offset + ordinal)
 
     def site_oob(self, ordinal: int) -> str:
-        return self.ctx.pools.site_block("oob").addr(self.ctx.pools.site_switch_offset + ordinal)
+        return self.ctx.pools.site_block(Plane.OOB).addr(self.ctx.pools.site_switch_offset + ordinal)
 
     def devices(self) -> list[Device]:
         out = []

@@ -21,6 +21,7 @@ from clusterforge.plan.naming import (
     storage_spine,
     su_spine_name,
 )
+from clusterforge.vocab import Plane
 
 __all__ = ["Uplink", "data_leaf_uplink", "data_spine_uplink", "storage_leaf_uplink", "storage_spine_uplink",
            "storage_server_port", "tor_uplink", "leaf_name"]
@@ -89,5 +90,5 @@ def storage_server_port(dims: StorageDims, port: int) -> tuple[str, int]:
 
 def tor_uplink(plane: str, su: int, rack: int, a: int, per_agg: int, max_racks: int, tor_up_port: int) -> Uplink:
     group, position = divmod(su - 1, per_agg)
-    tor = (mgmt_tor if plane == "management" else oob_tor)(compute_rack(su, rack))
+    tor = (mgmt_tor if plane == Plane.MANAGEMENT else oob_tor)(compute_rack(su, rack))
     return Uplink(tor, tor_up_port, agg_name(plane, 2 * group + a), position * max_racks + (rack - 1), -1)

@@ -16,9 +16,10 @@ from typing import Any
 
 import ansible_runner
 
-__all__ = ["DEFAULT_PLAYBOOKS_DIR", "ProvisionResult", "run_site"]
+from clusterforge import paths
 
-DEFAULT_PLAYBOOKS_DIR = Path(__file__).resolve().parents[3] / "playbooks"
+__all__ = ["ProvisionResult", "run_site"]
+
 SITE_PLAYBOOK = "site.yml"
 # ansible-runner's stats keys -> the names reported per host.
 _STAT_KEYS = {
@@ -59,7 +60,7 @@ def run_site(
     extravars: Mapping[str, Any] | None = None,
     ssh_config: Path | None = None,
     *,
-    playbooks_dir: Path = DEFAULT_PLAYBOOKS_DIR,
+    playbooks_dir: Path | None = None,
     skip_tags: str | Iterable[str] | None = None,
     progress: Callable[[str], Any] | None = None,
     cancel: Callable[[], bool] | None = None,
@@ -71,7 +72,7 @@ def run_site(
     line per host and finished task (clusterforge.provision.progress); ``cancel`` is polled while
     the playbook runs and stops it (its whole process group) once it returns True.
     """
-    playbooks_dir = Path(playbooks_dir).resolve()
+    playbooks_dir = Path(playbooks_dir or paths.playbooks_dir()).resolve()
     private_data_dir = Path(private_data_dir).resolve()
     private_data_dir.mkdir(parents=True, exist_ok=True)
     envvars = _environment(playbooks_dir, ssh_config)
@@ -98,7 +99,7 @@ def run_site(
 def _environment(playbooks_dir: Path, ssh_config: Path | None) -> dict[str, str]:
     env = {
         "ANSIBLE_CONFIG": str(playbooks_dir / "ansible.cfg"),
-        "ANSIBLE_ROLES_PATH": str(playbooks_dir.parent / "roles"),
+        "ANSIBLE_ROLES_PATH": str(paths.roles_dir()),
         # ansible-runner appends its own callback directory to this one.
         "ANSIBLE_CALLBACK_PLUGINS": str(playbooks_dir / "callback_plugins"),
         # ansible-playbook lives next to the interpreter running us (a venv need not be active).

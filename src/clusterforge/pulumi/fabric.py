@@ -11,16 +11,7 @@ from clusterforge.plan import Device
 from clusterforge.pulumi._hashing import files_hash
 from clusterforge.pulumi.providers.switch_config import SwitchConfig, SwitchConfigArgs, SwitchTarget
 
-__all__ = ["Switch", "SwitchArgs", "management_address"]
-
-
-def management_address(device: Device) -> str | None:
-    """The address a switch is reached on: its oob eth0 (management switches may only have that)."""
-    for plane in ("oob", "management"):
-        for iface in device.interfaces:
-            if iface.plane == plane and iface.ip:
-                return iface.ip.split("/")[0]
-    return None
+__all__ = ["Switch", "SwitchArgs"]
 
 
 @dataclass(frozen=True)
@@ -47,6 +38,6 @@ class Switch(pulumi.ComponentResource):
         self.register_outputs({
             "kind": device.kind, "model": device.model, "plane": device.plane, "su": device.su,
             "rack": device.rack, "ru": device.ru, "asn": device.asn, "loopback": device.loopback,
-            "rail": device.rail, "management_ip": management_address(device),
+            "rail": device.rail, "management_ip": device.management_ip,
             "config_hash": config_hash, "config_files": sorted(args.files),
         })  # fmt: skip

@@ -18,16 +18,16 @@ from __future__ import annotations
 import importlib.util
 from collections import defaultdict
 from collections.abc import Mapping
-from pathlib import Path
 
 import pulumi
 
+from clusterforge import paths
 from clusterforge.model import ClusterSpec
 from clusterforge.plan import Device, Plan
 from clusterforge.plan import Rack as PlannedRack
 from clusterforge.pulumi._hashing import files_hash, text_hash, tree_hash
 from clusterforge.pulumi.compute import ServerArgs
-from clusterforge.pulumi.fabric import SwitchArgs, management_address
+from clusterforge.pulumi.fabric import SwitchArgs
 from clusterforge.pulumi.facility import PduArgs, RackArgs
 from clusterforge.pulumi.network import NetworkArgs
 from clusterforge.pulumi.providers.host_provision import HostProvisionArgs
@@ -37,18 +37,25 @@ from clusterforge.pulumi.providers.verification import VerificationArgs
 from clusterforge.pulumi.scalable_unit import ScalableUnitArgs
 from clusterforge.pulumi.settings import StackSettings
 from clusterforge.pulumi.site import Site, SiteArgs
+from clusterforge.vocab import DeviceKind
 
 __all__ = ["declare_cluster", "write_rendered_inventory", "SERVER_KINDS", "SWITCH_KINDS"]
 
-SERVER_KINDS = ("server", "storage")
-SWITCH_KINDS = ("leaf", "spine", "core", "mgmt-switch")
+SERVER_KINDS = DeviceKind.HOSTS
+SWITCH_KINDS = DeviceKind.SWITCHES
 SWITCH_PREFIX = "switches/"
 FABRIC_DIR = "_fabric"  # render.switches puts fabric-wide files here; no switch is named so
 ANSIBLE_PREFIX = "ansible/"
 # What Ansible runs: a change here re-provisions every group.
-PROVISION_TREES = ("roles", "playbooks")
-VERIFY_DIR = Path("src/clusterforge/verify")
 VERIFY_NOT_HOST_CHECKS = ("gpu",)  # GPU acceptance is not part of the per-SU host checks
+
+
+def _suite_hash() -> str:
+    """The host checks as shipped (names relative to the checkout, src/clusterforge/verify/..., or site-packages)."""
+    verify_dir = paths.PACKAGE_DIR / "verify"
+    base = paths.PACKAGE_DIR.parent
+    base = base.parent if base.name == "src" else base
+    return tree_hash([p for p in sorted(verify_dir.iterdir()) if p.name not in VERIFY_NOT_HOST_CHECKS], base)
 
 
 def _files_by_switch(files: Mapping[str, str]) -> dict[str, dict[str, str]]:
@@ -63,7 +70,7 @@ def _files_by_switch(files: Mapping[str, str]) -> dict[str, dict[str, str]]:
 def _switch_target(settings: StackSettings, device: Device) -> SwitchTarget:
     if settings.target == "ssh":
         assert settings.ssh is not None
-        host = management_address(device)
+        host = device.management_ip
         if host is None:
             raise ValueError(f"{device.name}: no management address to push config to")
         return SwitchTarget("ssh", host=host, user=settings.ssh.user, port=settings.ssh.port,
@@ -165,12 +172,10 @@ def declare_cluster(spec: ClusterSpec, plan: Plan, files: Mapping[str, str], set
         devices_by_rack[device.rack].append(device)
 
     rack_args = {r.name: _rack_args(r, plan, devices_by_rack[r.name], switch_files, settings) for r in plan.racks}
-    roles_hash = tree_hash([settings.repo / t for t in PROVISION_TREES], settings.repo) if settings.provision else None
-    suite_hash = None
-    if settings.verify:
-        verify_dir = settings.repo / VERIFY_DIR
-        roots = [p for p in sorted(verify_dir.iterdir()) if p.name not in VERIFY_NOT_HOST_CHECKS]
-        suite_hash = tree_hash(roots, settings.repo)
+    roles_hash = None
+    if settings.provision:
+        roles_hash = tree_hash([paths.roles_dir(), paths.playbooks_dir()], paths.data_root())
+    suite_hash = _suite_hash() if settings.verify else None
     su_ids = sorted({r.su for r in plan.racks if r.su is not None})
     units = tuple(
         _unit_args(su, tuple(rack_args[r.name] for r in plan.racks if r.su == su), files, settings,

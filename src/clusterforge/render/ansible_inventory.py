@@ -9,6 +9,7 @@ from clusterforge.model import ClusterSpec
 from clusterforge.plan import Device, Plan
 from clusterforge.render.switches.network_os import ansible_network_vars
 from clusterforge.render.yamltext import to_ansible_yaml
+from clusterforge.vocab import DeviceKind, Plane
 
 __all__ = ["render_ansible", "host_vars", "group_name"]
 
@@ -19,30 +20,20 @@ def group_name(name: str) -> str:
     return name.replace("-", "_")
 
 
-def _mgmt_ip(device: Device) -> str | None:
-    for iface in device.interfaces:
-        if iface.plane == "management" and iface.ip:
-            return iface.ip.split("/")[0]
-    for iface in device.interfaces:
-        if iface.plane == "oob" and iface.ip:  # switches are reached on their oob eth0
-            return iface.ip.split("/")[0]
-    return None
-
-
 def host_vars(spec: ClusterSpec, plan: Plan, device: Device) -> dict[str, Any]:
     model = spec.catalog.servers[device.model]
-    data_ifaces = [i.name for i in device.interfaces if i.plane == "data"]
-    bmc = next((i for i in device.interfaces if i.plane == "oob"), None)
+    data_ifaces = [i.name for i in device.interfaces if i.plane == Plane.DATA]
+    bmc = next((i for i in device.interfaces if i.plane == Plane.OOB), None)
     interfaces = []
     for iface in device.interfaces:
-        if iface.plane == "oob":
+        if iface.plane == Plane.OOB:
             continue
         entry = iface.to_dict()
         entry.pop("speed_gbps", None)
         interfaces.append(entry)
     services = plan.services
     return {
-        "ansible_host": _mgmt_ip(device),
+        "ansible_host": device.management_ip,
         "cf_name": device.name,
         "cf_kind": device.kind,
         "cf_su": device.su,
@@ -54,7 +45,7 @@ def host_vars(spec: ClusterSpec, plan: Plan, device: Device) -> dict[str, Any]:
         "cf_gpu_count": model.gpu.count,
         "cf_nvswitch": model.gpu.nvswitch,
         "cf_interfaces": interfaces,
-        "cf_bmc": {"ip": bmc.ip, "plane": "oob", "vlan": bmc.vlan} if bmc else None,
+        "cf_bmc": {"ip": bmc.ip, "plane": Plane.OOB, "vlan": bmc.vlan} if bmc else None,
         "cf_roce": {**plan.host_roce, "interfaces": data_ifaces if plan.host_roce["enabled"] else []},
         "cf_software": services["software"],
         "cf_storage": {"kind": services["storage"]["kind"], "mounts": services["storage"]["mounts"],
@@ -67,24 +58,24 @@ def render_ansible(spec: ClusterSpec, plan: Plan) -> dict[str, str]:
     files: dict[str, str] = {}
     switch_hosts: dict[str, dict[str, Any]] = {}
     for device in plan.devices:
-        if device.kind in ("server", "storage"):
-            groups["servers" if device.kind == "server" else "storage_servers"].append(device.name)
+        if device.kind in (DeviceKind.SERVER, DeviceKind.STORAGE):
+            groups["servers" if device.kind == DeviceKind.SERVER else "storage_servers"].append(device.name)
             if device.su is not None:
                 groups[f"su{device.su:02d}"].append(device.name)
             if device.rack:
                 groups[group_name(device.rack)].append(device.name)
             groups[f"role_{group_name(device.kind)}"].append(device.name)
-            if device.kind == "server":
+            if device.kind == DeviceKind.SERVER:
                 files[f"ansible/host_vars/{device.name}.yml"] = HEADER + to_ansible_yaml(host_vars(spec, plan, device))
             else:
                 files[f"ansible/host_vars/{device.name}.yml"] = HEADER + to_ansible_yaml({
-                    "ansible_host": _mgmt_ip(device), "cf_name": device.name, "cf_kind": device.kind,
+                    "ansible_host": device.management_ip, "cf_name": device.name, "cf_kind": device.kind,
                     "cf_rack": device.rack, "cf_interfaces": [i.to_dict() for i in device.interfaces
-                                                              if i.plane != "oob"],
+                                                              if i.plane != Plane.OOB],
                     "cf_storage": plan.services["storage"],
                 })
-        elif device.kind != "pdu":
-            switch_hosts[device.name] = {"ansible_host": _mgmt_ip(device), "cf_kind": device.kind,
+        elif device.kind != DeviceKind.PDU:
+            switch_hosts[device.name] = {"ansible_host": device.management_ip, "cf_kind": device.kind,
                                          "cf_plane": device.plane, "cf_model": device.model,
                                          **ansible_network_vars(spec.networks.plane(device.plane).nos)}
             groups[f"role_{group_name(device.kind)}"].append(device.name)

@@ -8,6 +8,7 @@ import io
 from clusterforge.model import ClusterSpec
 from clusterforge.plan import Plan
 from clusterforge.render.csvcell import row
+from clusterforge.vocab import DeviceKind, Plane
 
 __all__ = ["render_assets", "ASSET_COLUMNS"]
 
@@ -25,10 +26,10 @@ def render_assets(spec: ClusterSpec, plan: Plan) -> dict[str, str]:
         for iface in device.interfaces:
             if iface.ip and iface.name != "Loopback0":
                 by_plane.setdefault(iface.plane, []).append(iface.ip)
-        bmc = by_plane.get("oob", [""])[0]
-        management = by_plane.get("management", [""])[0]
-        data = " ".join(by_plane.get("data", [])) if device.kind == "server" else ""
-        storage = by_plane.get("storage", [""])[0] if device.kind in ("server", "storage") else ""
+        bmc = by_plane.get(Plane.OOB, [""])[0]
+        management = by_plane.get(Plane.MANAGEMENT, [""])[0]
+        data = " ".join(by_plane.get(Plane.DATA, [])) if device.kind == DeviceKind.SERVER else ""
+        storage = by_plane.get(Plane.STORAGE, [""])[0] if device.kind in (DeviceKind.SERVER, DeviceKind.STORAGE) else ""
         writer.writerow(row([device.asset_id, device.name, device.kind, device.model, plan.site, device.rack or "",
                          device.ru or "", device.height_u, management, bmc, data, storage, owner]))
     for pdu in plan.pdus:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.table import Table
 
 from clusterforge.plan import Plan
+from clusterforge.vocab import DeviceKind, Plane
 
 __all__ = ["plan_tables"]
 
@@ -33,8 +34,8 @@ def plan_tables(plan: Plan, device_limit: int = 200) -> list[Table]:
     for col in ("name", "kind", "model", "rack", "U", "management / oob", "data"):
         devices.add_column(col)
     for device in plan.devices[:device_limit]:
-        mgmt = next((i.ip for i in device.interfaces if i.plane in ("management", "oob") and i.ip), "")
-        data = [i.ip for i in device.interfaces if i.plane == "data" and i.ip and device.kind == "server"]
+        mgmt = next((i.ip for i in device.interfaces if i.plane in (Plane.MANAGEMENT, Plane.OOB) and i.ip), "")
+        data = [i.ip for i in device.interfaces if i.plane == Plane.DATA and i.ip and device.kind == DeviceKind.SERVER]
         devices.add_row(device.name, device.kind, device.model, device.rack or "", str(device.ru or ""), mgmt or "",
                         f"{data[0]} (+{len(data) - 1})" if data else "")
     bom = Table(title="Bill of materials")

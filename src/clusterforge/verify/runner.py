@@ -20,12 +20,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from clusterforge import paths
 from clusterforge.verify.hosts import CONCERNS
 from clusterforge.verify.hosts._inventory import InventoryError, load_inventory
 
 __all__ = [
     "CONCERNS", "HostResult", "Target", "VerifyError", "VerifyResult", "aggregate", "pytest_command",
-    "run_checks", "write_report",
+    "run_checks", "run_group_checks", "write_report",
 ]  # fmt: skip
 
 Target = Literal["lab", "ssh", "local"]
@@ -239,7 +240,7 @@ def _env(ansible_config: Path | None = None) -> dict[str, str]:
         env["ANSIBLE_CONFIG"] = str(ansible_config)
     # ansible-inventory (testinfra's Ansible backend) lives beside this interpreter in a venv.
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
-    src = str(Path(__file__).resolve().parents[2])
+    src = str(paths.PACKAGE_DIR.parent)  # the directory holding the clusterforge package
     env["PYTHONPATH"] = os.pathsep.join(p for p in [src, env.get("PYTHONPATH", "")] if p)
     env.setdefault("ANSIBLE_VERBOSITY", "0")
     return env
@@ -282,12 +283,10 @@ def run_checks(
     if target == "local" and len(selected) != 1:
         raise VerifyError("target local checks this machine against exactly one inventory host: pass --host NAME")
     if target == "lab" and ssh_config is None:
-        from clusterforge.lab import ssh_config_path
-
         lab = inventory.groups["all"].vars.get("cf_cluster")
         if not lab:
             raise VerifyError("target lab: the inventory names no cf_cluster; pass the lab's ssh_config")
-        ssh_config = ssh_config_path(lab)
+        ssh_config = paths.lab_ssh_config(lab)
     if ssh_config is not None and not Path(ssh_config).is_file():
         hint = " (is the lab up? `clusterforge lab up`)" if target == "lab" else ""
         raise VerifyError(f"ssh config {ssh_config} does not exist{hint}")
@@ -319,3 +318,21 @@ def run_checks(
                      finished=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
                      hosts_checked=selected, concerns=list(concerns or CONCERNS))
     return result
+
+
+def run_group_checks(inventory_path: str | Path, limit: str = "servers", ssh_config: str | Path | None = None,
+                     target: str | None = None, **options: Any) -> VerifyResult:
+    """Check every host of inventory group ``limit``; as the Pulumi Verification resource checks an SU.
+
+    ``target`` defaults to ``lab`` when ``ssh_config`` is the lab ssh_config of this inventory's
+    cluster (``.lab/<cf_cluster>/ssh_config``), else ``ssh``. Other options go to
+    :func:`run_checks`.
+    """
+    ssh = Path(ssh_config) if ssh_config else None
+    if target is None:
+        target = "ssh"
+        cluster = load_inventory(inventory_path).groups["all"].vars.get("cf_cluster")
+        if ssh is not None and cluster and ssh.resolve() == paths.lab_ssh_config(cluster).resolve():
+            target = "lab"
+    report_json = options.pop("report_json", None)
+    return run_checks(Path(inventory_path), target, None, ssh, report_json, group=limit, **options)

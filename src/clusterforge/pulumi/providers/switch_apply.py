@@ -26,6 +26,8 @@ from __future__ import annotations
 import shlex
 from collections.abc import Iterable
 
+from clusterforge.vocab import Nos
+
 __all__ = ["nos_of", "apply_script", "SONIC_MERGE", "SONIC_FIELD_MERGED"]
 
 # Tables merged entry by entry and field by field: the platform owns fields we do not render
@@ -63,7 +65,7 @@ def nos_of(relpaths: Iterable[str]) -> str | None:
 def apply_script(nos: str | None, device_dir: str, relpaths: Iterable[str] = ()) -> str | None:
     """Shell run on the switch after the swap; None where the NOS has no apply step."""
     d = shlex.quote(device_dir)
-    if nos == "sonic":
+    if nos == Nos.SONIC:
         steps = [  # scratch files in a private temporary directory, removed however the script ends
             "t=$(mktemp -d)", "trap 'rm -rf \"$t\"' EXIT",
             'sudo sonic-cfggen -d --print-data > "$t/running.json"',
@@ -79,10 +81,10 @@ def apply_script(nos: str | None, device_dir: str, relpaths: Iterable[str] = ())
                 f"docker exec bgp {FRR_RELOAD} --reload /etc/frr/frr.conf",
             ]
         return "set -e; " + "; ".join(steps)
-    if nos == "cumulus":
+    if nos == Nos.CUMULUS:
         return (f"set -e; sudo nv config replace {d}/startup.yaml; sudo nv config apply --assume-yes;"
                 " sudo nv config save")
-    if nos == "eos":
+    if nos == Nos.EOS:
         replace = shlex.quote(f"configure replace file:{device_dir}/running-config")
         return f"set -e; FastCli -p 15 -c {replace}; FastCli -p 15 -c 'copy running-config startup-config'"
     return None

@@ -14,6 +14,7 @@ from typing import Any
 
 from clusterforge.plan.objects import Device, Plan
 from clusterforge.render.report.theme import KIND_COLOURS, RAIL_COLOURS, rail_colour
+from clusterforge.vocab import DeviceKind
 
 __all__ = ["FABRIC_TEMPLATE", "MAX_SU_COLUMNS", "fabric_view"]
 
@@ -52,16 +53,16 @@ class _Group:
 
 def _column(device: Device, shown: set[int]) -> str:
     if device.su is None:
-        return "storage" if device.kind == "storage" else "site"
+        return "storage" if device.kind == DeviceKind.STORAGE else "site"
     return f"su{device.su}" if device.su in shown else "fold"
 
 
 def _row(device: Device) -> str:
-    if device.kind == "core":
+    if device.kind == DeviceKind.CORE:
         return "core"
-    if device.kind == "spine" or (device.kind == "mgmt-switch" and device.su is None):
+    if device.kind == DeviceKind.SPINE or (device.kind == DeviceKind.MGMT_SWITCH and device.su is None):
         return "spine"
-    if device.kind in ("leaf", "mgmt-switch"):
+    if device.kind in (DeviceKind.LEAF, DeviceKind.MGMT_SWITCH):
         return "leaf"
     return "endpoint"
 
@@ -155,7 +156,7 @@ def fabric_view(plan: Plan, plane: str) -> dict[str, Any]:
     summary = plan.fabric[plane]
     links = [link for link in plan.links if link.plane == plane]
     involved = {link.a.device for link in links} | {link.b.device for link in links}
-    members = [d for d in plan.devices if d.name in involved or (d.plane == plane and d.kind != "pdu")]
+    members = [d for d in plan.devices if d.name in involved or (d.plane == plane and d.kind != DeviceKind.PDU)]
     sus = sorted({d.su for d in members if d.su is not None})
     shown = _shown_sus(sus)
     groups: dict[tuple[str, str], _Group] = {}
@@ -246,7 +247,7 @@ def fabric_view(plan: Plan, plane: str) -> dict[str, Any]:
         labels.append({"x": x, "y": (y1 + y2) / 2, "text": speeds, "sub": _gbps(bundle["gbps"]),
                        "w": 6.2 * max(len(speeds), 10) + 16})
 
-    rails_present = sorted({d.rail for d in members if d.rail is not None and d.kind != "server"})
+    rails_present = sorted({d.rail for d in members if d.rail is not None and d.kind != DeviceKind.SERVER})
     ratios = ", ".join(f"{tier} {value:g}:1" for tier, value in summary.oversubscription.items())
     stats = [f"{summary.tiers} tiers", f"{summary.leaves} {names['leaf']}", f"{summary.spines} {names['spine']}"]
     if summary.cores:

@@ -12,12 +12,12 @@ Output is a pure function of (spec, plan): no timestamps, so reports diff cleanl
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
+from clusterforge import paths
 from clusterforge.model import ClusterSpec
 from clusterforge.plan.objects import Device, Plan
 from clusterforge.render.report.bom import bom_csv, bom_view
@@ -38,9 +38,8 @@ from clusterforge.render.report.theme import (
     fmt_pct,
 )
 
-__all__ = ["TEMPLATE_DIR", "render_report", "report_environment"]
+__all__ = ["render_report", "report_environment"]
 
-TEMPLATE_DIR = Path(__file__).resolve().parents[4] / "templates" / "report"
 PREFIX = "report"
 # above this many racks, identical racks are shown once with the list of racks sharing the layout
 RACKS_SHOWN_INDIVIDUALLY = 16
@@ -51,7 +50,7 @@ SECTION_TITLES = {"overview": "Overview", "racks": "Rack elevations", "fabric": 
 
 
 def report_environment() -> Environment:
-    env = Environment(loader=FileSystemLoader(str(TEMPLATE_DIR)), autoescape=True, trim_blocks=True,
+    env = Environment(loader=FileSystemLoader(str(paths.templates_dir() / "report")), autoescape=True, trim_blocks=True,
                       lstrip_blocks=True, undefined=StrictUndefined, keep_trailing_newline=True)
     env.filters.update(kw=fmt_kw, money=fmt_money, pct=fmt_pct, int=fmt_int)
     env.globals.update(font=FONT, status_colours=STATUS_COLOURS, feed_colours=FEED_COLOURS)

@@ -6,6 +6,7 @@ from typing import Any
 
 from clusterforge.render.jsontext import to_json
 from clusterforge.render.switches.templates import environment
+from clusterforge.vocab import Nos
 
 __all__ = ["device_files", "fabric_files", "HEADER_TEXT", "to_json"]
 
@@ -18,16 +19,16 @@ def _template(name: str, **context: Any) -> str:
 
 def device_files(nos: str, structured: dict[str, Any]) -> dict[str, str]:
     """File name -> content for one switch."""
-    if nos == "sonic":
+    if nos == Nos.SONIC:
         files = {"config_db.json": to_json(structured["config_db"])}
         if "router_bgp" in structured["frr"]:
             files["frr.conf"] = _template("switch/frr/frr.conf.j2", **structured["frr"])
         return files
-    if nos == "cumulus":
+    if nos == Nos.CUMULUS:
         return {"startup.yaml": _template("switch/cumulus/startup.yaml.j2", config=structured)}
-    if nos == "eos":
+    if nos == Nos.EOS:
         return {"running-config": _template("switch/eos/running-config.j2", config=structured)}
-    if nos == "infiniband":
+    if nos == Nos.INFINIBAND:
         return {"ib.json": to_json(structured["ib"])}
     raise ValueError(f"no renderer for NOS {nos!r}")
 

@@ -17,10 +17,11 @@ from dataclasses import dataclass
 from clusterforge.model import ClusterSpec
 from clusterforge.model.sonic_ports import SonicPlatform
 from clusterforge.plan import Device, Interface, Plan
+from clusterforge.vocab import DeviceKind, Transport
 
 __all__ = ["PortFacts", "SwitchFacts", "fabric_facts", "SWITCH_KINDS", "port_sort_key", "network_of", "address_of"]
 
-SWITCH_KINDS = ("leaf", "spine", "core", "mgmt-switch")
+SWITCH_KINDS = DeviceKind.SWITCHES
 MGMT_INTERFACE = "eth0"
 LOOPBACK_INTERFACE = "Loopback0"
 _DIGITS = re.compile(r"\d+")
@@ -70,7 +71,7 @@ class PortFacts:
 
     @property
     def faces_host(self) -> bool:
-        return self.peer_kind in ("server", "storage")
+        return self.peer_kind in (DeviceKind.SERVER, DeviceKind.STORAGE)
 
     @property
     def description(self) -> str:
@@ -183,7 +184,7 @@ def fabric_facts(spec: ClusterSpec, plan: Plan) -> dict[str, SwitchFacts]:
             if name not in ports:
                 ports[name] = PortFacts(name, iface.speed_gbps, iface.mtu, iface.ip, iface.peer_ip)
         out[device.name] = SwitchFacts(
-            device, decl.nos, decl.transport, decl.vlan, decl.mtu, mgmt_vrf, decl.transport == "roce",
+            device, decl.nos, decl.transport, decl.vlan, decl.mtu, mgmt_vrf, decl.transport == Transport.ROCE,
             mgmt, loopback, tuple(sorted(svis, key=lambda i: port_sort_key(i.name))),
             tuple(sorted(ports.values(), key=lambda p: port_sort_key(p.name))),
             spec.catalog.switches[device.model].sonic if device.model in spec.catalog.switches else None,

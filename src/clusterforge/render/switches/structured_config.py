@@ -10,14 +10,15 @@ from clusterforge.render.switches._eos import eos_structured_config
 from clusterforge.render.switches._infiniband import ib_structured_config
 from clusterforge.render.switches._sonic import sonic_structured_config
 from clusterforge.render.switches.facts import SwitchFacts
+from clusterforge.vocab import Nos
 
 __all__ = ["device_structured_config", "BUILDERS"]
 
 BUILDERS: dict[str, Callable[[SwitchFacts, dict[str, Any]], dict[str, Any]]] = {
-    "sonic": sonic_structured_config,
-    "cumulus": cumulus_structured_config,
-    "eos": eos_structured_config,
-    "infiniband": ib_structured_config,
+    Nos.SONIC: sonic_structured_config,
+    Nos.CUMULUS: cumulus_structured_config,
+    Nos.EOS: eos_structured_config,
+    Nos.INFINIBAND: ib_structured_config,
 }
 
 

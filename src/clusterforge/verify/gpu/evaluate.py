@@ -22,12 +22,12 @@ Measurements shape (what ``runner`` records; every part may be missing or carry 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
 from clusterforge.verify.gpu import metrics, nccltests
 from clusterforge.verify.gpu.spec import PRECISIONS, AcceptanceSpec
+from clusterforge.verify.gpu_names import gpu_model_matches
 
 
 def check(name: str, measured: Any, expected: Any, unit: str, passed: bool, detail: str = "") -> dict:
@@ -43,37 +43,6 @@ def check(name: str, measured: Any, expected: Any, unit: str, passed: bool, deta
 
 def _gpu_sort(keys) -> list[str]:
     return sorted(keys, key=lambda k: (len(str(k)), str(k)))
-
-
-def _tokens(text: str) -> list[str]:
-    return [t for t in re.split(r"[^a-z0-9]+", text.lower()) if t]
-
-
-def gpu_model_matches(declared: str, reported: str) -> bool:
-    """Does the name a GPU reports (``NVIDIA H100 80GB HBM3``) fit the declared model
-    (``H100``, ``H100-SXM5-80GB``, ``NVIDIA H200``)? Pure.
-
-    The declared family token (the first one with a digit: ``h100``) must be one of the reported
-    name's tokens; a declared memory size (``80gb``) must not contradict a reported one; and the
-    form factor must agree where it shows (a declared ``pcie`` or ``nvl`` must be reported; a
-    declared ``sxm*`` must not be reported as ``pcie``).
-    """
-    d, r = _tokens(declared), _tokens(reported)
-    if not d:
-        return False
-    if any(r[i : i + len(d)] == d for i in range(len(r) - len(d) + 1)):
-        return True
-    family = next((t for t in d if any(c.isdigit() for c in t) and any(c.isalpha() for c in t)), d[0])
-    if family not in r:
-        return False
-    mem_d = {t for t in d if re.fullmatch(r"\d+gb", t)}
-    mem_r = {t for t in r if re.fullmatch(r"\d+gb", t)}
-    if mem_d and mem_r and not mem_d & mem_r:
-        return False
-    for ff in ("pcie", "nvl"):
-        if ff in d and ff not in r:
-            return False
-    return not (any(t.startswith("sxm") for t in d) and "pcie" in r)
 
 
 def _host_checks(m: Mapping, spec: AcceptanceSpec) -> list[dict]:

@@ -16,7 +16,7 @@ from typing import Any
 
 __all__ = [
     "CONTAINER_KINDS", "HostFacts", "Link", "Mount", "clock_offset_s", "containerd_nvidia_runtime",
-    "count_nvswitches", "gpu_model_matches", "has_modprobe_directive", "parse_fabric_states",
+    "count_nvswitches", "has_modprobe_directive", "parse_fabric_states",
     "parse_ip_addr_json", "parse_nvcc_release", "parse_nvidia_smi_csv", "parse_proc_modules",
     "parse_proc_mounts", "parse_unit_file", "split_options", "upstream_version", "version_matches_pin",
 ]  # fmt: skip
@@ -78,18 +78,6 @@ def parse_nvidia_smi_csv(text: str, fields: Iterable[str]) -> list[dict[str, str
             raise ValueError(f"nvidia-smi row has {len(values)} fields, expected {len(names)}: {line!r}")
         rows.append(dict(zip(names, values, strict=True)))
     return rows
-
-
-def gpu_model_matches(expected: str, reported: str) -> bool:
-    """The catalog's GPU model (``H200``, ``H200-SXM5-141GB``, ``A100-SXM4-80GB``) names the reported GPU.
-
-    The family (first ``-``-separated token) must be a word of nvidia-smi's name (``NVIDIA H200``,
-    ``NVIDIA A100-SXM4-80GB``); variant tokens are not compared, since nvidia-smi names vary by
-    driver (``NVIDIA H100 80GB HBM3`` for an H100-SXM5-80GB).
-    """
-    family = expected.strip().split("-")[0].upper()
-    words = re.split(r"[\s\-]+", reported.upper())
-    return bool(family) and family in words
 
 
 def parse_fabric_states(text: str) -> list[tuple[str, str]]:

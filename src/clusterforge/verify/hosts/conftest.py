@@ -132,12 +132,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def _lab_ssh_config(inventory: Inventory) -> str:
-    from clusterforge.lab.sshcfg import ssh_config_path
+    from clusterforge import paths
 
     lab = inventory.groups["all"].vars.get("cf_cluster")
     if not lab:
         raise pytest.UsageError("--cf-target lab needs --cf-ssh-config (the inventory names no cf_cluster)")
-    return str(ssh_config_path(lab))
+    return str(paths.lab_ssh_config(lab))
 
 
 def pytest_configure(config: pytest.Config) -> None:

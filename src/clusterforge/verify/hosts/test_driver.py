@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from clusterforge.verify.hosts._facts import gpu_model_matches, upstream_version, version_matches_pin
+from clusterforge.verify.gpu_names import gpu_model_matches
+from clusterforge.verify.hosts._facts import upstream_version, version_matches_pin
 from clusterforge.verify.hosts._gates import kernel_module_expected, require_gpu_planned, require_gpus_visible
 
 # The userland every driver install ships, whatever the package names of the source

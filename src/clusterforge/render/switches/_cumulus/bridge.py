@@ -6,6 +6,7 @@ from typing import Any
 
 from clusterforge.render.switches._cumulus.interface import BRIDGE_DOMAIN
 from clusterforge.render.switches.facts import SwitchFacts
+from clusterforge.vocab import DeviceKind
 
 __all__ = ["bridge", "AGG_STP_PRIORITY"]
 
@@ -19,6 +20,6 @@ def bridge(facts: SwitchFacts, qos: dict[str, Any]) -> dict[str, Any] | None:
         return None
     out: dict[str, Any] = {"domain": BRIDGE_DOMAIN, "vlans": [facts.plane_vlan]}
     device = facts.device
-    if device.kind == "mgmt-switch" and device.su is None:
+    if device.kind == DeviceKind.MGMT_SWITCH and device.su is None:
         out["stp_priority"] = AGG_STP_PRIORITY
     return out

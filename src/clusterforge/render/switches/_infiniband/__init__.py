@@ -11,6 +11,7 @@ from typing import Any
 
 from clusterforge.model import ClusterSpec
 from clusterforge.render.switches.facts import SwitchFacts
+from clusterforge.vocab import Plane, Transport
 
 __all__ = ["ib_structured_config", "opensm_partitions", "ib_mtu_code", "DEFAULT_PKEY"]
 
@@ -55,7 +56,7 @@ def opensm_partitions(spec: ClusterSpec) -> dict[str, Any] | None:
     The Plan carries no PKey, so a plane's partition key is its declared VLAN id: the declaration's
     existing tenant identifier for that plane, unique per plane by the same review.
     """
-    planes = [name for name in ("data", "storage") if spec.networks.plane(name).transport == "infiniband"]
+    planes = [name for name in Plane.FABRICS if spec.networks.plane(name).transport == Transport.INFINIBAND]
     if not planes:
         return None
     partitions = [{"name": "Default", "pkey": f"0x{DEFAULT_PKEY:04x}", "ipoib": True,

@@ -5,17 +5,18 @@ from __future__ import annotations
 from typing import Any
 
 from clusterforge.render.switches.facts import SwitchFacts
+from clusterforge.vocab import DeviceKind, Plane
 
 __all__ = ["DEVICE_METADATA", "sonic_device_type"]
 
 # SONiC names its tiers from the host side: T0 ToR (server-facing), T1 leaf, T2 spine.
-_ROUTED_TYPES = {"leaf": "ToRRouter", "spine": "LeafRouter", "core": "SpineRouter"}
-_ACCESS_TOR_TYPES = {"management": "MgmtToRRouter", "oob": "BmcMgmtToRRouter"}
+_ROUTED_TYPES = {DeviceKind.LEAF: "ToRRouter", DeviceKind.SPINE: "LeafRouter", DeviceKind.CORE: "SpineRouter"}
+_ACCESS_TOR_TYPES = {Plane.MANAGEMENT: "MgmtToRRouter", Plane.OOB: "BmcMgmtToRRouter"}
 
 
 def sonic_device_type(facts: SwitchFacts) -> str:
     device = facts.device
-    if device.kind == "mgmt-switch":
+    if device.kind == DeviceKind.MGMT_SWITCH:
         # ToRs sit in an SU; the aggregation pair is a site switch and is tier 1 of its plane
         return _ACCESS_TOR_TYPES[device.plane] if device.su is not None else "LeafRouter"
     return _ROUTED_TYPES[device.kind]

@@ -6,24 +6,22 @@ import os
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
+
+from clusterforge.cli._common import err, load, out
 
 __all__ = ["register", "topology_for"]
 
 lab_app = typer.Typer(help="The local lab: the whole cluster as containers, namespaces, bridges and FRR.",
                       no_args_is_help=True)
-out = Console()
-err = Console(stderr=True)
 
 
 def topology_for(inventory: Path):
-    from clusterforge.cli import _load
     from clusterforge.lab.from_plan import lab_topology
     from clusterforge.render import render_all
 
-    spec, plan, _ = _load(inventory)
+    spec, plan, _ = load(inventory)
     return lab_topology(spec, plan, render_all(spec, plan))
 
 

@@ -1,6 +1,6 @@
 """`clusterforge verify` (testinfra host checks) and `clusterforge accept` (GPU acceptance benchmarks).
 
-Exit codes as in clusterforge.cli: 0 ok, 1 the cluster (or declaration) is wrong, 2 usage error,
+Exit codes as in clusterforge.cli._common: 0 ok, 1 the cluster (or declaration) is wrong, 2 usage error,
 3 environment problem (checks cannot run, torch missing). `accept` passes the acceptance
 suite's own code through: 0 passed, 1 a check failed, 2 no GPU or bad spec.
 """
@@ -11,35 +11,25 @@ import datetime as _dt
 import importlib
 import importlib.util
 import json
-import sys
 import tempfile
 from enum import Enum
 from pathlib import Path
 from typing import Any
 
 import typer
-from rich.console import Console
 from rich.table import Table
+
+from clusterforge.cli._common import err, load, out, say, usage_error
+from clusterforge.vocab import DeviceKind
 
 __all__ = ["gpu_spec_for", "register"]
 
-out = Console() if sys.stdout.isatty() else Console(width=200)
-err = Console(stderr=True)
 
 
 class VerifyTarget(str, Enum):
     lab = "lab"
     ssh = "ssh"
     local = "local"
-
-
-def _say(console: Console, text: str) -> None:
-    console.print(text, markup=False, highlight=False, soft_wrap=True)
-
-
-def _usage(message: str) -> None:
-    _say(err, f"error: {message}")
-    raise typer.Exit(2)
 
 
 def results_table(result) -> Table:
@@ -70,20 +60,19 @@ def verify(
     show_skips: bool = typer.Option(False, "--show-skips", help="also list every skipped check with its reason"),
 ) -> None:
     """Check hosts against the rendered inventory with testinfra; exit 1 on any failed check."""
-    from clusterforge.cli import _load
     from clusterforge.render import render_all, write_tree
     from clusterforge.verify.runner import CONCERNS, VerifyError, run_checks
 
     unknown = [c for c in check if c not in CONCERNS]
     if unknown:
-        _usage(f"unknown --check {', '.join(unknown)}; choose from {', '.join(CONCERNS)}")
+        usage_error(f"unknown --check {', '.join(unknown)}; choose from {', '.join(CONCERNS)}")
     if target is VerifyTarget.local and len(host) != 1:
-        _usage("--target local checks this machine against one inventory host: pass --host NAME")
-    spec, plan, _ = _load(inventory)
-    servers = {d.name for d in plan.devices if d.kind in ("server", "storage")}
+        usage_error("--target local checks this machine against one inventory host: pass --host NAME")
+    spec, plan, _ = load(inventory)
+    servers = {d.name for d in plan.devices if d.kind in (DeviceKind.SERVER, DeviceKind.STORAGE)}
     missing = [h for h in host if h not in servers]
     if missing:
-        _usage(f"not a server of {inventory}: {', '.join(missing)}")
+        usage_error(f"not a server of {inventory}: {', '.join(missing)}")
     with tempfile.TemporaryDirectory(prefix="cf-verify-render-") as tmp:
         rendered = Path(tmp) / "rendered"
         write_tree(rendered, render_all(spec, plan))
@@ -91,21 +80,21 @@ def verify(
             result = run_checks(rendered, target.value, list(host) or None, ssh_config, json_path,
                                 concerns=list(check) or None, workers=workers)
         except VerifyError as exc:
-            _say(err, f"verify: {exc}")
+            say(err, f"verify: {exc}")
             raise typer.Exit(3) from None
     out.print(results_table(result))
     for host_name, hr in result.per_host.items():
         if hr.unreachable is not None:
             _say(out, f"host {host_name} unreachable: {hr.unreachable}")
         for f in hr.failures:
-            _say(out, f"FAIL {host_name} {f['test']}: {f['message']}")
+            say(out, f"FAIL {host_name} {f['test']}: {f['message']}")
         if show_skips:
             for s in hr.skips:
-                _say(out, f"skip {host_name} {s['test']}: {s['message']}")
+                say(out, f"skip {host_name} {s['test']}: {s['message']}")
     for problem in result.errors:
-        _say(err, f"error: {problem}")
+        say(err, f"error: {problem}")
     if json_path:
-        _say(err, f"report: {json_path}")
+        say(err, f"report: {json_path}")
     if not result.ok:
         raise typer.Exit(1)
 
@@ -120,7 +109,7 @@ def gpu_spec_for(spec, plan, *, host: str | None = None, model: str | None = Non
         raise ValueError("pass exactly one of host or model")
     if host is not None:
         device = next((d for d in plan.devices if d.name == host), None)
-        if device is None or device.kind != "server":
+        if device is None or device.kind != DeviceKind.SERVER:
             raise LookupError(f"no GPU server {host!r} in the plan")
         model = device.model
     server = spec.catalog.servers.get(model)
@@ -162,22 +151,21 @@ def accept(
     thresholds: str | None = typer.Option(None, "--thresholds", help="JSON object overriding acceptance thresholds"),
 ) -> None:
     """GPU acceptance on this machine against the catalog figures of a server (matmul, bandwidth, all-reduce)."""
-    from clusterforge.cli import _load
 
     if (host is None) == (model is None):
-        _usage("pass exactly one of --host NAME or --model MODEL")
+        usage_error("pass exactly one of --host NAME or --model MODEL")
     try:
         threshold_overrides = json.loads(thresholds) if thresholds else None
     except json.JSONDecodeError as exc:
-        _usage(f"--thresholds is not JSON: {exc}")
-    spec, plan, _ = _load(inventory)
+        usage_error(f"--thresholds is not JSON: {exc}")
+    spec, plan, _ = load(inventory)
     try:
         model_name, spec_dict = gpu_spec_for(spec, plan, host=host, model=model)
     except LookupError as exc:
-        _usage(str(exc))
+        usage_error(str(exc))
     main, why = _accept_main()
     if main is None:
-        _say(err, f"accept: {why}")
+        say(err, f"accept: {why}")
         raise typer.Exit(3)
     from clusterforge.verify.gpu.__main__ import parse_sizes
 
@@ -195,7 +183,7 @@ def accept(
     if precisions:
         opts["precisions"] = [p.strip() for p in precisions.split(",") if p.strip()]
     gpu = spec_dict["gpu"]
-    _say(err, f"accept: {host or model_name} ({gpu['count']}x {gpu['model']}) -> {target_dir}")
+    say(err, f"accept: {host or model_name} ({gpu['count']}x {gpu['model']}) -> {target_dir}")
     raise typer.Exit(main(spec_dict, target_dir, **opts))
 
 

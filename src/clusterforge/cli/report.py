@@ -16,27 +16,20 @@ from enum import Enum
 from pathlib import Path, PurePosixPath
 
 import typer
-from rich.console import Console
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
+from clusterforge.cli._common import err, load, out, print_problems
 from clusterforge.loading import DeclarationError, load_and_plan
 
 __all__ = ["register", "report", "diff", "DiffFormat"]
 
-out = Console()
-err = Console(stderr=True)
 MAX_ERROR_LINES = 50
 
 
 class DiffFormat(str, Enum):
     markdown = "markdown"
     json = "json"
-
-
-def _print_problems(problems) -> None:
-    for problem in problems:
-        err.print(str(problem), markup=False, highlight=False, soft_wrap=True)
 
 
 def _git(*args: str) -> str:
@@ -104,11 +97,7 @@ def report(file: Path = typer.Argument(..., help="inventory YAML"),
     from clusterforge.render import write_tree
     from clusterforge.render.report import render_report
 
-    try:
-        spec, plan, _ = load_and_plan(file)
-    except DeclarationError as exc:
-        _print_problems(exc.problems)
-        raise typer.Exit(1) from None
+    spec, plan, _ = load(file)
     files = render_report(spec, plan)
     write_tree(out_dir, files)
     for warning in plan.warnings:
@@ -130,7 +119,7 @@ def diff(old: str = typer.Argument(..., help="old inventory: a file, or REV:path
         old_spec, old_plan, old_problems = _load_side(old, Path(scratch) / "old")
         new_spec, new_plan, new_problems = _load_side(new, Path(scratch) / "new")
     if old_problems or new_problems:
-        _print_problems(old_problems + new_problems)
+        print_problems(old_problems + new_problems)
         raise typer.Exit(1)
     result = diff_plans(old_plan, new_plan, render_all(old_spec, old_plan), render_all(new_spec, new_plan))
     if format is DiffFormat.json:

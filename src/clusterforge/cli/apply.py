@@ -2,7 +2,7 @@
 
 The stack (default: the inventory's file stem) lives in its own work dir under the state dir with a
 local file backend and a passphrase secrets provider (see clusterforge.pulumi.automation), so
-nothing leaves the machine. Exit codes as in cli.py: 1 the declaration or the apply failed, 3 the
+nothing leaves the machine. Exit codes as in cli/_common.py: 1 the declaration or the apply failed, 3 the
 environment (no engine).
 """
 
@@ -14,26 +14,16 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
-from clusterforge.loading import load_and_plan
+from clusterforge import paths
+from clusterforge.cli._common import err, load, out
 
 __all__ = ["register"]
 
-out = Console() if sys.stdout.isatty() else Console(width=200)
-err = Console(stderr=True)
 OPS = ("create", "update", "replace", "delete", "same")
 STATE_DIR_HELP = "state dir: backend, passphrase, per-stack work dirs [env CLUSTERFORGE_STATE_DIR; default .state]"
 BACKEND_HELP = "Pulumi backend URL [env CLUSTERFORGE_BACKEND_URL; default file://<state dir>/pulumi]"
-
-
-def _inventory_setting(path: Path, repo: Path) -> str:
-    resolved = path.resolve()
-    try:
-        return str(resolved.relative_to(repo))
-    except ValueError:
-        return str(resolved)
 
 
 def _flag(value: bool | None) -> str | None:
@@ -51,8 +41,8 @@ def _open(inventory: Path | None, stack: str | None, target: str | None, provisi
         stack = inventory.stem
     settings: dict[str, str | None] | None = None  # None: destroy leaves the stack's config alone
     if inventory is not None:
-        load_and_plan(inventory)  # declaration errors as FILE:LINE before the engine starts
-        settings = {"inventory": _inventory_setting(inventory, automation.REPO), "target": target,
+        load(inventory)  # declaration errors as FILE:LINE before the engine starts
+        settings = {"inventory": paths.relative_to_workspace(inventory), "target": target,
                     "provision": _flag(provision), "verify": _flag(verify)}
     backend = automation.Backend.resolve(state_dir, backend_url)
     try:

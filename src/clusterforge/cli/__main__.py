@@ -1,0 +1,3 @@
+from clusterforge.cli.app import main
+
+main()

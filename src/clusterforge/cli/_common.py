@@ -1,0 +1,46 @@
+"""What every command shares: the consoles, the one declaration loader, the exit-code rules.
+
+Exit codes: 0 ok, 1 the declaration (or the cluster) is wrong, 2 usage error, 3 environment problem.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+from clusterforge.loading import DeclarationError, load_and_plan
+from clusterforge.model import ClusterSpec, SourceMap
+from clusterforge.plan import Plan
+
+__all__ = ["out", "err", "say", "print_problems", "load", "usage_error"]
+
+out = Console() if sys.stdout.isatty() else Console(width=200)  # pipes get full rows, not wraps
+err = Console(stderr=True)
+
+
+def say(console: Console, text: str) -> None:
+    """One plain line: no Rich markup or highlighting, never wrapped."""
+    console.print(text, markup=False, highlight=False, soft_wrap=True)
+
+
+def print_problems(problems: Iterable[object]) -> None:
+    for problem in problems:
+        say(err, str(problem))
+
+
+def load(path: Path) -> tuple[ClusterSpec, Plan, SourceMap]:
+    """Load and plan a declaration; on a bad one print FILE:LINE:COL: field: message lines and exit 1."""
+    try:
+        return load_and_plan(path)
+    except DeclarationError as exc:
+        print_problems(exc.problems)
+        raise typer.Exit(1) from None
+
+
+def usage_error(message: str) -> None:
+    say(err, f"error: {message}")
+    raise typer.Exit(2)

@@ -1,0 +1,148 @@
+"""The package's shape: layering (no import runs back up), one vocabulary, one paths module, one
+management-address rule, the cli/ package behind the `clusterforge` entry point."""
+
+from __future__ import annotations
+
+import ast
+import tomllib
+from importlib import import_module
+from pathlib import Path
+from typing import get_args
+
+import pytest
+
+from clusterforge import paths
+from clusterforge.loading import load_and_plan
+from clusterforge.model import network
+from clusterforge.plan.objects import Device, Interface
+from clusterforge.vocab import DeviceKind, LinkTier, Nos, Plane, Transport
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = ROOT / "src" / "clusterforge"
+# Which top-level parts of the package each part may import (besides itself). Lower layers never
+# import higher ones; only the command line and the Pulumi program see everything.
+ALLOWED = {
+    "vocab": set(),
+    "paths": set(),
+    "model": {"vocab"},
+    "plan": {"model", "vocab"},
+    "loading": {"model", "plan"},
+    "render": {"model", "plan", "vocab", "paths"},
+    "lab": {"model", "plan", "vocab", "paths"},
+    "provision": {"paths"},
+    # verify.gpu.launch reads clusterforge.__file__ for its workers; the host checks read the rendered tree
+    # with the YAML dialect render writes it in (render.yamltext)
+    "verify": {"paths", "__init__", "render"},
+    "pulumi": {"model", "plan", "vocab", "paths", "loading", "render", "lab", "provision", "verify"},
+    "cli": {"model", "plan", "vocab", "paths", "loading", "render", "lab", "provision", "verify", "pulumi"},
+}
+
+
+def _imports(path: Path) -> set[str]:
+    """Dotted clusterforge modules a file imports, lazily or not."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            if node.module == "clusterforge":
+                found |= {f"clusterforge.{a.name}" for a in node.names}
+            else:
+                found.add(node.module)
+        elif isinstance(node, ast.ImportFrom) and node.level:
+            base = list(path.relative_to(PACKAGE).parent.parts)[: None if node.level == 1 else 1 - node.level]
+            found.add(".".join(["clusterforge", *base, *([node.module] if node.module else [])]))
+        elif isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+    return {m for m in found if m == "clusterforge" or m.startswith("clusterforge.")}
+
+
+def _part(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def test_no_import_runs_back_up():
+    wrong = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        part = path.relative_to(PACKAGE).with_suffix("").parts[0]
+        if part == "__init__":
+            continue
+        for module in _imports(path):
+            other = _part(module)
+            if other != part and other not in ALLOWED[part]:
+                wrong.append(f"{path.relative_to(ROOT)} imports {module}")
+    assert not wrong, "\n".join(wrong)
+    assert set(ALLOWED) == {p.stem for p in PACKAGE.iterdir() if p.suffix == ".py" or (p / "__init__.py").exists()} - {
+        "__init__"}, "a new top-level part needs its place in ALLOWED"
+
+
+def test_host_checks_do_not_import_their_runner():
+    """verify.runner imports verify.hosts (CONCERNS); the reverse would be the old cycle."""
+    hosts = PACKAGE / "verify" / "hosts"
+    offenders = [p.name for p in hosts.glob("*.py") if "clusterforge.verify.runner" in _imports(p)]
+    assert not offenders
+
+
+def test_vocabulary_matches_the_schema_literals():
+    assert set(get_args(network.PlaneName)) == set(Plane.values())
+    assert set(get_args(network.Transport)) == set(Transport.values())
+    assert set(get_args(network.Nos)) == set(Nos.values())
+    assert set(DeviceKind.HOSTS) | set(DeviceKind.SWITCHES) | {DeviceKind.PDU} == set(DeviceKind.values())
+    assert all(type(v) is str for v in DeviceKind.values() + Plane.values())  # JSON/YAML see plain strings
+
+
+@pytest.mark.parametrize("name", ["lab", "superpod-4su", "roce-128gpu"])
+def test_every_planned_kind_plane_and_tier_is_in_the_vocabulary(name):
+    _, plan, _ = load_and_plan(ROOT / "inventory" / f"{name}.yaml")
+    assert {d.kind for d in plan.devices} <= set(DeviceKind.values())
+    assert {i.plane for d in plan.devices for i in d.interfaces} <= set(Plane.values())
+    assert {link.tier for link in plan.links} - {""} <= set(LinkTier.values())
+    assert {link.plane for link in plan.links} <= set(Plane.values())
+
+
+def _device(*interfaces: Interface) -> Device:
+    return Device("x", DeviceKind.SERVER, "m", 1, "r", 1, 1, 0.0, 0.0, "a", interfaces)
+
+
+def test_one_management_address_rule():
+    mgmt = Interface("mgmt0", Plane.MANAGEMENT, "198.18.8.16/24", 1500)
+    bmc = Interface("bmc", Plane.OOB, "198.18.14.16/24", 1500)
+    eth0 = Interface("eth0", Plane.OOB, "198.18.14.40/24", 1500)
+    assert _device(bmc, mgmt).management_ip == "198.18.8.16"  # a host: its OS, not its BMC
+    assert _device(eth0).management_ip == "198.18.14.40"  # a switch: its oob eth0
+    assert _device(Interface("Ethernet0", Plane.DATA, "10.0.0.1/31", 9100)).management_ip is None
+
+
+def test_paths_come_from_the_checkout(monkeypatch):
+    monkeypatch.delenv(paths.ROOT_ENV, raising=False)
+    assert paths.checkout_root() == ROOT
+    assert paths.templates_dir() == ROOT / "templates"
+    assert paths.roles_dir() == ROOT / "roles" and paths.playbooks_dir() == ROOT / "playbooks"
+    assert (paths.stack_program_dir() / "Pulumi.yaml").is_file()
+    assert paths.relative_to_workspace(ROOT / "inventory" / "lab.yaml") == "inventory/lab.yaml"
+
+
+def test_one_override_moves_data_and_state(monkeypatch, tmp_path):
+    (tmp_path / "templates").mkdir()
+    monkeypatch.setenv(paths.ROOT_ENV, str(tmp_path))
+    monkeypatch.delenv(paths.LAB_HOME_ENV, raising=False)
+    monkeypatch.delenv(paths.STATE_DIR_ENV, raising=False)
+    assert paths.data_root() == tmp_path and paths.roles_dir() == tmp_path / "roles"
+    assert paths.state_dir() == tmp_path / ".state" and paths.lab_home() == tmp_path / ".lab"
+    assert paths.lab_ssh_config("cf") == tmp_path / ".lab" / "cf" / "ssh_config"
+    monkeypatch.setenv(paths.ROOT_ENV, str(tmp_path / "missing"))
+    monkeypatch.setattr(paths, "_checkout", lambda: None)
+    monkeypatch.setattr(paths, "BUNDLED_DATA", tmp_path / "nothing")
+    with pytest.raises(paths.DataNotFound, match=paths.ROOT_ENV):
+        paths.data_root()
+
+
+def test_entry_point_is_the_cli_package():
+    script = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]["clusterforge"]
+    module, _, attr = script.partition(":")
+    main = getattr(import_module(module), attr)
+    from clusterforge.cli.app import app
+
+    assert main is import_module("clusterforge.cli.app").main
+    names = {c.name for c in app.registered_commands} | {g.name for g in app.registered_groups}
+    assert names == {"validate", "plan", "render", "lab", "preview", "up", "destroy", "verify", "accept", "report",
+                     "diff"}
