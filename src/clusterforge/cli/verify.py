@@ -85,7 +85,7 @@ def verify(
     out.print(results_table(result))
     for host_name, hr in result.per_host.items():
         if hr.unreachable is not None:
-            _say(out, f"host {host_name} unreachable: {hr.unreachable}")
+            say(out, f"host {host_name} unreachable: {hr.unreachable}")
         for f in hr.failures:
             say(out, f"FAIL {host_name} {f['test']}: {f['message']}")
         if show_skips:

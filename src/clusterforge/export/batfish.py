@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 from clusterforge.plan import Plan
 from clusterforge.plan.objects import Device
+from clusterforge.vocab import DeviceKind
 
 __all__ = ["BatfishSnapshot", "export_batfish"]
 
@@ -62,7 +63,7 @@ def export_batfish(plan: Plan, switch_files: Mapping[str, str]) -> BatfishSnapsh
     left_out: list[str] = []
     in_snapshot: set[str] = set()
     for device in plan.devices:
-        if device.kind in _HOST_KINDS or device.kind == "pdu":
+        if device.kind in _HOST_KINDS or device.kind == DeviceKind.PDU:
             continue
         own = _switch_files(device.name, switch_files)
         if "running-config" in own:

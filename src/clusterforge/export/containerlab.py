@@ -27,6 +27,7 @@ import yaml
 
 from clusterforge.plan import Plan
 from clusterforge.plan.objects import Device, Interface
+from clusterforge.vocab import DeviceKind
 
 __all__ = [
     "DEFAULT_IMAGES", "KIND_BY_NOS", "ContainerlabExport", "ExportError", "export_containerlab", "interface_name",
@@ -131,7 +132,7 @@ def _kinds(plan: Plan, switch_files: Mapping[str, str]) -> tuple[dict[str, str],
     for device in plan.devices:
         if device.kind in _HOST_KINDS:
             kinds[device.name] = "linux"
-        elif device.kind == "pdu":
+        elif device.kind == DeviceKind.PDU:
             continue
         elif device.plane == _OOB:
             left_out.append(f"{device.name}: oob switch, stands for containerlab's management network")

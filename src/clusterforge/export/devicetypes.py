@@ -22,6 +22,7 @@ import yaml
 from clusterforge.model import ClusterSpec
 from clusterforge.plan import Plan
 from clusterforge.plan.ports import port_name
+from clusterforge.vocab import Nos, Plane, Transport
 
 __all__ = ["DeviceType", "device_types", "export_device_types", "interface_type"]
 
@@ -60,7 +61,7 @@ def _slug(vendor: str, key: str, *rest: str) -> str:
 
 
 def interface_type(speed_gbps: int | None, transport: str = "ethernet") -> str:
-    table = _INFINIBAND_TYPES if transport == "infiniband" else _ETHERNET_TYPES
+    table = _INFINIBAND_TYPES if transport == Transport.INFINIBAND else _ETHERNET_TYPES
     return table.get(int(speed_gbps or 0), "other")
 
 
@@ -77,9 +78,9 @@ def _server_type(key: str, model, plan: Plan, transport: str) -> DeviceType:
         for iface in device.interfaces:
             names = iface.members or (iface.name,)
             for name in names:
-                kind = interface_type(speeds.get(iface.plane), transport if iface.plane == "data" else "ethernet")
+                kind = interface_type(speeds.get(iface.plane), transport if iface.plane == Plane.DATA else "ethernet")
                 entry = {"name": name, "type": kind}
-                if iface.plane == "oob":
+                if iface.plane == Plane.OOB:
                     entry["mgmt_only"] = True
                 physical.setdefault(name, entry)
     per_psu = model.psu.rating_w
@@ -96,7 +97,7 @@ def _server_type(key: str, model, plan: Plan, transport: str) -> DeviceType:
 
 
 def _switch_type(key: str, model, nos: str, psus: int) -> DeviceType:
-    transport = "infiniband" if nos == "infiniband" else "ethernet"
+    transport = "infiniband" if nos == Nos.INFINIBAND else "ethernet"
     interfaces: list[dict] = [{"name": "eth0", "type": "1000base-t", "mgmt_only": True}]  # IB switches too
     speed = interface_type(model.speed_gbps, transport)
     interfaces += [{"name": port_name(nos, index, model.lanes_per_port), "type": speed} for index in range(model.ports)]
@@ -152,7 +153,7 @@ def device_types(spec: ClusterSpec, plan: Plan) -> list[DeviceType]:
     catalog = spec.catalog
     used_models = {d.model for d in plan.devices}
     data_transport = "infiniband" if any(
-        f.transport == "infiniband" for p, f in plan.fabric.items() if p == "data") else "ethernet"
+        f.transport == Transport.INFINIBAND for p, f in plan.fabric.items() if p == Plane.DATA) else "ethernet"
     types = [_server_type(k, m, plan, data_transport) for k, m in catalog.servers.items() if k in used_models]
     nos_of = _switch_nos(spec, plan)
     seen: dict[tuple[str, str], int] = {}
