@@ -33,11 +33,11 @@ def load_and_plan(path: str | Path) -> tuple[ClusterSpec, Plan, SourceMap]:
         plan = plan_cluster(spec)
     except PlanError as exc:
         raise DeclarationError([source.problem(loc, message) for loc, message in exc.problems]) from None
-    from clusterforge.render.switches._sonic.buffers import lossless_budget_problems
+    from clusterforge.render.switches._sonic.checks import sonic_declaration_problems
 
-    budget = lossless_budget_problems(spec)  # SONiC lossless headroom must fit the HWSKU's pool
-    if budget:
-        raise DeclarationError([source.problem(loc, message) for loc, message in budget])
+    sonic = sonic_declaration_problems(spec, plan)  # port speeds and lossless headroom the HWSKU allows
+    if sonic:
+        raise DeclarationError([source.problem(loc, message) for loc, message in sonic])
     problems = check_fabric(plan)
     if problems:
         raise DeclarationError([source.problem(fabric_loc(message), f"fabric: {message}") for message in problems])

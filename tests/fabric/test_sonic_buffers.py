@@ -58,3 +58,18 @@ def test_headroom_beyond_the_pool_is_refused_by_name():
     no_buffers = dataclasses.replace(facts, sonic_platform=facts.sonic_platform.model_copy(update={"buffers": None}))
     with pytest.raises(ValueError, match="no SONiC buffer pool sizes"):
         BUFFER_POOL(no_buffers, plan.qos)
+
+
+def test_a_port_speed_the_hwsku_does_not_allow_is_refused():
+    from clusterforge.render.switches._sonic.checks import port_speed_problems
+
+    spec, plan, _ = example("lab")
+    assert port_speed_problems(spec, plan) == []
+    sn5600 = spec.catalog.switches["sn5600"]
+    run = sn5600.sonic.runs[0].model_copy(update={"speeds_gbps": [800]})
+    only_800 = sn5600.sonic.model_copy(update={"runs": [run]})
+    switches = {**spec.catalog.switches, "sn5600": sn5600.model_copy(update={"sonic": only_800})}
+    narrowed = spec.model_copy(update={"catalog": spec.catalog.model_copy(update={"switches": switches})})
+    problems = port_speed_problems(narrowed, plan)
+    assert problems and problems[0][0] == ("networks", "data")
+    assert "a 400G link, but ACS-SN5600 (sn5600) runs that port at 800G only" in problems[0][1]

@@ -9,7 +9,7 @@ with the upstream file it was read from. `ports()` expands the runs into one ent
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
+from functools import lru_cache
 
 from pydantic import Field, model_validator
 
@@ -26,6 +26,7 @@ class SonicPort:
     alias: str
     index: int
     speed_gbps: int  # the HWSKU's default breakout speed of this port
+    speeds_gbps: tuple[int, ...]  # every speed that breakout mode allows
 
 
 class SonicPortRun(Declared):
@@ -40,6 +41,8 @@ class SonicPortRun(Declared):
     first_index: int = Field(default=1, ge=0)
     alias: str | None = Field(default=None, pattern=r"^[a-z]{1,8}$", description="alias prefix + index (etp1)")
     speed_gbps: int = Field(gt=0, le=800)
+    speeds_gbps: list[int] | None = Field(default=None, description="speeds the default breakout mode allows"
+                                          " (hwsku.json default_brkout_mode); default: speed_gbps only")
 
 
 class SonicBuffers(Declared):
@@ -66,20 +69,32 @@ class SonicPlatform(Declared):
         return self
 
     def ports(self) -> tuple[SonicPort, ...]:
-        return self._ports
+        return _expand(self._key())
 
-    @cached_property
-    def _ports(self) -> tuple[SonicPort, ...]:
-        out: list[SonicPort] = []
-        for run in self.runs:
-            for i in range(run.ports):
-                first = run.first_lane + i * run.lane_step
-                index = run.first_index + i
-                name = f"Ethernet{run.first_name + i * run.name_step}"
-                out.append(SonicPort(name, ",".join(str(first + k) for k in range(run.lanes)),
-                                     f"{run.alias}{index}" if run.alias else name, index, run.speed_gbps))
-        return tuple(out)
-
-    @cached_property
+    @property
     def by_name(self) -> dict[str, SonicPort]:
-        return {p.name: p for p in self.ports()}
+        return _by_name(self._key())
+
+    def _key(self) -> tuple:
+        # the expansion is cached on the runs' values, not on the object: model_copy(update=...) keeps
+        # an object's __dict__, so a cache stored there would outlive a change of runs
+        return tuple((r.ports, r.first_name, r.name_step, r.first_lane, r.lanes, r.lane_step, r.first_index,
+                      r.alias, r.speed_gbps, tuple(r.speeds_gbps or (r.speed_gbps,))) for r in self.runs)
+
+
+@lru_cache(maxsize=64)
+def _expand(key: tuple) -> tuple[SonicPort, ...]:
+    out: list[SonicPort] = []
+    for ports, first_name, name_step, first_lane, lanes, lane_step, first_index, alias, speed, speeds in key:
+        for i in range(ports):
+            first = first_lane + i * lane_step
+            index = first_index + i
+            name = f"Ethernet{first_name + i * name_step}"
+            out.append(SonicPort(name, ",".join(str(first + k) for k in range(lanes)),
+                                 f"{alias}{index}" if alias else name, index, speed, speeds))
+    return tuple(out)
+
+
+@lru_cache(maxsize=64)
+def _by_name(key: tuple) -> dict[str, SonicPort]:
+    return {p.name: p for p in _expand(key)}

@@ -1,0 +1,48 @@
+"""What a SONiC switch would refuse, found at declaration time so every command reports it with its
+file and line: a port speed the HWSKU's breakout mode does not allow, lossless headroom that does
+not fit the HWSKU's ingress lossless pool (render/switches/_sonic/buffers.py)."""
+
+from __future__ import annotations
+
+from clusterforge.model import ClusterSpec
+from clusterforge.plan import Plan
+from clusterforge.render.switches._sonic.buffers import lossless_budget_problems
+
+__all__ = ["sonic_declaration_problems", "port_speed_problems"]
+
+_SWITCH_KINDS = ("leaf", "spine", "core", "mgmt-switch")
+
+
+def port_speed_problems(spec: ClusterSpec, plan: Plan) -> list[tuple[tuple, str]]:
+    devices = {d.name: d for d in plan.devices}
+    seen: set[tuple[str, str, int]] = set()
+    out: list[tuple[tuple, str]] = []
+
+    def check(device_name: str, port: str, speed: int | None) -> None:
+        device = devices.get(device_name)
+        if device is None or device.kind not in _SWITCH_KINDS or not speed:
+            return
+        plane = spec.networks.plane(device.plane)
+        model = spec.catalog.switches.get(device.model)
+        if plane.nos != "sonic" or model is None or model.sonic is None:
+            return
+        known = model.sonic.by_name.get(port)
+        if known is None or speed in known.speeds_gbps or (device.model, plane.nos, speed) in seen:
+            return
+        seen.add((device.model, plane.nos, speed))
+        allowed = ", ".join(f"{s}G" for s in known.speeds_gbps)
+        out.append((("networks", device.plane),
+                    f"{device.name} {port}: a {speed}G link, but {model.sonic.hwsku} ({device.model}) runs that"
+                    f" port at {allowed} only"))
+
+    for link in plan.links:
+        check(link.a.device, link.a.port, link.speed_gbps)
+        check(link.b.device, link.b.port, link.speed_gbps)
+    for device in plan.devices:
+        for iface in device.interfaces:
+            check(device.name, iface.name, iface.speed_gbps)
+    return out
+
+
+def sonic_declaration_problems(spec: ClusterSpec, plan: Plan) -> list[tuple[tuple, str]]:
+    return lossless_budget_problems(spec) + port_speed_problems(spec, plan)
