@@ -73,7 +73,25 @@ def test_new_content_updates_in_place(tmp_path: Path) -> None:
 
 def test_same_inputs_are_no_change(tmp_path: Path) -> None:
     target = {"kind": "file", "path": str(tmp_path)}
+    SwitchConfigProvider().create(_props(target))
     assert not SwitchConfigProvider().diff("id", _props(target), _props(target)).changes
+
+
+def test_a_delivered_file_edited_or_removed_is_drift_and_update_repairs_it(tmp_path: Path, capfd) -> None:
+    target = {"kind": "file", "path": str(tmp_path)}
+    provider = SwitchConfigProvider()
+    provider.create(_props(target))
+    name = sorted(FILES)[0]
+    (tmp_path / "spine-01" / name).write_text("hostname hand-edited\n")
+    diff = provider.diff("id", _props(target), _props(target))
+    assert diff.changes and diff.replaces == []
+    said = capfd.readouterr().err
+    assert f"drift: switch spine-01: {tmp_path / 'spine-01' / name} differs from the rendered config" in said
+    provider.update("id", _props(target), _props(target))
+    assert (tmp_path / "spine-01" / name).read_text() == FILES[name]
+    (tmp_path / "spine-01" / name).unlink()
+    assert provider.diff("id", _props(target), _props(target)).changes
+    assert "is missing" in capfd.readouterr().err
 
 
 @pytest.mark.parametrize("relpath", ["../escape.conf", "/etc/passwd", "a/../../b"])

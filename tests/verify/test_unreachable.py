@@ -12,7 +12,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from clusterforge import cli_verify
+from clusterforge.cli import verify as cli_verify
 from clusterforge.verify.runner import run_checks
 
 HOST = "su01-r01-gpu01"

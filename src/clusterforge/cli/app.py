@@ -9,7 +9,7 @@ import sys
 
 import typer
 
-from clusterforge.cli import apply, core, lab, report, verify
+from clusterforge.cli import apply, core, lab, ops, report, verify
 from clusterforge.cli._common import err, print_problems, say
 from clusterforge.loading import DeclarationError
 
@@ -17,7 +17,7 @@ __all__ = ["app", "main"]
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Infrastructure as code for AI GPU clusters: declare, plan, apply, verify.")
-for _group in (core, lab, apply, verify, report):  # the order of `clusterforge --help`
+for _group in (core, lab, apply, ops, verify, report):  # the order of `clusterforge --help`
     _group.register(app)
 
 

@@ -91,6 +91,20 @@ def _run(action: Any, *args: Any, **kwargs: Any) -> Any:
         _engine_failed(exc, streamed=kwargs.get("on_output") is not None)
 
 
+def automation_config_value(value: str) -> Any:
+    from pulumi.automation import ConfigValue
+
+    return ConfigValue(value=value)
+
+
+def _print_verify(handle: Any, started: Any) -> None:
+    from clusterforge.ops.verify_summary import verify_lines
+
+    work_dir = handle.get_all_config().get("clusterforge:workDir")
+    for line in verify_lines(Path(work_dir.value), started) if work_dir else []:
+        out.print(line, markup=False, highlight=False, soft_wrap=True)
+
+
 def _say_err(line: str) -> None:
     err.print(line, markup=False, highlight=False, soft_wrap=True)
 
@@ -157,10 +171,15 @@ def up_cmd(
                                            help=BACKEND_HELP),
 ) -> None:
     """Apply the declaration: deliver switch configs, (lab) build hosts, provision, verify."""
+    import datetime as _dt
+
     from clusterforge.pulumi import automation
 
     handle, name = _open(inventory, stack, target, provision, verify, state_dir, backend_url)
     _prepare(handle, name)
+    started = _dt.datetime.now(_dt.UTC)
+    # A new run id: Verification checks the hosts as they are now on every `up` (previews leave it).
+    handle.set_config("clusterforge:verifyRun", automation_config_value(started.isoformat(timespec="seconds")))
     if not yes:
         planned = _run(automation.preview, handle)
         _print_summary(f"preview of stack {name}", planned.summary)
@@ -172,6 +191,7 @@ def up_cmd(
     result = _guarded(lambda summary: _run(automation.up, handle, on_output=_stream, summary=summary,
                                            skip_checkpoints=skip_checkpoints), handle, name, "up")
     _print_summary(f"stack {name} updated", result.summary)
+    _print_verify(handle, started)
     for key, value in sorted(result.outputs.items()):
         out.print(f"{key}: {json.dumps(value)}", markup=False, highlight=False, soft_wrap=True)
 

@@ -132,7 +132,7 @@ def _unit_args(su: int, racks: tuple[RackArgs, ...], files: Mapping[str, str], s
             group=group, hosts=hosts, inventory_path=inventory_path, suite_hash=suite_hash,
             target="lab" if settings.target == "lab" else "ssh", ssh_config=ssh_config,
             report_path=str(settings.work_dir / "verify" / f"{group}.json"),
-            allow_failures=settings.allow_verify_failures,
+            allow_failures=settings.allow_verify_failures, run=settings.verify_run,
         )  # fmt: skip
     return ScalableUnitArgs(su=su, racks=racks, provision=provision, verification=verification)
 

@@ -13,6 +13,10 @@ never on the command line, and the engine's passphrase is dropped from the envir
 (ansible-runner records the command line and the whole environment in its artifacts).
 
 Delete does nothing to the hosts: un-provisioning a server is re-imaging it, not undoing roles.
+
+Live state: after a run over SSH the provider records each host's machine-id (`identity`); with an
+unchanged declaration `diff` reads them again, and a host that does not answer or is another
+machine (re-imaged, swapped) is drift, named on the run's output; the update provisions the group.
 """
 
 from __future__ import annotations
@@ -161,6 +165,15 @@ def _run_playbook(props: Mapping[str, Any], extravars: dict[str, Any]) -> _Outco
     return _Outcome({str(h): int(n) for h, n in stats.get("changed", {}).items()}, failed)
 
 
+def _identity(props: Mapping[str, Any]) -> dict[str, str] | None:
+    """host -> machine-id right after provisioning (hosts reached over SSH only; None otherwise)."""
+    if not props.get("ssh_config") or not props.get("hosts"):
+        return None
+    from clusterforge.pulumi.providers._host_probe import machine_ids
+
+    return {host: mid for host, (mid, _) in machine_ids(list(props["hosts"]), str(props["ssh_config"])).items() if mid}
+
+
 class HostProvisionProvider(ResourceProvider):
     serialize_as_secret_always = False
 
@@ -175,6 +188,13 @@ class HostProvisionProvider(ResourceProvider):
 
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
         changed = [key for key in (*REPLACE_KEYS, *UPDATE_KEYS) if olds.get(key) != news.get(key)]
+        if not changed and olds.get("identity") and isinstance(news.get("ssh_config"), str):
+            # Same declaration: are the hosts still the machines we provisioned, and up?
+            from clusterforge.pulumi.providers._host_probe import drift
+
+            for host, why in sorted(drift(dict(olds["identity"]), news["ssh_config"]).items()):
+                _lifeline.say(f"drift: provision {news['group']}: host {host} {why}; `up` provisions it again")
+                changed = ["identity"]
         return DiffResult(changes=bool(changed), replaces=[k for k in REPLACE_KEYS if k in changed])
 
     def create(self, props: dict[str, Any]) -> CreateResult:
@@ -199,7 +219,7 @@ class HostProvisionProvider(ResourceProvider):
             lines = "\n".join(f"  {host}: {reason}" for host, reason in sorted(outcome.failed.items()))
             raise ProvisionFailed(f"provisioning {props['group']} failed on {len(outcome.failed)} host(s):\n{lines}")
         changed = {host: outcome.changed.get(host, 0) for host in props.get("hosts") or sorted(outcome.changed)}
-        return {**props, "changed": changed, "runs": runs + 1}
+        return {**props, "changed": changed, "runs": runs + 1, "identity": _identity(props)}
 
 
 class HostProvision(Resource, module="clusterforge", name="HostProvision"):
@@ -215,6 +235,6 @@ class HostProvision(Resource, module="clusterforge", name="HostProvision"):
             "host_vars_hash": args.host_vars_hash, "playbook": args.playbook, "playbook_hash": args.playbook_hash,
             "tags": args.tags, "extravars": dict(args.extravars), "ssh_config": args.ssh_config,
             "secret_vars": pulumi.Output.secret(args.secret_vars) if args.secret_vars is not None else None,
-            "changed": None, "runs": None,
+            "changed": None, "runs": None, "identity": None,
         }
         super().__init__(HostProvisionProvider(), name, props, opts)

@@ -3,6 +3,8 @@
 The input is the LabTopology (JSON, built from the Plan by clusterforge.lab.from_plan) and its hash.
 A different topology replaces the lab (down first: both would use the same namespaces and names).
 Outputs are what Ansible and testinfra need to reach the hosts: the ssh_config and known_hosts paths.
+`diff` also reads the lab as it runs now: a host that is stopped, lost its container process, is
+absent or does not answer SSH is drift (named on the run's output), and the update boots it again.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from typing import Any
 
 import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, Resource, ResourceProvider, UpdateResult
+
+from clusterforge.pulumi.providers import _lifeline
 
 __all__ = ["Lab", "LabArgs", "LabProvider"]
 
@@ -36,18 +40,41 @@ def _up(props: dict[str, Any]) -> dict[str, Any]:
             "hosts": sorted(h.name for h in topology.hosts)}
 
 
+def live_problems(lab: str, topology_json: str) -> dict[str, str]:
+    """host -> why it is not serving (stopped, orphaned, absent, SSH silent), read from the machine now."""
+    from clusterforge.lab import manager
+    from clusterforge.lab.topology import LabTopology
+
+    why = {"stopped": "is stopped (its container is not running)",
+           "orphaned": "lost its container process (nspawn died; its systemd lives on)",
+           "absent": "is absent (no network namespace: the lab is down)"}
+    problems = {}
+    for row in manager.status(LabTopology.model_validate_json(topology_json)):
+        if row.state != "running":
+            problems[row.host] = why.get(row.state, row.state)
+        elif not row.sshd:
+            problems[row.host] = "runs but its SSH server does not answer"
+    return problems
+
+
 class LabProvider(ResourceProvider):
     serialize_as_secret_always = False
 
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
         replaces = [key for key in REPLACE_KEYS if olds.get(key) != news.get(key)]
-        return DiffResult(changes=bool(replaces), replaces=replaces, delete_before_replace=True)
+        if replaces:
+            return DiffResult(changes=True, replaces=replaces, delete_before_replace=True)
+        # Same declaration: is the lab still what the state says? (a host killed, the lab taken down)
+        problems = live_problems(news["lab"], news["topology"])
+        for host, why in sorted(problems.items()):
+            _lifeline.say(f"drift: lab {news['lab']}: host {host} {why}; `up` boots it again")
+        return DiffResult(changes=bool(problems), replaces=[], delete_before_replace=True)
 
     def create(self, props: dict[str, Any]) -> CreateResult:
         return CreateResult(f"lab-{props['lab']}", _up(props))
 
     def update(self, _id: str, _olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
-        return UpdateResult(_up(news))  # unreachable today (every diff replaces); `up` is idempotent
+        return UpdateResult(_up(news))  # the lab drifted (a host down): `up` is idempotent and boots what is missing
 
     def delete(self, _id: str, props: dict[str, Any]) -> None:
         from clusterforge.lab import manager

@@ -13,6 +13,8 @@ Targets:
 
 The SSH private key is the `credential` input: a Pulumi secret, so it stays encrypted in state.
 Delete removes what this resource wrote (the files it listed; the remote device directory it owns).
+Drift: with an unchanged declaration, `diff` reads a file target's delivered files back; one that is
+missing or edited is named on the run's output and the update writes it again.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from typing import Any
 import pulumi
 from pulumi.dynamic import CheckFailure, CheckResult, CreateResult, DiffResult, Resource, ResourceProvider, UpdateResult
 
+from clusterforge.pulumi.providers import _lifeline
 from clusterforge.pulumi.providers.switch_apply import apply_script, nos_of
 from clusterforge.render.writer import atomic_write
 
@@ -103,6 +106,36 @@ def _remove_files(target: Mapping[str, Any], device: str, relpaths: list[str]) -
         while directory != root.parent and directory.is_dir() and not any(directory.iterdir()):
             directory.rmdir()
             directory = directory.parent
+
+
+def file_drift(props: Mapping[str, Any]) -> list[str]:
+    """What differs between the rendered files and those delivered to a file target (one line each).
+    An ssh target is not read back (that would need the switch's credential on every preview)."""
+    target = props.get("target") or {}
+    if target.get("kind") != "file" or not target.get("path"):
+        return []
+    root = _device_dir(target, props["device"])
+    problems = []
+    for relpath, content in sorted((props.get("files") or {}).items()):
+        path = root / relpath
+        try:
+            have = path.read_text()
+        except FileNotFoundError:
+            problems.append(f"{path} is missing")
+            continue
+        except OSError as exc:
+            problems.append(f"{path} cannot be read ({exc.strerror})")
+            continue
+        if have != content:
+            problems.append(f"{path} differs from the rendered config ({_first_difference(have, content)})")
+    return problems
+
+
+def _first_difference(have: str, want: str) -> str:
+    for number, (a, b) in enumerate(zip(have.splitlines(), want.splitlines(), strict=False), 1):
+        if a != b:
+            return f"line {number}: {a.strip()[:60]!r}, rendered {b.strip()[:60]!r}"
+    return f"{len(have.splitlines())} lines, rendered {len(want.splitlines())}"
 
 
 # --- ssh target ------------------------------------------------------------------------------
@@ -231,13 +264,18 @@ class SwitchConfigProvider(ResourceProvider):
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
         changed = [key for key in (*REPLACE_KEYS, *UPDATE_KEYS) if olds.get(key) != news.get(key)]
         replaces = [key for key in REPLACE_KEYS if key in changed]
+        if not changed:  # same declaration: are the delivered files still the rendered ones?
+            drifted = file_drift(news)
+            for line in drifted:
+                _lifeline.say(f"drift: switch {news['device']}: {line}; `up` writes it again")
+            changed = ["files"] if drifted else []
         return DiffResult(changes=bool(changed), replaces=replaces, delete_before_replace=True)
 
     def create(self, props: dict[str, Any]) -> CreateResult:
         return CreateResult(_resource_id(props), self._apply(props, written_before=[]))
 
     def update(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
-        if olds.get("content_hash") == news.get("content_hash"):  # only the credential moved
+        if olds.get("content_hash") == news.get("content_hash") and not file_drift(news):  # only the credential
             return UpdateResult(_outputs(news, list(olds.get("written") or [])))
         return UpdateResult(self._apply(news, written_before=list(olds.get("written") or [])))
 

@@ -1,7 +1,9 @@
 """Verification: run the testinfra host checks (clusterforge.verify.runner) over one group after it was provisioned.
 
 It runs on create and again whenever the group was re-provisioned (`provision_runs`, an output of
-HostProvision), the checks changed (`suite_hash`) or the group's hosts changed. Failing checks fail
+HostProvision), the checks changed (`suite_hash`), the group's hosts changed, or `run` changed:
+`clusterforge up` sets a new one on every run (config `clusterforge:verifyRun`), so every `up`
+checks the hosts as they are now, while a preview (which leaves it alone) shows no change. Failing checks fail
 the update, naming each failed check, unless `allow_failures` is set (a known-bad host being
 worked on); the counts are outputs either way.
 """
@@ -16,10 +18,12 @@ from typing import Any
 import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, Resource, ResourceProvider, UpdateResult
 
+from clusterforge.pulumi.providers import _lifeline
+
 __all__ = ["Verification", "VerificationArgs", "VerificationProvider", "VerificationFailed"]
 
 UPDATE_KEYS = ("hosts", "inventory_path", "target", "ssh_config", "report_path", "suite_hash", "provision_runs",
-               "allow_failures")
+               "allow_failures", "run")
 REPLACE_KEYS = ("group",)
 MAX_REPORTED_FAILURES = 50
 
@@ -39,6 +43,7 @@ class VerificationArgs:
     provision_runs: pulumi.Input[int] | None = None
     ssh_config: pulumi.Input[str] | None = None
     allow_failures: bool = False
+    run: str | None = None  # `clusterforge up` sets a new value on every run: the checks run every `up`
 
 
 def _run(props: Mapping[str, Any]) -> dict[str, Any]:
@@ -74,6 +79,7 @@ class VerificationProvider(ResourceProvider):
 
     @staticmethod
     def _verify(props: dict[str, Any]) -> dict[str, Any]:
+        _lifeline.watch()
         counts = _run(props)
         if counts["failed"] and not props.get("allow_failures"):
             lines = "\n".join(f"  {line}" for line in counts["failures"])
@@ -93,6 +99,7 @@ class Verification(Resource, module="clusterforge", name="Verification"):
             "group": args.group, "hosts": list(args.hosts), "inventory_path": args.inventory_path,
             "target": args.target, "report_path": args.report_path, "suite_hash": args.suite_hash,
             "provision_runs": args.provision_runs, "ssh_config": args.ssh_config,
-            "allow_failures": args.allow_failures, "passed": None, "failed": None, "skipped": None, "failures": None,
+            "allow_failures": args.allow_failures, "run": args.run,
+            "passed": None, "failed": None, "skipped": None, "failures": None,
         }
         super().__init__(VerificationProvider(), name, props, opts)
