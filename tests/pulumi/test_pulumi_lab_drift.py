@@ -1,0 +1,81 @@
+"""A lab host lost under a running stack: `drift` names it, `up` boots it again — real engine, real lab.
+
+The stack is the verify tests' declaration (inventory/lab.yaml as ``cfverify`` in 198.19.64.0/19, so
+it runs beside other labs) on the lab target, without provisioning or checks (the lab alone).
+Killing one host's systemd-nspawn leaves its systemd running (the lab reports it `orphaned`).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from clusterforge.lab import missing_prerequisites, status
+from clusterforge.lab.from_plan import lab_topology
+from clusterforge.loading import load_and_plan
+from clusterforge.render import render_all
+
+pytestmark = [pytest.mark.pulumi, pytest.mark.slow, pytest.mark.lab]
+
+REPO = Path(__file__).resolve().parents[2]
+VERIFY_LAB = REPO / "tests" / "verify" / "data" / "verify-lab.yaml"
+SRC = Path(__file__).resolve().parents[2] / "src"
+STACK = "labdrift"
+VICTIM = "su01-r01-gpu02"
+
+
+def _cli(backend, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "CLUSTERFORGE_STATE_DIR": str(backend.state_dir), "CLUSTERFORGE_BACKEND_URL": backend.url,
+           "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")])}
+    return subprocess.run([sys.executable, "-c", "from clusterforge.cli import main; main()", *args],
+                          capture_output=True, text=True, env=env, timeout=900)
+
+
+def _declaration(directory: Path) -> Path:
+    """The verify lab's declaration beside a copy of the catalog (catalog files stay inside its directory)."""
+    import re
+    import shutil
+
+    shutil.copytree(REPO / "inventory" / "catalog", directory / "catalog")
+    text = re.sub(r"catalog_files: \[[^\]]*\]", "catalog_files: [catalog/servers.yaml, catalog/switches.yaml,"
+                  " catalog/pdus.yaml, catalog/cables.yaml]", VERIFY_LAB.read_text())
+    (directory / "cfverify.yaml").write_text(text)
+    return directory / "cfverify.yaml"
+
+
+def test_a_lost_lab_host_is_drift_and_up_boots_it(backend, tmp_path: Path) -> None:
+    why = missing_prerequisites()
+    if why:
+        pytest.skip("the lab cannot run here: " + ", ".join(why))
+    DECLARATION = _declaration(tmp_path)  # noqa: N806
+    spec, plan, _ = load_and_plan(DECLARATION)
+    topology = lab_topology(spec, plan, render_all(spec, plan))
+    up_args = ("up", str(DECLARATION), "--stack", STACK, "--target", "lab", "--no-provision", "--no-verify", "--yes")
+    try:
+        first = _cli(backend, *up_args)
+        assert first.returncode == 0, first.stderr[-3000:]
+        assert _cli(backend, "drift", str(DECLARATION), "--stack", STACK).returncode == 0
+
+        rows = {r.host: r for r in status(topology)}
+        os.kill(rows[VICTIM].pid, signal.SIGKILL)
+        found = _cli(backend, "drift", str(DECLARATION), "--stack", STACK)
+        assert found.returncode == 1, found.stdout + found.stderr
+        assert f"DRIFT lab cfverify: host {VICTIM} lost its container process" in found.stdout, found.stdout
+        assert "update: cfverify" in found.stdout  # the Lab resource
+        assert {r.host: r.state for r in status(topology)}[VICTIM] == "orphaned"  # drift changed nothing
+
+        repaired = _cli(backend, *up_args)
+        assert repaired.returncode == 0, repaired.stderr[-3000:]
+        assert f"host {VICTIM} lost its container process" in repaired.stderr
+        after = {r.host: r for r in status(topology)}
+        assert after[VICTIM].state == "running" and after[VICTIM].sshd
+        assert all(r.pid == rows[h].pid for h, r in after.items() if h != VICTIM)
+        assert _cli(backend, "drift", str(DECLARATION), "--stack", STACK).returncode == 0
+    finally:
+        gone = _cli(backend, "destroy", "--stack", STACK, "--yes")
+        assert gone.returncode == 0, gone.stderr[-3000:]
