@@ -16,7 +16,7 @@ from clusterforge.cli import verify as cli_verify
 from clusterforge.verify.runner import run_checks
 
 HOST = "su01-r01-gpu01"
-DECLARATION = Path(__file__).resolve().parent / "data" / "verify-lab.yaml"
+DECLARATION = Path(__file__).resolve().parents[2] / "inventory" / "lab.yaml"
 
 
 def _closed_port() -> int:
