@@ -9,7 +9,8 @@ import json
 import pytest
 from fabric_examples import example
 
-from clusterforge.render.switches._sonic.buffers import BUFFER_POOL, headroom
+from clusterforge.plan.headroom import headroom
+from clusterforge.render.switches._sonic.buffers import BUFFER_POOL
 from clusterforge.render.switches.facts import fabric_facts
 
 

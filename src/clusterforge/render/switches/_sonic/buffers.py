@@ -8,71 +8,21 @@ stays lossy. Tables apply to RoCE planes only.
 
 from __future__ import annotations
 
-from math import ceil
 from typing import Any
 
-from clusterforge.model import ClusterSpec
+from clusterforge.plan.headroom import FRAME_OVERHEAD_B, PROPAGATION_NS_PER_M, RESPONSE_NS, headroom
 from clusterforge.render.switches.facts import SwitchFacts
 
 __all__ = [
-    "lossless_budget_problems", "BUFFER_POOL", "BUFFER_PROFILE", "BUFFER_PG", "BUFFER_QUEUE", "headroom",
+    "BUFFER_POOL", "BUFFER_PROFILE", "BUFFER_PG", "BUFFER_QUEUE", "headroom",
     "lossless_profile_name",
     "PROPAGATION_NS_PER_M", "RESPONSE_NS", "FRAME_OVERHEAD_B",
 ]
 
-PROPAGATION_NS_PER_M = 5   # signal speed in copper/fibre is about 2/3 c: 5 ns per metre
-RESPONSE_NS = 1000         # allowance for both ends' PHY/MAC latency and the peer's reaction to PFC
-FRAME_OVERHEAD_B = 18      # Ethernet header (14) + FCS (4) on top of the port MTU
 ING_LOSSLESS, EGR_LOSSLESS, EGR_LOSSY = "ingress_lossless_pool", "egress_lossless_pool", "egress_lossy_pool"
 ING_LOSSY_PROFILE, EGR_LOSSLESS_PROFILE, EGR_LOSSY_PROFILE = (
     "ingress_lossy_profile", "egress_lossless_profile", "egress_lossy_profile")
 DYNAMIC_TH_LOSSLESS, DYNAMIC_TH_LOSSY = "7", "3"  # shared-buffer alpha exponent (YANG range -8..7)
-
-
-def headroom(speed_gbps: int, cable_m: int, mtu: int) -> dict[str, int]:
-    """xon/xoff/size in bytes for one lossless PG.
-
-    xoff: bytes that still arrive after the pause is sent = the link's round trip (2 x cable) plus
-    the response allowance, at line rate, plus one maximum frame in flight at each end.
-    xon: resume once two maximum frames have drained. size: the PG's reserved headroom, xoff + xon.
-    """
-    frame = mtu + FRAME_OVERHEAD_B
-    delay_ns = 2 * cable_m * PROPAGATION_NS_PER_M + RESPONSE_NS
-    in_flight = ceil(speed_gbps * delay_ns / 8)  # Gb/s x ns = bits; / 8 = bytes
-    xoff = in_flight + 2 * frame
-    xon = 2 * frame
-    return {"xon": xon, "xoff": xoff, "size": xon + xoff}
-
-
-def lossless_budget_problems(spec: ClusterSpec) -> list[tuple[tuple, str]]:
-    """Declaration-level check, before anything renders: on every SONiC RoCE plane, each switch
-    model's ingress lossless pool must hold the headroom of all its ports at their full speed.
-    Returns (field location, message) pairs."""
-    out: list[tuple[tuple, str]] = []
-    cable = spec.networks.qos.pfc_cable_length_m
-    for plane_name in ("data", "storage", "management", "oob"):
-        plane = spec.networks.plane(plane_name)
-        if plane.nos != "sonic" or plane.transport != "roce":
-            continue
-        for field in ("leaf_model", "spine_model", "core_model"):
-            name = getattr(plane, field)
-            model = spec.catalog.switches.get(name) if name else None
-            if model is None or model.sonic is None:
-                continue  # unknown model / no port map: reported by the model's own checks
-            if model.sonic.buffers is None:
-                out.append((("networks", plane_name, field), f"switch model {name!r} has no SONiC buffer pool"
-                            " sizes in the catalog (`sonic.buffers`); a RoCE plane needs them"))
-                continue
-            need = sum(headroom(p.speed_gbps, cable, plane.mtu)["size"] for p in model.sonic.ports())
-            pool = model.sonic.buffers.ingress_lossless_pool
-            if need > pool:
-                problem = (("networks", "qos", "pfc_cable_length_m"),
-                            f"{cable} m of cable needs {need} B of lossless headroom on a fully used {name}"
-                            f" ({plane_name} plane), more than its {pool} B ingress lossless pool;"
-                            " see docs/pfc-headroom.md")
-                if problem not in out:  # leaves and spines of one model: said once
-                    out.append(problem)
-    return out
 
 
 def lossless_profile_name(speed_gbps: int, cable_m: int) -> str:

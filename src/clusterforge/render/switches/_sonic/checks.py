@@ -1,12 +1,12 @@
 """What a SONiC switch would refuse, found at declaration time so every command reports it with its
 file and line: a port speed the HWSKU's breakout mode does not allow, lossless headroom that does
-not fit the HWSKU's ingress lossless pool (render/switches/_sonic/buffers.py)."""
+not fit the HWSKU's ingress lossless pool (plan/headroom.py)."""
 
 from __future__ import annotations
 
 from clusterforge.model import ClusterSpec
 from clusterforge.plan import Plan
-from clusterforge.render.switches._sonic.buffers import lossless_budget_problems
+from clusterforge.plan.headroom import lossless_budget_problems
 
 __all__ = ["sonic_declaration_problems", "port_speed_problems"]
 
