@@ -1,6 +1,9 @@
 """Plan + render for 1, 8, 64 and 512 SUs of 32 x 8-GPU servers: seconds and peak RSS per size.
 
-Each size runs in its own process so peak RSS is that size's alone.
+The inventory is superpod-4su.yaml grown to N SUs (benchmarks/gen_inventory.py, envelope = N):
+load + plan, then every renderer `clusterforge render` runs (Ansible inventory and host_vars, asset
+CSV, every switch config). Each size runs in its own process so peak RSS is that size's alone;
+CPU seconds are printed beside wall seconds because the machine is shared.
 Usage: python benchmarks/plan_render.py [SIZES...] [--transport infiniband|roce]
 """
 
@@ -25,14 +28,17 @@ def one(sus: int, transport: str) -> dict:
 
     with tempfile.TemporaryDirectory() as tmp:
         path = generate(sus, Path(tmp) / "gen.yaml", transport)
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         spec, plan, _ = load_and_plan(path)
         planned = time.perf_counter()
         files = render_all(spec, plan)
         rendered = time.perf_counter()
+    switches = len({p.split("/")[1] for p in files if p.startswith("switches/") and "/_fabric/" not in p})
     return {
         "sus": sus, "gpus": plan.summary["gpus"], "devices": len(plan.devices), "links": len(plan.links),
-        "files": len(files), "plan_s": round(planned - start, 2), "render_s": round(rendered - planned, 2),
+        "switches": switches, "files": len(files), "plan_s": round(planned - start, 2),
+        "render_s": round(rendered - planned, 2), "total_s": round(rendered - start, 2),
+        "cpu_s": round(time.process_time() - cpu, 2),
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
     }
 
@@ -46,8 +52,8 @@ def main() -> None:
         print(json.dumps(one(int(sys.argv[2]), sys.argv[3])))
         return
     sizes = [int(a) for a in args if a.isdigit()] or [1, 8, 64, 512]
-    print(f"{'SUs':>5} {'GPUs':>8} {'devices':>8} {'links':>8} {'files':>7} {'plan s':>7} {'render s':>8}"
-          f" {'peak RSS MB':>11}  ({transport})")
+    print(f"{'SUs':>5} {'GPUs':>8} {'devices':>8} {'links':>8} {'switches':>8} {'files':>7} {'plan s':>7}"
+          f" {'render s':>8} {'total s':>7} {'cpu s':>6} {'peak RSS MB':>11}  ({transport})")
     for sus in sizes:
         result = subprocess.run([sys.executable, __file__, "child", str(sus), transport], capture_output=True,
                                 text=True)
@@ -55,8 +61,9 @@ def main() -> None:
             print(f"{sus:>5} failed: {result.stderr.strip().splitlines()[-1:]}")
             continue
         r = json.loads(result.stdout)
-        print(f"{r['sus']:>5} {r['gpus']:>8} {r['devices']:>8} {r['links']:>8} {r['files']:>7} {r['plan_s']:>7}"
-              f" {r['render_s']:>8} {r['peak_rss_mb']:>11}")
+        print(f"{r['sus']:>5} {r['gpus']:>8,} {r['devices']:>8,} {r['links']:>8,} {r['switches']:>8,}"
+              f" {r['files']:>7,} {r['plan_s']:>7} {r['render_s']:>8} {r['total_s']:>7} {r['cpu_s']:>6}"
+              f" {r['peak_rss_mb']:>11}", flush=True)
 
 
 if __name__ == "__main__":

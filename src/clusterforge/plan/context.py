@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from clusterforge.model import ClusterSpec
 from clusterforge.plan.fabric_dims import DataDims, StorageDims
@@ -25,7 +26,12 @@ class Context:
         return self.spec.site.name
 
     def su_index(self, su: int) -> int:
+        """Position of SU `su` in the declaration's list (for error locations)."""
+        return self._su_indexes[su]
+
+    @cached_property
+    def _su_indexes(self) -> dict[int, int]:
+        out: dict[int, int] = {}
         for index, unit in enumerate(self.spec.scalable_units):
-            if unit.id == su:
-                return index
-        raise KeyError(su)
+            out.setdefault(unit.id, index)
+        return out

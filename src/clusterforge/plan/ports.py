@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from clusterforge.vocab import Nos
 
 __all__ = ["port_name"]
 
 
+@lru_cache(maxsize=65_536)  # a handful of NOS x lane widths x port indexes, named millions of times
 def port_name(nos: str, index: int, lanes_per_port: int = 8) -> str:
     if nos == Nos.SONIC:
         return f"Ethernet{index * lanes_per_port}"
