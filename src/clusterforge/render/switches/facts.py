@@ -13,6 +13,7 @@ import socket
 import struct
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from clusterforge.model import ClusterSpec
 from clusterforge.model.sonic_ports import SonicPlatform
@@ -127,8 +128,9 @@ class SwitchFacts:
         return tuple(p for p in self.ports if not p.ip and p.peer_device and not p.faces_host)
 
 
-@dataclass(frozen=True, slots=True)
-class _End:
+class _End(NamedTuple):
+    """One end of a link as its switch sees it (a tuple: a million of them at 512 SUs)."""
+
     port: str
     peer_device: str
     peer_port: str
