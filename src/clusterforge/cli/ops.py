@@ -1,6 +1,7 @@
-"""`clusterforge drift`: what differs between the declaration, the stack's state and the machines now.
+"""`clusterforge drift` (declaration vs state vs machines) and `clusterforge doctor` (one host's health).
 
-Exit codes as in cli.py: 0 nothing drifted, 1 drift (or undeployed changes) found, 3 environment.
+Exit codes as in cli.py: 0 nothing drifted / no failing finding, 1 drift or a failing finding,
+2 usage, 3 environment.
 """
 
 from __future__ import annotations
@@ -69,5 +70,61 @@ def drift(
     _say(out, f"stack {name}: no drift ({summary.count('same')} resources as deployed)")
 
 
+def _host_vars(inventory: Path, host: str) -> dict:
+    import yaml
+
+    from clusterforge.render import render_all
+
+    spec, plan, _ = load(inventory)
+    text = render_all(spec, plan).get(f"ansible/host_vars/{host}.yml")
+    if text is None:
+        _say(err, f"error: no server {host!r} in {inventory}")
+        raise typer.Exit(2)
+    return yaml.safe_load(text) or {}
+
+
+def doctor(
+    host: str | None = typer.Argument(None, help="host to diagnose over SSH (omit with --local)"),
+    inventory: Path | None = typer.Option(None, "--inventory", "-i", help="declaration: the host's planned state"),
+    local: bool = typer.Option(False, "--local", help="diagnose this machine"),
+    plan_host: str | None = typer.Option(None, "--as", help="with --local: the inventory host this machine is"),
+    target: str = typer.Option("ssh", "--target", "-t", help="lab (the lab's ssh_config) | ssh"),
+    ssh_config: Path | None = typer.Option(None, "--ssh-config", help="OpenSSH client config"),
+    check: list[str] = typer.Option([], "--check", "-k", help="only these checks (repeatable)"),
+    as_json: bool = typer.Option(False, "--json", help="findings as JSON"),
+) -> None:
+    """Walk the troubleshooting list on one host: each finding with its evidence and the fix; exit 1 on a failure."""
+    from clusterforge.ops.doctor import Expect, LocalShell, SshShell, Status, diagnose, render
+    from clusterforge.ops.doctor.findings import to_json
+    from clusterforge.ops.doctor.run import CHECKS
+
+    if local == (host is not None):
+        _say(err, "error: give a HOST or --local")
+        raise typer.Exit(2)
+    unknown = [c for c in check if c not in dict(CHECKS)]
+    if unknown:
+        _say(err, f"error: unknown --check {', '.join(unknown)}; choose from {', '.join(dict(CHECKS))}")
+        raise typer.Exit(2)
+    planned = host if host is not None else plan_host
+    expect = Expect.from_host_vars(_host_vars(inventory, planned)) if inventory and planned else Expect()
+    if local:
+        shell = LocalShell()
+    else:
+        config = str(ssh_config) if ssh_config else None
+        if target == "lab" and config is None:
+            if inventory is None:
+                _say(err, "error: --target lab needs --inventory (the lab is named after the cluster)")
+                raise typer.Exit(2)
+            from clusterforge.lab import ssh_config_path
+
+            config = str(ssh_config_path(load(inventory)[1].cluster))
+        shell = SshShell(host, config)
+    findings = diagnose(shell, expect, only=tuple(check))
+    _say(out, to_json(shell.name, findings) if as_json else render(shell.name, findings))
+    if any(f.status is Status.fail for f in findings):
+        raise typer.Exit(1)
+
+
 def register(app: typer.Typer) -> None:
     app.command("drift")(drift)
+    app.command("doctor")(doctor)
