@@ -32,15 +32,35 @@ class VerifyTarget(str, Enum):
     local = "local"
 
 
-def results_table(result) -> Table:
+def results_table(result, kinds: dict[str, str] | None = None) -> Table:
+    """One row per host (GPU servers and storage servers, with their kind), then the totals."""
+    kinds = kinds or {}
     table = Table(title=f"host checks ({result.target})", title_justify="left")
     table.add_column("host")
+    table.add_column("kind")
     table.add_column("passed", justify="right", style="green")
     table.add_column("failed", justify="right", style="red")
     table.add_column("skipped", justify="right", style="yellow")
     for host, hr in result.per_host.items():
-        table.add_row(host, str(hr.passed), str(hr.failed), str(hr.skipped))
-    table.add_row("total", str(result.passed), str(result.failed), str(result.skipped), style="bold")
+        table.add_row(host, kinds.get(host, ""), str(hr.passed), str(hr.failed), str(hr.skipped))
+    table.add_row("total", "", str(result.passed), str(result.failed), str(result.skipped), style="bold")
+    return table
+
+
+def throughput_table(result) -> Table | None:
+    """The tiers' fio smoke figures (records with a throughput_mbps figure) against the declared ones."""
+    rows = [r for r in result.records if "throughput_mbps" in (r.get("figures") or {})]
+    if not rows:
+        return None
+    table = Table(title="tier throughput (fio sequential write)", title_justify="left")
+    for column, justify in (("host", "left"), ("check", "left"), ("MB/s", "right"), ("declared", "right"),
+                            ("outcome", "left")):
+        table.add_column(column, justify=justify)  # type: ignore[arg-type]
+    for r in rows:
+        fig = r["figures"]
+        declared = fig.get("expected_mbps")
+        table.add_row(str(r.get("host")), r["test"].split("::", 1)[-1], f"{fig['throughput_mbps']:.0f}",
+                      "-" if declared is None else f">= {float(declared):.0f}", r["outcome"])
     return table
 
 
@@ -54,7 +74,7 @@ def verify(
     check: list[str] = typer.Option(
         [], "--check", "-k",
         help="only these check modules (repeatable): kernel, driver, cuda, fabricmanager, container_runtime, "
-             "network, roce, mounts, time"),
+             "network, roce, mounts, tiers, storage, time"),
     workers: int | None = typer.Option(
         None, "--workers", "-n", help="parallel pytest workers (default: one per 8 hosts, at most one per CPU, 8)"),
     show_skips: bool = typer.Option(False, "--show-skips", help="also list every skipped check with its reason"),
@@ -82,7 +102,10 @@ def verify(
         except VerifyError as exc:
             say(err, f"verify: {exc}")
             raise typer.Exit(3) from None
-    out.print(results_table(result))
+    out.print(results_table(result, {d.name: d.kind for d in plan.devices}))
+    figures = throughput_table(result)
+    if figures is not None:
+        out.print(figures)
     for host_name, hr in result.per_host.items():
         if hr.unreachable is not None:
             say(out, f"host {host_name} unreachable: {hr.unreachable}")

@@ -19,6 +19,7 @@ import signal
 import socket
 import subprocess
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from .netns import ns_path
@@ -73,8 +74,13 @@ def remove_cgroups(paths: list[Path]) -> list[Path]:
     return left
 
 
-def start(name: str, root: Path, netns: str, log: Path, cgroups: list[Path] = ()) -> int:
-    """Boot the container in the background (in its own ``cgroups``); returns the nspawn PID."""
+def start(name: str, root: Path, netns: str, log: Path, cgroups: list[Path] = (),
+          binds: Sequence[tuple[Path, str]] = (), fuse: bool = False) -> int:
+    """Boot the container in the background (in its own ``cgroups``); returns the nspawn PID.
+
+    ``binds``: (directory here, path in the container) pairs, read-write. ``fuse``: pass /dev/fuse in
+    (nspawn runs unregistered, so no device cgroup policy applies beyond the bind itself).
+    """
     argv = [
         "systemd-nspawn", "--boot", "--register=no", "--keep-unit", "--quiet",
         "-D", str(root), "-M", name,
@@ -82,6 +88,11 @@ def start(name: str, root: Path, netns: str, log: Path, cgroups: list[Path] = ()
         "--console=read-only", "--link-journal=no", "--resolv-conf=off", "--timezone=off",
         "--capability=CAP_NET_ADMIN,CAP_NET_RAW,CAP_SYS_ADMIN",
     ]  # fmt: skip
+    for src, dst in binds:
+        src.mkdir(parents=True, exist_ok=True)
+        argv.append(f"--bind={src}:{dst}")
+    if fuse:
+        argv.append("--bind=/dev/fuse")
     if cgroups:
         for cg in cgroups:
             cg.mkdir(parents=True, exist_ok=True)

@@ -18,6 +18,7 @@ import re
 from clusterforge.lab.topology import LabHost, LabInterface, LabRoute, LabSegment, LabTopology
 from clusterforge.model import ClusterSpec
 from clusterforge.plan import Device, Plan
+from clusterforge.plan.volumes import BRICK_ROOT
 from clusterforge.vocab import DeviceKind, LinkTier, Plane
 
 __all__ = ["lab_topology", "segment_name"]
@@ -66,7 +67,11 @@ def _server(device: Device, plan: Plan) -> LabHost:
             routes.append(
                 LabRoute(dst=data_supernet, via=iface.peer_ip, dev=iface.name, metric=100 + (iface.rail or 0))
             )
-    return LabHost(name=device.name, kind=DeviceKind.SERVER, interfaces=tuple(interfaces), routes=tuple(routes))
+    # Storage servers keep their bricks on this machine's file system (trusted.* xattrs, a mount of
+    # their own); every server gets /dev/fuse (GlusterFS clients, and the servers' own mounts).
+    data_dirs = (BRICK_ROOT,) if device.kind == DeviceKind.STORAGE else ()
+    return LabHost(name=device.name, kind=DeviceKind.SERVER, interfaces=tuple(interfaces), routes=tuple(routes),
+                   data_dirs=data_dirs, fuse=True)
 
 
 def lab_topology(spec: ClusterSpec, plan: Plan, rendered: dict[str, str] | None = None) -> LabTopology:

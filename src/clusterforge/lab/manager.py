@@ -169,7 +169,10 @@ def up(
                 pid = d["pid"]
             else:
                 progress(name, "booting")
-                pid = container.start(name, root, d["netns"], log, container.host_cgroups(lab, name))
+                h = topology.host(name)
+                binds = [(overlay.data_dir(lab, name, path), path) for path in h.data_dirs]
+                pid = container.start(name, root, d["netns"], log, container.host_cgroups(lab, name),
+                                      binds=binds, fuse=h.fuse)
                 st.update_host(name, pid=pid, started_at=time.time())
                 started = True
             waited = container.wait_sshd(pid, root, d["netns"], mgmt, log, timeout=boot_timeout)

@@ -25,6 +25,11 @@ def root_dir(lab: str, host: str) -> Path:
     return host_dir(lab, host) / "root"
 
 
+def data_dir(lab: str, host: str, path: str) -> Path:
+    """The directory here behind container path ``path`` (a LabHost data dir): ``data/<path, / as ->``."""
+    return host_dir(lab, host) / "data" / path.strip("/").replace("/", "-")
+
+
 def _unescape(field: str) -> str:
     # /proc/mounts escapes space, tab, newline and backslash as octal
     return field.encode().decode("unicode_escape") if "\\" in field else field

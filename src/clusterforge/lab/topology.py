@@ -17,6 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 _LABEL = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
 # Linux interface names: at most 15 bytes, no '/', ':' or whitespace.
 _IFNAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,14}$")
+# A bind target inside a container: absolute, no ':' (nspawn's --bind separator), no spaces.
+_DATA_DIR = re.compile(r"^(/[A-Za-z0-9._-]+)+$")
 
 
 class _Frozen(BaseModel):
@@ -98,12 +100,24 @@ class LabHost(_Frozen):
     interfaces: tuple[LabInterface, ...] = ()
     routes: tuple[LabRoute, ...] = ()
     frr_conf: str | None = None
+    # Container paths backed by a directory of this machine's file system (under the lab's directory,
+    # removed with the lab): storage bricks, which need a file system that keeps trusted.* xattrs.
+    data_dirs: tuple[str, ...] = ()
+    fuse: bool = Field(default=False, description="pass /dev/fuse in (FUSE file system clients and servers)")
 
     @field_validator("name")
     @classmethod
     def _label(cls, v: str) -> str:
         if not _LABEL.match(v):
             raise ValueError(f"host name {v!r} must be a lowercase DNS label (no dots)")
+        return v
+
+    @field_validator("data_dirs")
+    @classmethod
+    def _dirs(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        for d in v:
+            if not _DATA_DIR.match(d) or "/../" in f"{d}/" or "/./" in f"{d}/":
+                raise ValueError(f"data dir {d!r} must be an absolute path of letters, digits, '.', '_', '-'")
         return v
 
     @model_validator(mode="after")

@@ -5,7 +5,9 @@
 * transport/NOS: InfiniBand only on the infiniband NOS and vice versa, switch models of the plane's
   transport;
 * quotas: team GPU quotas within the cluster's GPUs;
-* racks: reserved U within the rack.
+* racks: reserved U within the rack;
+* storage layout: GlusterFS needs storage servers, and each tier's bricks (servers x bricks_per_server)
+  a multiple of its replicas; replicas/bricks_per_server mean nothing for other kinds.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ VOLTAGE_TOLERANCE = 0.10
 
 
 def semantic_problems(spec: ClusterSpec) -> list[tuple[Loc, str]]:
-    return [*_duplicates(spec), *_feed_vs_pdu(spec), *_transport(spec), *_quotas(spec), *_racks(spec)]
+    return [*_duplicates(spec), *_feed_vs_pdu(spec), *_transport(spec), *_quotas(spec), *_racks(spec),
+            *_storage_layout(spec)]
 
 
 def _first_seen(items: Iterable[tuple[Loc, Any]], what: str) -> list[tuple[Loc, str]]:
@@ -108,3 +111,22 @@ def _racks(spec: ClusterSpec) -> list[tuple[Loc, str]]:
         return [(("site", "facility", "reserved_top_u"),
                  f"{facility.reserved_top_u} reserved U leave nothing of a {facility.rack_u} U rack")]
     return []
+
+
+def _storage_layout(spec: ClusterSpec) -> list[tuple[Loc, str]]:
+    st = spec.storage
+    problems: list[tuple[Loc, str]] = []
+    if st.kind == "glusterfs" and st.tiers and not st.servers:
+        problems.append((("storage", "servers"), "storage.kind glusterfs needs storage servers (the bricks live on them)"))
+    for i, tier in enumerate(st.tiers):
+        if st.kind != "glusterfs":
+            for field in ("replicas", "bricks_per_server"):
+                if getattr(tier, field) != 1:
+                    problems.append((("storage", "tiers", i, field), f"{field} applies to storage.kind glusterfs only"))
+            continue
+        bricks = st.servers * tier.bricks_per_server
+        if st.servers and bricks % tier.replicas:
+            problems.append((("storage", "tiers", i, "replicas"),
+                             f"{bricks} brick(s) ({st.servers} server(s) x bricks_per_server {tier.bricks_per_server}) "
+                             f"is not a multiple of replicas {tier.replicas}"))
+    return problems

@@ -9,9 +9,10 @@ from pydantic import Field, model_validator
 from clusterforge.model.base import Declared
 from clusterforge.model.grammar import Export, Label, ModelKey, MountOptions, MountPath
 
-__all__ = ["FsKind", "Tier", "StorageTier", "Storage"]
+__all__ = ["FsKind", "Tier", "StorageTier", "Storage", "FS_KINDS"]
 
-FsKind = Literal["lustre", "beegfs", "gpfs", "weka", "nfs"]
+FsKind = Literal["lustre", "beegfs", "gpfs", "weka", "nfs", "glusterfs"]
+FS_KINDS: tuple[str, ...] = ("lustre", "beegfs", "gpfs", "weka", "nfs", "glusterfs")
 Tier = Literal["hot", "warm", "cold"]
 
 
@@ -23,6 +24,12 @@ class StorageTier(Declared):
     export: Export
     options: MountOptions = "rw"
     training_data: bool = False
+    # GlusterFS layout: copies of every file (1 = distribute only) and bricks on each storage server
+    # (whether they fit the servers is checked in model.checks, located per tier).
+    replicas: int = Field(default=1, ge=1, le=3)
+    bricks_per_server: int = Field(default=1, ge=1, le=16)
+    # What one client should reach on this tier (sequential write, MB/s); the fio smoke checks it.
+    throughput_mbps: float | None = Field(default=None, gt=0, le=1_000_000)
 
 
 class Storage(Declared):

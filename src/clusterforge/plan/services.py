@@ -6,7 +6,8 @@ from typing import Any
 
 from clusterforge.model import ClusterSpec
 from clusterforge.plan.objects import Device
-from clusterforge.vocab import DeviceKind, Plane
+from clusterforge.plan.volumes import plan_volumes, storage_address
+from clusterforge.vocab import DeviceKind
 
 __all__ = ["plan_services"]
 
@@ -16,13 +17,13 @@ NFS_TRAINING_WARNING = "NFS tier {tier!r} is marked for training data; use a par
 
 def plan_services(spec: ClusterSpec, devices: list[Device]) -> tuple[dict[str, Any], list[str]]:
     st = spec.storage
-    warnings: list[str] = []
     servers = [d for d in devices if d.kind == DeviceKind.STORAGE]
+    volumes, warnings = plan_volumes(spec, devices)
     mounts = []
     for index, tier in enumerate(st.tiers):
         if servers:
             server = servers[index % len(servers)]
-            address = next(i.ip for i in server.interfaces if i.plane == Plane.STORAGE).split("/")[0]
+            address = storage_address(server)
         else:
             address = None
         if st.kind == "nfs" and tier.training_data:
@@ -30,17 +31,24 @@ def plan_services(spec: ClusterSpec, devices: list[Device]) -> tuple[dict[str, A
         source = {
             "nfs": f"{address}:{tier.export}", "lustre": f"{address}@tcp:/{tier.name}",
             "beegfs": "beegfs_nodev", "gpfs": tier.name, "weka": f"{address}/{tier.name}",
+            "glusterfs": f"{address}:/{tier.name}",
         }[st.kind] if address or st.kind in ("beegfs", "gpfs") else None
+        options = tier.options
+        if st.kind == "glusterfs" and len(servers) > 1:
+            # the volume file comes from the first server; the others answer when it is down
+            backups = ":".join(storage_address(s) for s in servers if s is not server)
+            options = f"{options},backup-volfile-servers={backups}"
         mounts.append({
             "tier": tier.name, "source": source, "path": tier.mount, "export": tier.export,
-            "options": tier.options, "training_data": tier.training_data, "server": server.name if servers else None,
+            "options": options, "training_data": tier.training_data, "server": server.name if servers else None,
+            "throughput_mbps": tier.throughput_mbps,
         })
     teams = [{"name": team.name, "gpus": team.gpus} for team in spec.teams]
     total_gpus = sum(d.gpus for d in devices)
     if sum(t["gpus"] for t in teams) > total_gpus:
         warnings.append(f"team GPU quotas ({sum(t['gpus'] for t in teams)}) exceed the cluster's {total_gpus} GPUs")
     return {
-        "storage": {"kind": st.kind, "mounts": mounts, "local_nvme_cache": st.local_nvme_cache},
+        "storage": {"kind": st.kind, "mounts": mounts, "local_nvme_cache": st.local_nvme_cache, "volumes": volumes},
         "software": spec.software.model_dump(),
         "teams": teams,
     }, warnings

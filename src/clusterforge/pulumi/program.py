@@ -8,8 +8,9 @@ picks each resource's delivery target from the settings. Declaration order, top 
   3. Lab                         lab target only: the emulated hosts (before anything reaches them)
   4. site Racks                  spines, aggregation, storage: Pdu / Server / Switch (+ SwitchConfig)
   5. fabric SwitchConfig         fabric-wide files (InfiniBand subnet manager), when rendered
-  6. ScalableUnit per SU         its Racks (Pdu / Server / Switch + SwitchConfig), then
-     HostProvision               after the SU's switch configs (and the lab), then
+  6. storage HostProvision       the storage servers (their volumes), then their Verification
+  7. ScalableUnit per SU         its Racks (Pdu / Server / Switch + SwitchConfig), then
+     HostProvision               after the SU's switch configs, the lab and the storage servers, then
      Verification                after HostProvision
 """
 
@@ -46,6 +47,7 @@ SWITCH_KINDS = DeviceKind.SWITCHES
 SWITCH_PREFIX = "switches/"
 FABRIC_DIR = "_fabric"  # render.switches puts fabric-wide files here; no switch is named so
 ANSIBLE_PREFIX = "ansible/"
+STORAGE_GROUP = "storage_servers"  # the inventory group of the storage servers (render.ansible_inventory)
 # What Ansible runs: a change here re-provisions every group.
 VERIFY_NOT_HOST_CHECKS = ("gpu",)  # GPU acceptance is not part of the per-SU host checks
 
@@ -102,10 +104,10 @@ def _require_module(flag: str, module: str) -> None:
                            f" set `clusterforge:{flag} false` (or --no-{flag}) to apply without it")
 
 
-def _unit_args(su: int, racks: tuple[RackArgs, ...], files: Mapping[str, str], settings: StackSettings,
-               roles_hash: str | None, suite_hash: str | None) -> ScalableUnitArgs:
-    group = f"su{su:02d}"
-    hosts = tuple(s.device.name for r in racks for s in r.servers)
+def _group_args(group: str, hosts: tuple[str, ...], files: Mapping[str, str], settings: StackSettings,
+                roles_hash: str | None, suite_hash: str | None
+                ) -> tuple[HostProvisionArgs | None, VerificationArgs | None]:
+    """Provisioning and verification of one inventory group (an SU, or the storage servers)."""
     inventory_path = str(settings.rendered_dir / "ansible" / "inventory.yml")
     # The lab target replaces this with the Lab's ssh_config (ScalableUnit wires it).
     ssh_config = str(settings.host_ssh_config) if settings.host_ssh_config else None
@@ -134,6 +136,13 @@ def _unit_args(su: int, racks: tuple[RackArgs, ...], files: Mapping[str, str], s
             report_path=str(settings.work_dir / "verify" / f"{group}.json"),
             allow_failures=settings.allow_verify_failures, run=settings.verify_run,
         )  # fmt: skip
+    return provision, verification
+
+
+def _unit_args(su: int, racks: tuple[RackArgs, ...], files: Mapping[str, str], settings: StackSettings,
+               roles_hash: str | None, suite_hash: str | None) -> ScalableUnitArgs:
+    hosts = tuple(s.device.name for r in racks for s in r.servers)
+    provision, verification = _group_args(f"su{su:02d}", hosts, files, settings, roles_hash, suite_hash)
     return ScalableUnitArgs(su=su, racks=racks, provision=provision, verification=verification)
 
 
@@ -193,8 +202,13 @@ def declare_cluster(spec: ClusterSpec, plan: Plan, files: Mapping[str, str], set
         device=FABRIC_DIR, files=fabric_files, content_hash=files_hash(fabric_files),
         target=SwitchTarget("file", path=str(settings.switch_config_dir)),
     ) if fabric_files else None  # fmt: skip
+    storage_hosts = tuple(d.name for d in plan.devices if d.kind == "storage")
+    storage_provision, storage_verification = (
+        _group_args(STORAGE_GROUP, storage_hosts, files, settings, roles_hash, suite_hash) if storage_hosts
+        else (None, None))
     return Site(plan.cluster, SiteArgs(
         cluster=plan.cluster, site=plan.site, summary=plan.summary, networks=networks,
         racks=tuple(rack_args[r.name] for r in plan.racks if r.su is None), units=units,
         lab=_lab_args(spec, plan, files) if settings.target == "lab" else None, fabric_config=fabric_config,
+        storage_provision=storage_provision, storage_verification=storage_verification,
     ))  # fmt: skip

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -10,8 +11,10 @@ import pulumi
 
 from clusterforge.pulumi.facility import Rack, RackArgs
 from clusterforge.pulumi.network import Network, NetworkArgs
+from clusterforge.pulumi.providers.host_provision import HostProvision, HostProvisionArgs
 from clusterforge.pulumi.providers.lab import Lab, LabArgs
 from clusterforge.pulumi.providers.switch_config import SwitchConfig, SwitchConfigArgs
+from clusterforge.pulumi.providers.verification import Verification, VerificationArgs
 from clusterforge.pulumi.scalable_unit import ScalableUnit, ScalableUnitArgs
 
 __all__ = ["Site", "SiteArgs"]
@@ -27,6 +30,9 @@ class SiteArgs:
     units: tuple[ScalableUnitArgs, ...]
     lab: LabArgs | None = None
     fabric_config: SwitchConfigArgs | None = None  # fabric-wide files (the InfiniBand subnet manager's)
+    # the storage servers (group storage_servers): provisioned before any SU, whose servers mount them
+    storage_provision: HostProvisionArgs | None = None
+    storage_verification: VerificationArgs | None = None
 
 
 class Site(pulumi.ComponentResource):
@@ -41,10 +47,35 @@ class Site(pulumi.ComponentResource):
         self.fabric_config = (SwitchConfig(f"{name}-fabric-config", args.fabric_config, child)
                               if args.fabric_config is not None else None)
         site_switches = [*self.racks, *([self.fabric_config] if self.fabric_config is not None else [])]
-        self.units = [ScalableUnit(f"su{u.su:02d}", u, child, lab=self.lab, after=site_switches) for u in args.units]
+        self.storage_provision, self.storage_verification = self._storage(args, site_switches)
+        after_storage = [*site_switches, *([self.storage_provision] if self.storage_provision is not None else [])]
+        self.units = [ScalableUnit(f"su{u.su:02d}", u, child, lab=self.lab, after=after_storage) for u in args.units]
         self.register_outputs({
             "cluster": args.cluster, "site": args.site, "summary": dict(args.summary),
             "networks": [n.plane for n in args.networks], "scalable_units": [u.su for u in args.units],
             "site_racks": [r.rack.name for r in args.racks],
             "lab_ssh_config": self.lab.ssh_config if self.lab is not None else None,
+            "storage_verified": ({"passed": self.storage_verification.passed,
+                                  "failed": self.storage_verification.failed}
+                                 if self.storage_verification is not None else None),
         })  # fmt: skip
+
+    def _storage(self, args: SiteArgs, after: list[pulumi.Resource]
+                 ) -> tuple[HostProvision | None, Verification | None]:
+        """The storage servers' provisioning (after the site switches and the lab) and its verification."""
+        after = [*after, *([self.lab] if self.lab is not None else [])]
+        provision = verification = None
+        if args.storage_provision is not None:
+            p = args.storage_provision
+            if self.lab is not None:
+                p = dataclasses.replace(p, ssh_config=self.lab.ssh_config)
+            provision = HostProvision("storage-provision", p, pulumi.ResourceOptions(parent=self, depends_on=after))
+        if args.storage_verification is not None:
+            v = args.storage_verification
+            if provision is not None:
+                v = dataclasses.replace(v, provision_runs=provision.runs)
+            if self.lab is not None:
+                v = dataclasses.replace(v, ssh_config=self.lab.ssh_config)
+            verification = Verification("storage-verify", v, pulumi.ResourceOptions(
+                parent=self, depends_on=[provision] if provision is not None else after))
+        return provision, verification

@@ -33,7 +33,8 @@ Target = Literal["lab", "ssh", "local"]
 TARGETS: tuple[str, ...] = ("lab", "ssh", "local")
 SCHEMA = "clusterforge.verify/1"
 HOSTS_DIR = Path(__file__).resolve().parent / "hosts"
-DEFAULT_GROUP = "servers"
+# GPU servers and storage servers; each check module names the host kinds it applies to.
+DEFAULT_GROUP = "servers,storage_servers"
 DEFAULT_TIMEOUT_S = 1800
 MAX_WORKERS = 8
 HOSTS_PER_WORKER = 8
@@ -277,7 +278,8 @@ def run_checks(
     missing = [h for h in hosts or () if h not in inventory.all_hosts()]
     if missing:
         raise VerifyError(f"not in the inventory {inventory.path}: {', '.join(missing)}")
-    selected = list(hosts) if hosts else inventory.group_hosts(group)
+    selected = list(hosts) if hosts else list(dict.fromkeys(
+        h for g in group.split(",") if g for h in inventory.group_hosts(g)))
     if not selected:
         raise VerifyError(f"the inventory {inventory.path} has no hosts in group {group!r}")
     if target == "local" and len(selected) != 1:

@@ -25,6 +25,7 @@ from clusterforge.render.report.elevation import RACK_TEMPLATE, rack_layout_key,
 from clusterforge.render.report.fabric_svg import FABRIC_TEMPLATE, fabric_view
 from clusterforge.render.report.ipplan import ip_plan_view
 from clusterforge.render.report.power import power_view
+from clusterforge.render.report.storage import storage_view
 from clusterforge.render.report.tco import tco
 from clusterforge.render.report.theme import (
     FEED_COLOURS,
@@ -44,9 +45,10 @@ PREFIX = "report"
 # above this many racks, identical racks are shown once with the list of racks sharing the layout
 RACKS_SHOWN_INDIVIDUALLY = 16
 # the order of the page; each key is rendered by templates/report/<key>.html.j2
-SECTIONS = ("overview", "racks", "fabric", "power", "ipplan", "bom", "tco")
+SECTIONS = ("overview", "racks", "fabric", "power", "ipplan", "storage", "bom", "tco")
 SECTION_TITLES = {"overview": "Overview", "racks": "Rack elevations", "fabric": "Fabrics",
-                  "power": "Power & cooling", "ipplan": "IP plan", "bom": "Bill of materials", "tco": "TCO"}
+                  "power": "Power & cooling", "ipplan": "IP plan", "storage": "Storage", "bom": "Bill of materials",
+                  "tco": "TCO"}
 
 
 def report_environment() -> Environment:
@@ -151,7 +153,8 @@ def render_report(spec: ClusterSpec, plan: Plan) -> dict[str, str]:
     page = {
         "cluster": plan.cluster, "site": plan.site, "sections": SECTIONS, "titles": SECTION_TITLES,
         "overview": _overview(spec, plan, costs, power), "racks": racks,
-        "fabric": fabrics, "power": power, "ipplan": ip_plan_view(plan), "bom": bom_view(plan), "tco": costs,
+        "fabric": fabrics, "power": power, "ipplan": ip_plan_view(plan),
+        "storage": storage_view(plan), "bom": bom_view(plan), "tco": costs,
         "costs_in": spec.site.costs,
     }
     files[f"{PREFIX}/index.html"] = env.get_template("index.html.j2").render(**page)

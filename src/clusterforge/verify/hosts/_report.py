@@ -55,6 +55,9 @@ class _Recorder:
         unreachable = dict(report.user_properties).get("cf_unreachable")
         if unreachable is not None:
             rec["unreachable"] = str(unreachable)[:MESSAGE_MAX]
+        figures = {k: v for k, v in report.user_properties if k not in ("cf_host", "cf_unreachable")}
+        if figures:  # measurements a check reports (record_property), e.g. throughput_mbps
+            rec.setdefault("figures", {}).update(figures)
         if report.failed:
             # A failure in setup/teardown (e.g. the host is unreachable) fails the check too.
             if rec["outcome"] != "failed":

@@ -31,7 +31,8 @@ from clusterforge.verify.hosts._facts import HostFacts
 from clusterforge.verify.hosts._inventory import Inventory, load_inventory
 
 TARGETS = ("ssh", "lab", "local")
-DEFAULT_GROUP = "servers"
+DEFAULT_GROUP = "servers,storage_servers"
+DEFAULT_HOST_KINDS = ("server",)
 
 
 def _interfaces(hv: dict[str, Any]) -> list[tuple[str, Any]]:
@@ -40,6 +41,13 @@ def _interfaces(hv: dict[str, Any]) -> list[tuple[str, Any]]:
 
 def _mounts(hv: dict[str, Any]) -> list[tuple[str, Any]]:
     return [(m["path"], m) for m in (hv.get("cf_storage") or {}).get("mounts") or []]
+
+
+def _volumes(hv: dict[str, Any]) -> list[tuple[str, Any]]:
+    """The volumes with a brick on this host (a storage server checks what it serves)."""
+    name = hv.get("cf_name")
+    return [(v["name"], v) for v in (hv.get("cf_storage") or {}).get("volumes") or []
+            if any(b.get("server") == name for b in v.get("bricks") or [])]
 
 
 def _gpus(hv: dict[str, Any]) -> list[tuple[str, Any]]:
@@ -55,6 +63,7 @@ def _roce_interfaces(hv: dict[str, Any]) -> list[tuple[str, Any]]:
 PER_ITEM: dict[str, Callable[[dict[str, Any]], list[tuple[str, Any]]]] = {
     "interface": _interfaces,
     "mount": _mounts,
+    "volume": _volumes,
     "gpu_index": _gpus,
     "roce_interface": _roce_interfaces,
 }
@@ -125,7 +134,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     g.addoption("--cf-inventory", help="rendered inventory: DIR (clusterforge render --out DIR) or its inventory.yml")
     g.addoption("--cf-target", choices=TARGETS, default="ssh", help="how hosts are reached (default ssh)")
     g.addoption("--cf-host", action="append", default=[], help="check only this inventory host (repeatable)")
-    g.addoption("--cf-group", default=DEFAULT_GROUP, help=f"inventory group to check (default {DEFAULT_GROUP})")
+    g.addoption("--cf-group", default=DEFAULT_GROUP,
+                help=f"inventory group(s) to check, comma-separated (default {DEFAULT_GROUP})")
     g.addoption("--cf-ssh-config", help="OpenSSH client config (the lab's .lab/<lab>/ssh_config for --cf-target lab)")
     g.addoption("--cf-max-clock-offset-s", type=float, default=1.0,
                 help="largest clock offset to the machine running the checks (default 1.0 s)")
@@ -148,7 +158,8 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     inventory = load_inventory(path)
     target = config.getoption("--cf-target")
-    group_hosts = inventory.group_hosts(config.getoption("--cf-group"))
+    group_hosts = list(dict.fromkeys(h for g in config.getoption("--cf-group").split(",") if g
+                                     for h in inventory.group_hosts(g)))
     wanted = [h for arg in config.getoption("--cf-host") for h in arg.split(",") if h]
     unknown = [h for h in wanted if h not in inventory.all_hosts()]
     if unknown:
@@ -178,6 +189,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         return
     ctx = _ctx(metafunc.config)
     hosts = ctx.hosts if ctx else []
+    # A module names the host kinds (cf_kind) it checks: GPU-server concerns by default.
+    host_kinds = getattr(metafunc.module, "HOST_KINDS", DEFAULT_HOST_KINDS)
+    hosts = [h for h in hosts if ctx is not None and ctx.vars[h].get("cf_kind", "server") in host_kinds]
     kinds = [k for k in PER_ITEM if k in metafunc.fixturenames]
     if len(kinds) > 1:
         raise pytest.UsageError(f"{metafunc.function.__name__}: takes more than one per-item fixture {kinds}")

@@ -10,6 +10,9 @@ import ipaddress
 
 import pytest
 
+# GPU servers and storage servers alike.
+HOST_KINDS = ("server", "storage")
+
 
 def _link(facts, interface):
     links = facts.links()

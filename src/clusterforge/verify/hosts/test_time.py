@@ -18,6 +18,9 @@ import pytest
 
 from clusterforge.verify.hosts._facts import clock_offset_s
 
+# GPU servers and storage servers alike.
+HOST_KINDS = ("server", "storage")
+
 SYNC_SERVICES = ("systemd-timesyncd", "chrony", "chronyd", "ntpsec", "ntp", "ntpd")
 
 

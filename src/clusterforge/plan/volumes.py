@@ -1,0 +1,67 @@
+"""GlusterFS volumes from the declared storage tiers: one volume per tier, bricks on the storage servers.
+
+Pure function of the declaration and the planned storage servers. Facts used (GlusterFS 10
+administration guide, "Setting up GlusterFS Volumes"): a volume's bricks are listed in order and
+consecutive groups of ``replica`` bricks form one replica set; a volume whose brick count equals
+its replica count is *replicate*, more bricks than that *distributed-replicate*, replica 1 is
+*distribute*; glusterd refuses two bricks of one replica set on one server unless forced.
+
+Bricks are ordered brick-major, server-minor (b1 on every server, then b2, ...), so a replica set
+spans distinct servers whenever there are at least ``replicas`` servers.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from clusterforge.model import ClusterSpec
+from clusterforge.plan.objects import Device
+
+__all__ = ["BRICK_ROOT", "plan_volumes", "volume_layout"]
+
+# Where bricks live on a storage server: a file system of its own that keeps trusted.* xattrs.
+BRICK_ROOT = "/srv/bricks"
+SHARED_SERVER_WARNING = (
+    "glusterfs tier {tier!r}: replica set {index} has {replicas} bricks on {server} (only {servers} storage "
+    "server(s)); its copies do not survive losing that server"
+)
+
+
+def volume_layout(replicas: int, bricks: int) -> str:
+    if replicas == 1:
+        return "distribute"
+    return "replicate" if bricks == replicas else "distributed-replicate"
+
+
+def storage_address(server: Device) -> str:
+    return next(i.ip for i in server.interfaces if i.plane == "storage" and i.ip).split("/")[0]
+
+
+def plan_volumes(spec: ClusterSpec, devices: list[Device]) -> tuple[list[dict[str, Any]], list[str]]:
+    """One volume per tier for kind glusterfs (none for other kinds); warnings for unsafe layouts."""
+    st = spec.storage
+    servers = [d for d in devices if d.kind == "storage"]
+    if st.kind != "glusterfs" or not servers:
+        return [], []
+    volumes, warnings = [], []
+    for tier in st.tiers:
+        bricks = [
+            {"server": server.name, "address": storage_address(server),
+             "path": f"{BRICK_ROOT}/{tier.name}/b{b + 1}"}
+            for b in range(tier.bricks_per_server)
+            for server in servers
+        ]  # fmt: skip
+        force = False
+        for index in range(0, len(bricks), tier.replicas):
+            members = {b["server"] for b in bricks[index : index + tier.replicas]}
+            if len(members) < tier.replicas:
+                force = True
+                warnings.append(SHARED_SERVER_WARNING.format(
+                    tier=tier.name, index=index // tier.replicas + 1, replicas=tier.replicas,
+                    server=", ".join(sorted(members)), servers=len(servers)))
+        volumes.append({
+            "name": tier.name, "tier": tier.name, "layout": volume_layout(tier.replicas, len(bricks)),
+            "replica": tier.replicas, "transport": "tcp", "bricks": bricks, "force": force,
+            "capacity_tb": tier.capacity_tb, "media": tier.media,
+        })  # fmt: skip
+    return volumes, warnings
