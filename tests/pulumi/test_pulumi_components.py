@@ -121,3 +121,27 @@ def test_lab_target_declares_the_lab_before_provisioning(tmp_path: Path) -> None
         d.name for d in plan.devices if d.su == 1 and d.kind in SERVER_KINDS)
     order = [r.typ.rsplit(":", 1)[1] for r in mocks.resources]
     assert order.index("Lab") < order.index("HostProvision")
+
+
+def test_storage_servers_are_provisioned_before_the_units_and_verified(tmp_path: Path) -> None:
+    mocks = RecordingMocks()
+    pulumi.runtime.set_mocks(mocks, project="clusterforge-cluster", stack="mock", preview=True)
+    spec, plan, _ = load_and_plan(INVENTORY)
+    playbook = tmp_path / "noop.yml"
+    playbook.write_text("- hosts: all\n  tasks: []\n")
+    site = declare_cluster(spec, plan, render_all(spec, plan),
+                           _settings(tmp_path, target="lab", provision=True, verify=True, playbook=playbook))
+
+    @pulumi.runtime.test
+    def wait():
+        return site.urn
+
+    wait()
+    by_name = {r.name: r for r in mocks.resources}
+    storage = sorted(d.name for d in plan.devices if d.kind == "storage")
+    assert by_name["storage-provision"].inputs["group"] == "storage_servers"
+    assert by_name["storage-provision"].inputs["hosts"] == storage
+    assert by_name["storage-verify"].inputs["hosts"] == storage
+    order = [r.name if not r.typ.endswith(":Lab") else "<lab>" for r in mocks.resources]
+    # the SU's servers mount the storage servers' volumes: their provisioning waits for it
+    assert order.index("<lab>") < order.index("storage-provision") < order.index("su01-provision")

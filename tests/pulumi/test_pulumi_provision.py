@@ -50,6 +50,7 @@ PLAYBOOK = """\
 @dataclass
 class Provisioning:
     su_one_hosts: list[str]
+    storage_hosts: list[str]
     out: Path
     first_up: StackRun
     first_files: dict[str, str]
@@ -71,14 +72,14 @@ def _files(out: Path) -> dict[str, str]:
     return {p.name: p.read_text() for p in sorted(out.iterdir())}
 
 
-def _provision_outputs(backend: Backend) -> dict:
+def _provision_outputs(backend: Backend, group: str = "su01") -> dict:
     import json
 
     state = json.loads(state_file(backend, STACK).read_text())
     for resource in state["checkpoint"]["latest"]["resources"]:
-        if resource["type"].endswith("clusterforge:HostProvision"):
+        if resource["type"].endswith("clusterforge:HostProvision") and resource["outputs"].get("group") == group:
             return resource["outputs"]
-    raise AssertionError("no HostProvision in state")
+    raise AssertionError(f"no HostProvision of group {group} in state")
 
 
 @pytest.fixture(scope="module")
@@ -88,6 +89,7 @@ def provisioning(backend: Backend, tmp_path_factory: pytest.TempPathFactory) -> 
     out.mkdir()
     _, plan, _ = load_and_plan(LAB_INVENTORY)
     hosts = sorted(d.name for d in plan.devices if d.su == 1 and d.kind == "server")
+    storage = sorted(d.name for d in plan.devices if d.kind == "storage")
     playbook.write_text(PLAYBOOK.format(out=out, version="v1", fail="none"))
     stack = automation.open_stack(STACK, {
         "inventory": str(LAB_INVENTORY), "target": "files", "provision": "true", "verify": "false",
@@ -116,15 +118,16 @@ def provisioning(backend: Backend, tmp_path_factory: pytest.TempPathFactory) -> 
         failure = str(exc)
     work_dir = automation.stack_work_dir(backend, STACK)
     return Provisioning(
-        hosts, out, first_up, first_files, steady, changed_preview, second_up, second_files,
+        hosts, storage, out, first_up, first_files, steady, changed_preview, second_up, second_files,
         int(after_second["runs"]), after_second["changed"], failure, int(_provision_outputs(backend)["runs"]),
         "".join(output), state_file(backend, STACK).read_text(), (work_dir / f"Pulumi.{STACK}.yaml").read_text(),
         work_dir,
     )  # fmt: skip
 
 
-def test_up_runs_the_playbook_on_every_host_of_the_su(provisioning: Provisioning) -> None:
-    assert sorted(provisioning.first_files) == provisioning.su_one_hosts
+def test_up_runs_the_playbook_on_every_host_of_the_su_and_the_storage_servers(provisioning: Provisioning) -> None:
+    assert provisioning.storage_hosts  # the lab plans a storage server: provisioned as its own group
+    assert sorted(provisioning.first_files) == sorted(provisioning.su_one_hosts + provisioning.storage_hosts)
 
 
 def test_the_secret_reaches_ansible(provisioning: Provisioning) -> None:
@@ -143,12 +146,13 @@ def test_unchanged_inputs_do_not_rerun(provisioning: Provisioning) -> None:
 
 
 def test_a_changed_playbook_updates_only_host_provision(provisioning: Provisioning) -> None:
-    assert [s.name for s in provisioning.changed_preview.summary.by_op()["update"]] == ["su01-provision"]
-    assert provisioning.changed_preview.summary.changes == 1
+    updates = sorted(s.name for s in provisioning.changed_preview.summary.by_op()["update"])
+    assert updates == ["storage-provision", "su01-provision"]
+    assert provisioning.changed_preview.summary.changes == 2
 
 
 def test_the_update_reruns_the_playbook(provisioning: Provisioning) -> None:
-    assert provisioning.second_up.summary.count("update") == 1
+    assert provisioning.second_up.summary.count("update") == 2
     for host, text in provisioning.second_files.items():
         assert text.startswith(f"{host} v2 ")
     assert provisioning.runs_after_second == 2

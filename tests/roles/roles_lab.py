@@ -55,8 +55,8 @@ def lab_inventory_from_env() -> LabInventory | None:
     return LabInventory(path=path, inventory=inventory, ssh_config=ssh_config, servers=servers_of(inventory))
 
 
-def servers_of(inventory: Path) -> tuple[str, ...]:
-    """Hosts of the ``servers`` group, as Ansible itself resolves the inventory."""
+def servers_of(inventory: Path, group: str = "servers") -> tuple[str, ...]:
+    """Hosts of ``group`` (default ``servers``), as Ansible itself resolves the inventory."""
     listed = subprocess.run(
         [str(Path(sys.executable).parent / "ansible-inventory"), "-i", str(inventory), "--list"],
         check=True,
@@ -65,7 +65,7 @@ def servers_of(inventory: Path) -> tuple[str, ...]:
     )
     groups = json.loads(listed.stdout)
     hosts: set[str] = set()
-    pending = ["servers"]
+    pending = [group]
     while pending:
         group = groups.get(pending.pop(), {})
         hosts.update(group.get("hosts", []))

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from roles_lab import LabInventory, lab_inventory_from_env
+from roles_lab import LabInventory, lab_inventory_from_env, servers_of
 
 from clusterforge.provision import ProvisionResult, run_site
 
@@ -90,7 +90,8 @@ def host_vars(lab_inventory: LabInventory, lab_host: str) -> dict[str, Any]:
 
 def test_first_run_reaches_every_server(converge: dict[str, ProvisionResult], lab_inventory: LabInventory) -> None:
     first = converge["first"]
-    assert (first.unreachable_hosts, sorted(first.stats)) == ([], sorted(lab_inventory.servers))
+    expected = sorted({*lab_inventory.servers, *servers_of(lab_inventory.inventory, "storage_servers")})
+    assert (first.unreachable_hosts, sorted(first.stats)) == ([], expected)
 
 
 def test_first_run_fails_on_no_host(converge: dict[str, ProvisionResult]) -> None:
@@ -126,6 +127,15 @@ def test_tier_mount_units_are_enabled(host, host_vars: dict[str, Any]) -> None:
     paths = [mount["path"] for mount in host_vars.get("cf_storage", {}).get("mounts", [])]
     units = [host.check_output(f"systemd-escape --path --suffix=mount {path}") for path in paths]
     assert {unit: host.service(unit).is_enabled for unit in units} == {unit: True for unit in units}
+
+
+def test_tiers_are_mounted_from_the_storage_servers(host, host_vars: dict[str, Any]) -> None:
+    storage = host_vars.get("cf_storage", {})
+    fstype = {"glusterfs": "fuse.glusterfs"}.get(storage.get("kind"), storage.get("kind"))
+    fields = [line.split() for line in host.file("/proc/self/mounts").content_string.splitlines()]
+    live = {f[1]: (f[0], f[2]) for f in fields if len(f) > 2}
+    mounts = storage.get("mounts", [])
+    assert {m["path"]: live.get(m["path"]) for m in mounts} == {m["path"]: (m["source"], fstype) for m in mounts}
 
 
 def test_node_exporter_serves_network_metrics(host) -> None:

@@ -4,7 +4,7 @@ Every check must be able to fail, so each is shown failing, not only passing:
 * network: the lab configures interfaces itself, so the checks pass; then one fact is broken on
   one host (an MTU, an address, a link state), exactly that check fails, and it passes again
   once restored;
-* checks of things the roles configure (nouveau, driver, CUDA, mounts, container runtime) fail on
+* checks of things the roles configure (nouveau, driver, CUDA, mounts, tiers, container runtime) fail on
   a freshly booted host; the ones that can be made true here without the package mirror are
   then made true (the real nouveau_blacklist role, a containerd config, a mount unit) and pass;
 * the converged case (every check on hosts the site playbook converged) runs when the session
@@ -161,6 +161,10 @@ FRESH_FAILS = [
     "mounts::test_mount_unit_declared_options[{h}//mnt/hot]",
     "mounts::test_mount_unit_netdev[{h}//mnt/hot]",
     "mounts::test_mount_unit_enabled[{h}//mnt/cold]",
+    "tiers::test_tier_mounted[{h}//mnt/hot]",
+    "tiers::test_tier_type[{h}//mnt/cold]",
+    "tiers::test_tier_shared_checksum[{h}//mnt/hot]",
+    "tiers::test_tier_throughput[{h}//mnt/cold]",
 ]
 # No GPU is passed into a lab container: these must say so (skip), never pass.
 FRESH_SKIPS = [
@@ -168,7 +172,6 @@ FRESH_SKIPS = [
     "driver::test_gpu_persistence_mode_enabled[{h}/gpu0]",
     "driver::test_nvidia_kernel_module_loaded[{h}]",
     "container_runtime::test_nvidia_container_toolkit_installed[{h}]",
-    "mounts::test_mount_mounted[{h}//mnt/hot]",
     "time::test_time_sync_daemon_active[{h}]",
 ]
 
@@ -176,7 +179,7 @@ FRESH_SKIPS = [
 @pytest.fixture(scope="module")
 def fresh_result(fresh_lab):
     host = servers(fresh_lab)[0]
-    return host, check(fresh_lab, host, "kernel", "driver", "cuda", "mounts", "container_runtime", "time")
+    return host, check(fresh_lab, host, "kernel", "driver", "cuda", "mounts", "tiers", "container_runtime", "time")
 
 
 @pytest.mark.parametrize("test", FRESH_FAILS)

@@ -6,15 +6,16 @@ Run through ``clusterforge verify`` (:mod:`clusterforge.verify.runner`), or dire
         [--cf-host NAME ...] [--cf-ssh-config FILE]
 
 Every expectation comes from the rendered inventory (``DIR/ansible``): each test is parametrized
-per host (``cf_host_name``), and per item for tests that take ``interface``, ``mount``,
-``gpu_index`` or ``roce_interface`` — so one failing interface never hides another.
+per host (``cf_host_name``), and per item for tests that take ``interface``, ``mount``, ``volume``,
+``gpu_index`` or ``roce_interface`` — so one failing interface never hides another. A module's
+``HOST_KINDS`` names the host kinds (cf_kind) it checks; GPU servers (``server``) by default.
 
 Targets:
   ssh    testinfra's Ansible backend (``ansible://HOST?ansible_inventory=...``): Ansible resolves
          ansible_host/ansible_user/ansible_port/become exactly as the playbooks do, and the
          OpenSSH client runs with ``-F ssh_config`` when one is given (known_hosts stay checked).
   lab    ssh with the lab's generated ssh_config (strict host key checking against the lab's own
-         known_hosts); the lab emulates no storage server, so "is mounted" is skipped with that reason.
+         known_hosts); the lab's storage servers run GlusterFS, so its tiers are checked live.
   local  this machine (testinfra ``local://``) checked against one inventory host (``--cf-host``).
 """
 
