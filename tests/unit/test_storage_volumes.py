@@ -94,19 +94,31 @@ def test_volume_layout_names(replicas, bricks, layout):
     assert volume_layout(replicas, bricks) == layout
 
 
-@pytest.mark.parametrize("storage", [
-    {"kind": "glusterfs", "servers": 0, "tiers": [{"name": "hot", "capacity_tb": 1, "mount": "/m", "export": "/e"}]},
-    {"kind": "nfs", "tiers": [{"name": "hot", "capacity_tb": 1, "mount": "/m", "export": "/e", "replicas": 2}]},
-    {"kind": "glusterfs", "tiers": [{"name": "hot", "capacity_tb": 1, "mount": "/m", "export": "/e", "replicas": 2}]},
-    {"kind": "glusterfs", "tiers": [{"name": "hot", "capacity_tb": 1, "mount": "/m/../etc", "export": "/e"}]},
-    {"kind": "glusterfs", "tiers": [{"name": "hot", "capacity_tb": 1, "mount": "/m", "export": "/e",
-                                     "options": "rw,x-systemd.requires=$(reboot)"}]},
+@pytest.mark.parametrize(("storage", "loc", "message"), [
+    ({"kind": "glusterfs", "servers": 0, "server_model": None,
+      "tiers": [{"name": "hot", "capacity_tb": 1, "mount": "/m", "export": "/e"}]},
+     ("storage", "servers"), "needs storage servers"),
+    ({"kind": "nfs", "tiers": [{"name": "hot", "capacity_tb": 1, "mount": "/m", "export": "/e", "replicas": 2}]},
+     ("storage", "tiers", 0, "replicas"), "applies to storage.kind glusterfs only"),
+    ({"kind": "glusterfs", "tiers": [{"name": "hot", "capacity_tb": 1, "mount": "/m", "export": "/e",
+                                      "replicas": 3, "bricks_per_server": 2}]},
+     ("storage", "tiers", 0, "replicas"), "(1 server(s) x bricks_per_server 2) is not a multiple of replicas 3"),
 ])
-def test_bad_storage_declarations_are_refused(lab, storage):
+def test_layouts_that_do_not_fit_the_servers_are_refused_per_tier(lab, storage, loc, message):
+    from clusterforge.model.checks import semantic_problems
+
     spec, _ = lab
-    base = {"servers": 1, "server_model": "storage-nvme-2u"}
+    spec = _with_storage(spec, **{"servers": 1, "server_model": "storage-nvme-2u", **storage})
+    problems = [(p_loc, text) for p_loc, text in semantic_problems(spec) if p_loc[0] == "storage"]
+    assert [p_loc for p_loc, _ in problems] == [loc] and message in problems[0][1]
+
+
+@pytest.mark.parametrize("tier", [
+    {"mount": "/m/../etc"}, {"options": "rw,x-systemd.requires=$(reboot)"}, {"replicas": 4}, {"throughput_mbps": 0}])
+def test_hostile_or_out_of_range_tier_fields_are_refused(lab, tier):
+    spec, _ = lab
     with pytest.raises(ValueError):
-        _with_storage(spec, **{**base, **storage})
+        _with_storage(spec, tiers=[{"name": "hot", "capacity_tb": 1, "mount": "/m", "export": "/e", **tier}])
 
 
 # --- parsers, on output captured from GlusterFS 10.3 (Debian 12) and fio 3.33 ----------------------

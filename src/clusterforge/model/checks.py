@@ -117,7 +117,7 @@ def _storage_layout(spec: ClusterSpec) -> list[tuple[Loc, str]]:
     st = spec.storage
     problems: list[tuple[Loc, str]] = []
     if st.kind == "glusterfs" and st.tiers and not st.servers:
-        problems.append((("storage", "servers"), "storage.kind glusterfs needs storage servers (the bricks live on them)"))
+        problems.append((("storage", "servers"), "storage.kind glusterfs needs storage servers (bricks live on them)"))
     for i, tier in enumerate(st.tiers):
         if st.kind != "glusterfs":
             for field in ("replicas", "bricks_per_server"):
