@@ -16,6 +16,7 @@ from typing import Any
 
 from clusterforge.model import ClusterSpec
 from clusterforge.plan.objects import Device
+from clusterforge.vocab import DeviceKind, Plane
 
 __all__ = ["BRICK_ROOT", "plan_volumes", "volume_layout"]
 
@@ -34,13 +35,13 @@ def volume_layout(replicas: int, bricks: int) -> str:
 
 
 def storage_address(server: Device) -> str:
-    return next(i.ip for i in server.interfaces if i.plane == "storage" and i.ip).split("/")[0]
+    return next(i.ip for i in server.interfaces if i.plane == Plane.STORAGE and i.ip).split("/")[0]
 
 
 def plan_volumes(spec: ClusterSpec, devices: list[Device]) -> tuple[list[dict[str, Any]], list[str]]:
     """One volume per tier for kind glusterfs (none for other kinds); warnings for unsafe layouts."""
     st = spec.storage
-    servers = [d for d in devices if d.kind == "storage"]
+    servers = [d for d in devices if d.kind == DeviceKind.STORAGE]
     if st.kind != "glusterfs" or not servers:
         return [], []
     volumes, warnings = [], []

@@ -202,7 +202,7 @@ def declare_cluster(spec: ClusterSpec, plan: Plan, files: Mapping[str, str], set
         device=FABRIC_DIR, files=fabric_files, content_hash=files_hash(fabric_files),
         target=SwitchTarget("file", path=str(settings.switch_config_dir)),
     ) if fabric_files else None  # fmt: skip
-    storage_hosts = tuple(d.name for d in plan.devices if d.kind == "storage")
+    storage_hosts = tuple(d.name for d in plan.devices if d.kind == DeviceKind.STORAGE)
     storage_provision, storage_verification = (
         _group_args(STORAGE_GROUP, storage_hosts, files, settings, roles_hash, suite_hash) if storage_hosts
         else (None, None))

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from clusterforge.plan.objects import Plan
+from clusterforge.vocab import DeviceKind, Plane
 
 __all__ = ["storage_view"]
 
@@ -15,9 +16,9 @@ def storage_view(plan: Plan) -> dict[str, Any]:
     volumes = {v["tier"]: v for v in storage.get("volumes") or []}
     servers = []
     for device in plan.devices:
-        if device.kind != "storage":
+        if device.kind != DeviceKind.STORAGE:
             continue
-        address = next((i.ip for i in device.interfaces if i.plane == "storage" and i.ip), None)
+        address = next((i.ip for i in device.interfaces if i.plane == Plane.STORAGE and i.ip), None)
         bricks = [f"{v['name']}:{b['path']}" for v in volumes.values() for b in v["bricks"]
                   if b["server"] == device.name]
         servers.append({"name": device.name, "rack": device.rack, "model": device.model, "address": address,
