@@ -37,6 +37,7 @@ def _test_lab_home() -> Path:
             if not link.is_symlink() and not link.exists():
                 link.symlink_to(shared / cache)
     os.environ["CLUSTERFORGE_LAB_HOME"] = str(home)
+    os.environ["CLUSTERFORGE_TEST_LAB_HOME"] = str(home)  # a nested test session keeps this home
     return home
 
 
