@@ -49,6 +49,34 @@ gobuild() {
         -ldflags "-s -w -X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=$version" "$@")
 }
 
+# A heartbeat while a long step runs, every $SETUP_HEARTBEAT_S seconds (default 30): the phase
+# (downloading Go modules while the module cache grows, else compiling), the time so far and the
+# caches' sizes, so a cold build never sits silent for minutes.
+gocache="$("$go_bin" env GOCACHE 2>/dev/null || true)"
+gomodcache="$("$go_bin" env GOMODCACHE 2>/dev/null || true)"
+size_mb() { [[ -n "$1" && -d "$1" ]] && du -sm "$1" 2>/dev/null | cut -f1 || echo 0; }
+heartbeat() {
+    local what="$1" start=$SECONDS modules
+    modules="$(size_mb "$gomodcache")"
+    while sleep "${SETUP_HEARTBEAT_S:-30}"; do
+        local now phase="compiling"
+        now="$(size_mb "$gomodcache")"
+        [[ "$now" != "$modules" ]] && phase="downloading Go modules"
+        modules="$now"
+        say "... $what: $phase, $((SECONDS - start))s so far (module cache ${now} MB, build cache $(size_mb "$gocache") MB)"
+    done
+}
+with_heartbeat() {
+    local what="$1" rc=0
+    shift
+    heartbeat "$what" &
+    local beat=$!
+    "$@" || rc=$?
+    kill "$beat" 2>/dev/null || true
+    wait "$beat" 2>/dev/null || true
+    return "$rc"
+}
+
 mkdir -p "$bin_dir"
 
 # 2a. The engine.
@@ -57,7 +85,7 @@ if [[ -x "$bin_dir/pulumi" && "$(version_of "$bin_dir/pulumi")" == "$version" ]]
 else
     say "building pulumi $version into $bin_dir (a cold build takes ~5-6 min on 2 cores)"
     start=$SECONDS
-    gobuild -o "$bin_dir/pulumi.tmp" github.com/pulumi/pulumi/pkg/v3/cmd/pulumi
+    with_heartbeat "building pulumi" gobuild -o "$bin_dir/pulumi.tmp" github.com/pulumi/pulumi/pkg/v3/cmd/pulumi
     mv -f "$bin_dir/pulumi.tmp" "$bin_dir/pulumi"
     got="$(version_of "$bin_dir/pulumi")"
     [[ "$got" == "$version" ]] || die "built pulumi reports '$got', expected $version"
@@ -69,7 +97,7 @@ langhost="$bin_dir/pulumi-language-python"
 langhost_src="$build_dir/cmd/pulumi-language-python/main.go"
 if [[ ! -x "$langhost" || "$langhost_src" -nt "$langhost" || "$build_dir/go.mod" -nt "$langhost" ]]; then
     say "building pulumi-language-python $version"
-    gobuild -o "$langhost.tmp" ./cmd/pulumi-language-python
+    with_heartbeat "building pulumi-language-python" gobuild -o "$langhost.tmp" ./cmd/pulumi-language-python
     mv -f "$langhost.tmp" "$langhost"
 fi
 
