@@ -5,9 +5,12 @@ Exit codes: 0 ok, 1 the declaration (or the cluster) is wrong, 2 usage error, 3 
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Iterable
+from enum import Enum
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -16,7 +19,31 @@ from clusterforge.loading import DeclarationError, load_and_plan
 from clusterforge.model import ClusterSpec, SourceMap
 from clusterforge.plan import Plan
 
-__all__ = ["out", "err", "say", "print_problems", "load", "usage_error"]
+__all__ = ["out", "err", "say", "print_problems", "load", "usage_error", "Format", "format_option", "emit_json",
+           "ApplyTarget"]
+
+
+class Format(str, Enum):
+    """What a reporting command writes on stdout: the human table/lines, or one JSON document."""
+
+    table = "table"
+    json = "json"
+
+
+def format_option() -> Any:
+    return typer.Option(Format.table, "--format", "-f", help="table (for people) or json (one document on stdout)")
+
+
+def emit_json(document: Any) -> None:
+    sys.stdout.write(json.dumps(document, indent=1, sort_keys=True, default=str) + "\n")
+
+
+class ApplyTarget(str, Enum):
+    """Where `preview`/`up` deliver (clusterforge.pulumi.settings.TARGETS)."""
+
+    lab = "lab"
+    files = "files"
+    ssh = "ssh"
 
 out = Console() if sys.stdout.isatty() else Console(width=200)  # pipes get full rows, not wraps
 err = Console(stderr=True)

@@ -9,15 +9,41 @@ import sys
 
 import typer
 
-from clusterforge.cli import apply, core, lab, ops, report, verify
-from clusterforge.cli._common import err, print_problems, say
+from clusterforge.cli import apply, core, export, lab, ops, report, verify
+from clusterforge.cli._common import err, out, print_problems, say
 from clusterforge.loading import DeclarationError
 
-__all__ = ["app", "main"]
+__all__ = ["app", "main", "version"]
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+# rich_markup_mode=None: help strings are shown as written; Rich markup would eat "[default: ...]".
+# add_completion: --install-completion / --show-completion for bash, zsh, fish and PowerShell.
+app = typer.Typer(add_completion=True, no_args_is_help=True, pretty_exceptions_enable=False, rich_markup_mode=None,
                   help="Infrastructure as code for AI GPU clusters: declare, plan, apply, verify.")
-for _group in (core, lab, apply, ops, verify, report):  # the order of `clusterforge --help`
+
+
+def version() -> str:
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as dist_version
+
+    try:
+        return dist_version("clusterforge")
+    except PackageNotFoundError:  # running from a source tree that is not installed
+        return "0+unknown"
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        say(out, f"clusterforge {version()}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(show_version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
+                                            help="print the version and exit")) -> None:
+    """Infrastructure as code for AI GPU clusters: declare, plan, apply, verify."""
+
+
+for _group in (core, lab, apply, ops, verify, report, export):  # the order of `clusterforge --help`
     _group.register(app)
 
 

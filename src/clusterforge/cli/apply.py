@@ -17,7 +17,7 @@ import typer
 from rich.table import Table
 
 from clusterforge import paths
-from clusterforge.cli._common import err, load, out
+from clusterforge.cli._common import ApplyTarget, Format, emit_json, err, format_option, load, out
 
 __all__ = ["register"]
 
@@ -30,7 +30,7 @@ def _flag(value: bool | None) -> str | None:
     return None if value is None else ("true" if value else "false")
 
 
-def _open(inventory: Path | None, stack: str | None, target: str | None, provision: bool | None,
+def _open(inventory: Path | None, stack: str | None, target: ApplyTarget | str | None, provision: bool | None,
           verify: bool | None, state_dir: Path | None, backend_url: str | None) -> tuple[Any, str]:
     from clusterforge.pulumi import automation
 
@@ -42,7 +42,8 @@ def _open(inventory: Path | None, stack: str | None, target: str | None, provisi
     settings: dict[str, str | None] | None = None  # None: destroy leaves the stack's config alone
     if inventory is not None:
         load(inventory)  # declaration errors as FILE:LINE before the engine starts
-        settings = {"inventory": paths.relative_to_workspace(inventory), "target": target,
+        settings = {"inventory": paths.relative_to_workspace(inventory),
+                    "target": target.value if isinstance(target, ApplyTarget) else target,
                     "provision": _flag(provision), "verify": _flag(verify)}
     backend = automation.Backend.resolve(state_dir, backend_url)
     try:
@@ -132,19 +133,23 @@ def _guarded(action: Any, handle: Any, stack: str, verb: str) -> Any:
 def preview_cmd(
     inventory: Path = typer.Argument(..., help="inventory YAML"),
     stack: str | None = typer.Option(None, "--stack", "-s", help="stack name [default: the inventory's stem]"),
-    target: str | None = typer.Option(None, "--target", help="lab | files | ssh [default: the stack's]"),
+    target: ApplyTarget | None = typer.Option(None, "--target", help="where to deliver [default: the stack's]"),
     provision: bool | None = typer.Option(None, "--provision/--no-provision", help="declare HostProvision per SU"),
     verify: bool | None = typer.Option(None, "--verify/--no-verify", help="declare Verification per SU"),
-    as_json: bool = typer.Option(False, "--json", help="CI-friendly {create, update, replace, delete: [urn], same: N}"),
+    as_json: bool = typer.Option(False, "--json", help="same as --format json"),
+    format: Format = format_option(),
     diff: bool = typer.Option(False, "--diff", help="show property-level diffs from the engine"),
     expect_no_changes: bool = typer.Option(False, "--expect-no-changes", help="exit 1 when anything would change"),
     state_dir: Path | None = typer.Option(None, "--state-dir", envvar="CLUSTERFORGE_STATE_DIR", help=STATE_DIR_HELP),
     backend_url: str | None = typer.Option(None, "--backend-url", envvar="CLUSTERFORGE_BACKEND_URL",
                                            help=BACKEND_HELP),
 ) -> None:
-    """Preview what `up` would change: counts per resource type and operation, plus names."""
+    """Preview what `up` would change: counts per resource type and operation, plus names.
+
+    --format json: {create, update, replace, delete: [urn], same: N} for CI."""
     from clusterforge.pulumi import automation
 
+    as_json = as_json or format is Format.json
     handle, name = _open(inventory, stack, target, provision, verify, state_dir, backend_url)
     echo = (lambda line: err.out(line, highlight=False)) if diff and as_json else (
         (lambda line: out.out(line, highlight=False)) if diff else None)
@@ -160,12 +165,13 @@ def preview_cmd(
 def up_cmd(
     inventory: Path = typer.Argument(..., help="inventory YAML"),
     stack: str | None = typer.Option(None, "--stack", "-s", help="stack name [default: the inventory's stem]"),
-    target: str | None = typer.Option(None, "--target", help="lab | files | ssh [default: the stack's]"),
+    target: ApplyTarget | None = typer.Option(None, "--target", help="where to deliver [default: the stack's]"),
     provision: bool | None = typer.Option(None, "--provision/--no-provision", help="run Ansible per SU"),
     verify: bool | None = typer.Option(None, "--verify/--no-verify", help="run the host checks per SU"),
     yes: bool = typer.Option(False, "--yes", "-y", help="apply without showing the preview and asking"),
     skip_checkpoints: bool = typer.Option(False, "--skip-checkpoints",
                                           help="save state once at the end, not after every step (large first ups)"),
+    format: Format = format_option(),
     state_dir: Path | None = typer.Option(None, "--state-dir", envvar="CLUSTERFORGE_STATE_DIR", help=STATE_DIR_HELP),
     backend_url: str | None = typer.Option(None, "--backend-url", envvar="CLUSTERFORGE_BACKEND_URL",
                                            help=BACKEND_HELP),
@@ -190,6 +196,9 @@ def up_cmd(
             raise typer.Exit(1)
     result = _guarded(lambda summary: _run(automation.up, handle, on_output=_stream, summary=summary,
                                            skip_checkpoints=skip_checkpoints), handle, name, "up")
+    if format is Format.json:
+        emit_json({"stack": name, "summary": result.summary.to_json(), "outputs": result.outputs})
+        return
     _print_summary(f"stack {name} updated", result.summary)
     _print_verify(handle, started)
     for key, value in sorted(result.outputs.items()):
@@ -200,6 +209,7 @@ def destroy_cmd(
     inventory: Path | None = typer.Argument(None, help="inventory YAML (names the default stack)"),
     stack: str | None = typer.Option(None, "--stack", "-s", help="stack name [default: the inventory's stem]"),
     yes: bool = typer.Option(False, "--yes", "-y", help="do not ask"),
+    format: Format = format_option(),
     state_dir: Path | None = typer.Option(None, "--state-dir", envvar="CLUSTERFORGE_STATE_DIR", help=STATE_DIR_HELP),
     backend_url: str | None = typer.Option(None, "--backend-url", envvar="CLUSTERFORGE_BACKEND_URL",
                                            help=BACKEND_HELP),
@@ -214,6 +224,9 @@ def destroy_cmd(
     _prepare(handle, name)
     result = _guarded(lambda summary: _run(automation.destroy, handle, on_output=_stream, summary=summary),
                       handle, name, "destroy")
+    if format is Format.json:
+        emit_json({"stack": name, "deleted": result.summary.count("delete")})
+        return
     out.print(f"stack {name}: {result.summary.count('delete')} resources deleted", markup=False, highlight=False)
 
 

@@ -4,22 +4,16 @@ from __future__ import annotations
 
 import json
 import sys
-from enum import Enum
 from pathlib import Path
 
 import typer
 
-from clusterforge.cli._common import err, load, out, say
+from clusterforge.cli._common import Format, emit_json, err, format_option, load, out, say
 
 __all__ = ["register", "validate", "plan", "render", "Format"]
 
 
-class Format(str, Enum):
-    table = "table"
-    json = "json"
-
-
-def validate(file: Path = typer.Argument(..., help="inventory YAML")) -> None:
+def validate(file: Path = typer.Argument(..., help="inventory YAML"), format: Format = format_option()) -> None:
     """Validate a declaration: exit 0, or 1 with FILE:LINE:COL: field: message lines on stderr."""
     from clusterforge.plan.fabric_checks import check_fabric
 
@@ -29,8 +23,13 @@ def validate(file: Path = typer.Argument(..., help="inventory YAML")) -> None:
     problems = check_fabric(plan_obj)
     for problem in problems:
         say(err, f"{file}:1:1: fabric: {problem}")
+    if format is Format.json:
+        emit_json({"file": str(file), "ok": not problems, "summary": plan_obj.summary,
+                   "warnings": list(plan_obj.warnings), "problems": [f"fabric: {p}" for p in problems]})
     if problems:
         raise typer.Exit(1)
+    if format is Format.json:
+        return
     summary = plan_obj.summary
     out.print(f"{file}: ok — {summary['servers']} servers, {summary['gpus']} GPUs,"
               f" {summary['racks']} racks, {summary['power_kw']} kW", markup=False, highlight=False)
@@ -53,13 +52,17 @@ def plan(file: Path = typer.Argument(..., help="inventory YAML"),
 
 
 def render(file: Path = typer.Argument(..., help="inventory YAML"),
-           out_dir: Path = typer.Option(..., "--out", "-o", help="output directory")) -> None:
+           out_dir: Path = typer.Option(..., "--out", "-o", help="output directory"),
+           format: Format = format_option()) -> None:
     """Render Ansible inventory, host_vars, switch configs and the asset register into DIR (atomically)."""
     from clusterforge.render import render_all, write_tree
 
     spec, plan_obj, _ = load(file)
     files = render_all(spec, plan_obj)
     write_tree(out_dir, files)
+    if format is Format.json:
+        emit_json({"out": str(out_dir), "files": sorted(files)})
+        return
     out.print(f"wrote {len(files)} files under {out_dir}", markup=False, highlight=False)
 
 

@@ -9,12 +9,12 @@ import typer
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from clusterforge.cli._common import err, load, out
+from clusterforge.cli._common import Format, emit_json, err, format_option, load, out
 
 __all__ = ["register", "topology_for"]
 
 lab_app = typer.Typer(help="The local lab: the whole cluster as containers, namespaces, bridges and FRR.",
-                      no_args_is_help=True)
+                      no_args_is_help=True, rich_markup_mode=None)
 
 
 def topology_for(inventory: Path):
@@ -36,7 +36,7 @@ def _lab_errors(fn):
 
 
 @lab_app.command("up")
-def up(inventory: Path = typer.Argument(..., help="inventory YAML")) -> None:
+def up(inventory: Path = typer.Argument(..., help="inventory YAML"), format: Format = format_option()) -> None:
     """Bring the lab up (idempotent: a second run changes nothing)."""
     from clusterforge.lab import up as lab_up
 
@@ -61,17 +61,27 @@ def up(inventory: Path = typer.Argument(..., help="inventory YAML")) -> None:
             bar.update(tasks[name], completed=1)
         bar.update(overall, completed=len(names))
     state = "changed" if result.changed else "unchanged"
+    if format is Format.json:
+        emit_json({"lab": topology.name, "changed": bool(result.changed), "seconds": round(result.seconds, 2),
+                   "ssh_config": str(result.ssh_config), "hosts": names})
+        return
     out.print(f"lab {topology.name} up ({state}) in {result.seconds:.1f} s; ssh config: {result.ssh_config}",
               markup=False, highlight=False)
 
 
 @lab_app.command("status")
-def status(inventory: Path = typer.Argument(..., help="inventory YAML")) -> None:
+def status(inventory: Path = typer.Argument(..., help="inventory YAML"), format: Format = format_option()) -> None:
     """One row per host: state, addresses, whether sshd answers."""
     from clusterforge.lab import status as lab_status
 
     topology = topology_for(inventory)
     rows = _lab_errors(lambda: lab_status(topology))
+    healthy = all(row.state == "running" and row.sshd for row in rows)
+    if format is Format.json:
+        emit_json({"lab": topology.name, "ok": healthy, "hosts": [
+            {"host": r.host, "kind": r.kind, "state": r.state, "management": r.management_ip,
+             "addresses": r.addresses, "sshd": bool(r.sshd)} for r in rows]})
+        raise typer.Exit(0 if healthy else 1)
     table = Table(title=f"lab {topology.name}")
     for col in ("host", "kind", "state", "management", "addresses", "sshd"):
         table.add_column(col)
@@ -84,12 +94,16 @@ def status(inventory: Path = typer.Argument(..., help="inventory YAML")) -> None
 
 
 @lab_app.command("down")
-def down(inventory: Path = typer.Argument(..., help="inventory YAML")) -> None:
+def down(inventory: Path = typer.Argument(..., help="inventory YAML"), format: Format = format_option()) -> None:
     """Remove every container, namespace, bridge, veth, mount and overlay of the lab."""
     from clusterforge.lab import down as lab_down
 
     topology = topology_for(inventory)
     result = _lab_errors(lambda: lab_down(topology.name))
+    if format is Format.json:
+        emit_json({"lab": topology.name, "seconds": round(result.seconds, 2), "containers": len(result.stopped),
+                   "namespaces": len(result.netns), "links": len(result.links), "mounts": len(result.mounts)})
+        return
     out.print(f"lab {topology.name} down in {result.seconds:.1f} s: {len(result.stopped)} containers,"
               f" {len(result.netns)} namespaces, {len(result.links)} links, {len(result.mounts)} mounts removed",
               markup=False, highlight=False)

@@ -7,11 +7,12 @@ Exit codes as in cli.py: 0 nothing drifted / no failing finding, 1 drift or a fa
 from __future__ import annotations
 
 import re
+from enum import Enum
 from pathlib import Path
 
 import typer
 
-from clusterforge.cli._common import err, load, out
+from clusterforge.cli._common import Format, emit_json, err, format_option, load, out
 from clusterforge.cli._common import say as _say
 
 __all__ = ["register"]
@@ -36,6 +37,7 @@ def drift(
                                           help="state dir [env CLUSTERFORGE_STATE_DIR; default .state]"),
     backend_url: str | None = typer.Option(None, "--backend-url", envvar="CLUSTERFORGE_BACKEND_URL",
                                            help="Pulumi backend URL [env CLUSTERFORGE_BACKEND_URL]"),
+    format: Format = format_option(),
 ) -> None:
     """Report switch-config and host drift (and undeployed changes) without changing anything; exit 1 on drift."""
     from pulumi.automation import CommandError
@@ -58,9 +60,12 @@ def drift(
         raise typer.Exit(1) from None
     found = drift_lines("\n".join(lines) + "\n" + (result.stdout or ""))
     summary = result.summary
+    pending = {op: sorted(s.name for s in steps) for op, steps in summary.by_op().items() if op != "same"}
+    if format is Format.json:
+        emit_json({"stack": name, "drift": found, "pending": pending, "ok": not (found or pending)})
+        raise typer.Exit(1 if found or pending else 0)
     for line in found:
         _say(out, f"DRIFT {line}")
-    pending = {op: sorted(s.name for s in steps) for op, steps in summary.by_op().items() if op != "same"}
     for op, names in sorted(pending.items()):
         _say(out, f"{op}: {', '.join(names)}")
     if found or pending:
@@ -83,21 +88,29 @@ def _host_vars(inventory: Path, host: str) -> dict:
     return yaml.safe_load(text) or {}
 
 
+class DoctorTarget(str, Enum):
+    lab = "lab"
+    ssh = "ssh"
+
+
 def doctor(
     host: str | None = typer.Argument(None, help="host to diagnose over SSH (omit with --local)"),
     inventory: Path | None = typer.Option(None, "--inventory", "-i", help="declaration: the host's planned state"),
     local: bool = typer.Option(False, "--local", help="diagnose this machine"),
     plan_host: str | None = typer.Option(None, "--as", help="with --local: the inventory host this machine is"),
-    target: str = typer.Option("ssh", "--target", "-t", help="lab (the lab's ssh_config) | ssh"),
+    target: DoctorTarget = typer.Option(DoctorTarget.ssh, "--target", "-t",
+                                        help="lab: the lab's ssh_config; ssh: the caller's"),
     ssh_config: Path | None = typer.Option(None, "--ssh-config", help="OpenSSH client config"),
     check: list[str] = typer.Option([], "--check", "-k", help="only these checks (repeatable)"),
-    as_json: bool = typer.Option(False, "--json", help="findings as JSON"),
+    as_json: bool = typer.Option(False, "--json", help="same as --format json"),
+    format: Format = format_option(),
 ) -> None:
     """Walk the troubleshooting list on one host: each finding with its evidence and the fix; exit 1 on a failure."""
     from clusterforge.ops.doctor import Expect, LocalShell, SshShell, Status, diagnose, render
     from clusterforge.ops.doctor.findings import to_json
     from clusterforge.ops.doctor.run import CHECKS
 
+    as_json = as_json or format is Format.json
     if local == (host is not None):
         _say(err, "error: give a HOST or --local")
         raise typer.Exit(2)
@@ -111,7 +124,7 @@ def doctor(
         shell = LocalShell()
     else:
         config = str(ssh_config) if ssh_config else None
-        if target == "lab" and config is None:
+        if target is DoctorTarget.lab and config is None:
             if inventory is None:
                 _say(err, "error: --target lab needs --inventory (the lab is named after the cluster)")
                 raise typer.Exit(2)

@@ -19,7 +19,7 @@ import typer
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
-from clusterforge.cli._common import err, load, out, print_problems
+from clusterforge.cli._common import Format, emit_json, err, format_option, load, out, print_problems
 from clusterforge.loading import DeclarationError, load_and_plan
 
 __all__ = ["register", "report", "diff", "DiffFormat"]
@@ -92,6 +92,7 @@ def _load_side(source: str, side: Path):
 
 def report(file: Path = typer.Argument(..., help="inventory YAML"),
            out_dir: Path = typer.Option(..., "--out", "-o", help="output directory (report/ is written inside)"),
+           format: Format = format_option(),
            ) -> None:
     """Write an HTML report (rack elevations, fabrics, power, IP plan, BOM, TCO) with SVGs and bom.csv."""
     from clusterforge.render import write_tree
@@ -102,6 +103,9 @@ def report(file: Path = typer.Argument(..., help="inventory YAML"),
     write_tree(out_dir, files)
     for warning in plan.warnings:
         err.print(f"warning: {warning}", markup=False, highlight=False, soft_wrap=True)
+    if format is Format.json:
+        emit_json({"out": str(out_dir), "files": sorted(files), "index": str(out_dir / "report" / "index.html")})
+        return
     out.print(f"wrote {len(files)} files; open {out_dir / 'report' / 'index.html'}", markup=False,
               highlight=False)
 

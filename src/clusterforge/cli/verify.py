@@ -19,7 +19,7 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from clusterforge.cli._common import err, load, out, say, usage_error
+from clusterforge.cli._common import Format, emit_json, err, format_option, load, out, say, usage_error
 from clusterforge.vocab import DeviceKind
 
 __all__ = ["gpu_spec_for", "register"]
@@ -78,6 +78,7 @@ def verify(
     workers: int | None = typer.Option(
         None, "--workers", "-n", help="parallel pytest workers (default: one per 8 hosts, at most one per CPU, 8)"),
     show_skips: bool = typer.Option(False, "--show-skips", help="also list every skipped check with its reason"),
+    format: Format = format_option(),
 ) -> None:
     """Check hosts against the rendered inventory with testinfra; exit 1 on any failed check."""
     from clusterforge.render import render_all, write_tree
@@ -102,6 +103,9 @@ def verify(
         except VerifyError as exc:
             say(err, f"verify: {exc}")
             raise typer.Exit(3) from None
+    if format is Format.json:
+        emit_json(result.to_dict())
+        raise typer.Exit(0 if result.ok else 1)
     out.print(results_table(result, {d.name: d.kind for d in plan.devices}))
     figures = throughput_table(result)
     if figures is not None:
