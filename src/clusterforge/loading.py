@@ -11,7 +11,7 @@ from pathlib import Path
 from clusterforge.model import PLANES, ClusterSpec, DeclarationError, Loc, SourceMap, load_cluster
 from clusterforge.plan import Plan, PlanError, plan_cluster
 
-__all__ = ["load_and_plan", "DeclarationError", "fabric_loc"]
+__all__ = ["load_and_plan", "DeclarationError", "fabric_loc", "asn_problems"]
 
 
 def fabric_loc(message: str) -> Loc:
@@ -23,6 +23,30 @@ def fabric_loc(message: str) -> Loc:
         if f"({plane})" in message or f"the {plane} plane" in message or f" on {plane}" in message:
             return ("networks", plane)
     return ("networks",)
+
+
+ASN_MAX = 4_294_967_294  # 4-byte ASNs; 4294967295 is reserved (RFC 7300)
+
+
+def asn_problems(plan: Plan) -> list[tuple[Loc, str]]:
+    """Planned ASNs fit 4 bytes, and no leaf shares one with a spine or core (eBGP would drop the routes)."""
+    problems: list[tuple[Loc, str]] = []
+    leaves: dict[int, str] = {}
+    others: dict[int, str] = {}
+    for device in plan.devices:
+        asn = getattr(device, "asn", None)
+        if asn is None:
+            continue
+        if asn > ASN_MAX:
+            field = "leaf_base" if device.kind == "leaf" else ("core" if device.kind == "core" else "spine_base")
+            problems.append((("networks", "asn", field), f"{device.name} would get ASN {asn}, above {ASN_MAX}"))
+            break
+        (leaves if device.kind == "leaf" else others).setdefault(asn, device.name)
+    clash = sorted(set(leaves) & set(others))
+    if clash:
+        problems.append((("networks", "asn"), f"leaf {leaves[clash[0]]} and {others[clash[0]]} share ASN {clash[0]}"
+                         f" ({len(clash)} ASNs shared); keep leaf_base, spine_base and core ranges apart"))
+    return problems
 
 
 def load_and_plan(path: str | Path) -> tuple[ClusterSpec, Plan, SourceMap]:
@@ -38,6 +62,9 @@ def load_and_plan(path: str | Path) -> tuple[ClusterSpec, Plan, SourceMap]:
     sonic = sonic_declaration_problems(spec, plan)  # port speeds and lossless headroom the HWSKU allows
     if sonic:
         raise DeclarationError([source.problem(loc, message) for loc, message in sonic])
+    located = asn_problems(plan)
+    if located:
+        raise DeclarationError([source.problem(loc, message) for loc, message in located])
     problems = check_fabric(plan)
     if problems:
         raise DeclarationError([source.problem(fabric_loc(message), f"fabric: {message}") for message in problems])

@@ -1,11 +1,13 @@
 """Declaration rules no single field can check: no silent accepts. Each problem names the field that causes it.
 
-* duplicates: team names, storage tier names/mounts/exports, NIC names within a server model;
+* duplicates: team names, storage tier names/mounts/exports, NIC names within a server model (and one
+  name per NIC);
 * power: a feed the PDU model cannot take (phases, voltage off by > 10 %);
 * transport/NOS: InfiniBand only on the infiniband NOS and vice versa, switch models of the plane's
   transport;
 * quotas: team GPU quotas within the cluster's GPUs;
-* racks: reserved U within the rack;
+* racks: reserved U within the rack; a liquid limit only with liquid cooling;
+* QoS: ECN thresholds in order, RoCE and CNP on different DSCPs and priorities;
 * storage layout: GlusterFS needs storage servers, and each tier's bricks (servers x bricks_per_server)
   a multiple of its replicas; replicas/bricks_per_server mean nothing for other kinds.
 """
@@ -24,7 +26,7 @@ VOLTAGE_TOLERANCE = 0.10
 
 def semantic_problems(spec: ClusterSpec) -> list[tuple[Loc, str]]:
     return [*_duplicates(spec), *_feed_vs_pdu(spec), *_transport(spec), *_quotas(spec), *_racks(spec),
-            *_storage_layout(spec)]
+            *_qos(spec), *_storage_layout(spec)]
 
 
 def _first_seen(items: Iterable[tuple[Loc, Any]], what: str) -> list[tuple[Loc, str]]:
@@ -48,6 +50,11 @@ def _duplicates(spec: ClusterSpec) -> list[tuple[Loc, str]]:
                  for group in ("data", "storage", "management", "oob")
                  for i, name in enumerate(getattr(model.nics, group).names or [])]
         problems += _first_seen(named, "NIC name")
+        for group in ("data", "storage", "management", "oob"):
+            nics = getattr(model.nics, group)
+            if nics.names is not None and len(nics.names) != nics.count:
+                problems.append((("catalog", "servers", model_name, "nics", group, "names"),
+                                 f"{len(nics.names)} names for {nics.count} NICs; name every NIC or none"))
     return problems
 
 
@@ -107,10 +114,29 @@ def _quotas(spec: ClusterSpec) -> list[tuple[Loc, str]]:
 
 def _racks(spec: ClusterSpec) -> list[tuple[Loc, str]]:
     facility = spec.site.facility
+    problems = []
     if facility.reserved_top_u >= facility.rack_u:
-        return [(("site", "facility", "reserved_top_u"),
-                 f"{facility.reserved_top_u} reserved U leave nothing of a {facility.rack_u} U rack")]
-    return []
+        problems.append((("site", "facility", "reserved_top_u"),
+                         f"{facility.reserved_top_u} reserved U leave nothing of a {facility.rack_u} U rack"))
+    if facility.cooling.liquid_limit_w and not facility.cooling.liquid:
+        problems.append((("site", "facility", "cooling", "liquid_limit_w"),
+                         "a liquid limit without liquid cooling is never applied; set liquid: true or drop it"))
+    return problems
+
+
+def _qos(spec: ClusterSpec) -> list[tuple[Loc, str]]:
+    qos, where = spec.networks.qos, ("networks", "qos")
+    problems = []
+    if qos.ecn_min_bytes > qos.ecn_max_bytes:
+        problems.append(((*where, "ecn_max_bytes"), f"ECN max {qos.ecn_max_bytes} is below ECN min"
+                         f" {qos.ecn_min_bytes}; marking starts at min and reaches its probability at max"))
+    if qos.cnp_dscp == qos.roce_dscp:
+        problems.append(((*where, "cnp_dscp"), f"CNP and RoCE share DSCP {qos.cnp_dscp}; congestion notifications"
+                         " need their own class"))
+    if qos.cnp_priority == qos.roce_priority:
+        problems.append(((*where, "cnp_priority"), f"CNP and RoCE share priority {qos.cnp_priority}; congestion"
+                         " notifications need their own (lossy, strict) queue"))
+    return problems
 
 
 def _storage_layout(spec: ClusterSpec) -> list[tuple[Loc, str]]:

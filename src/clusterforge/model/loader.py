@@ -28,6 +28,13 @@ class SourceMap:
     def record(self, loc: Loc, file: str, line: int, column: int) -> None:
         self._positions[loc] = (file, line, column)
 
+    def adopt(self, other: SourceMap, prefix: Loc) -> None:
+        """Take other's positions at and under prefix (a merged catalog entry: its file's lines)."""
+        size = len(prefix)
+        for loc, position in other._positions.items():
+            if loc[:size] == prefix:
+                self._positions[loc] = position
+
     def locate(self, loc: Loc) -> tuple[str, int, int]:
         """The nearest recorded position: the field itself, else its closest parent."""
         loc = tuple(loc)
@@ -118,8 +125,9 @@ def _merge_catalog(data: dict, base: Path, source: SourceMap, problems: list[Pro
         if path is None:
             problems.append(source.problem(("catalog_files", index), why))
             continue
+        part_source = SourceMap()  # inline entries win, and keep their own lines
         try:
-            part = load_yaml_with_positions(path, ("catalog",), source)
+            part = load_yaml_with_positions(path, ("catalog",), part_source)
         except DeclarationError as exc:
             problems.extend(exc.problems)
             continue
@@ -127,12 +135,19 @@ def _merge_catalog(data: dict, base: Path, source: SourceMap, problems: list[Pro
             problems.append(source.problem(("catalog_files", index), "a catalog file must be a mapping"))
             continue
         for section, entries in part.items():
-            target = catalog.setdefault(section, {})
-            if isinstance(entries, dict) and isinstance(target, dict):
+            if not isinstance(entries, dict):
+                problems.append(part_source.problem(("catalog", section), "a catalog section maps model names to"
+                                                    " models; got a " + type(entries).__name__))
+                continue
+            if section not in catalog:
+                source.adopt(part_source, ("catalog", section))
+                catalog[section] = {}
+            target = catalog[section]
+            if isinstance(target, dict):
                 for name, entry in entries.items():
-                    target.setdefault(name, entry)  # inline entries override files
-            else:
-                catalog[section] = entries
+                    if name not in target:  # inline entries override files
+                        target[name] = entry
+                        source.adopt(part_source, ("catalog", section, name))
 
 
 def _message(error: dict) -> str:

@@ -28,9 +28,9 @@ from ruamel.yaml.events import AliasEvent, MappingStartEvent, ScalarEvent, Seque
 
 __all__ = ["MAX_BYTES", "MAX_DEPTH", "MAX_NODES", "UnsafeInput", "read_declaration_text", "parse_yaml"]
 
-MAX_BYTES = 1024 * 1024  # 1 MiB: the largest example inventory is 4 KB, the whole catalog 9 KB
+MAX_BYTES = 256 * 1024  # 256 KiB: the largest example inventory is 4 KB, the whole catalog 9 KB
 MAX_DEPTH = 32  # the schema nests 6 deep
-MAX_NODES = 100_000  # scalars + mappings + sequences in one file
+MAX_NODES = 20_000  # scalars + mappings + sequences in one file; the examples have 190-350
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 # C0 controls except tab/LF/CR, DEL, C1 controls, and the Unicode line/paragraph separators
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029]")
