@@ -16,11 +16,11 @@ from enum import Enum
 from pathlib import Path, PurePosixPath
 
 import typer
-from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
 from clusterforge.cli._common import Format, emit_json, err, format_option, load, out, print_problems
 from clusterforge.loading import DeclarationError, load_and_plan
+from clusterforge.model.yamlsafe import MAX_BYTES, UnsafeInput, parse_yaml, read_declaration_text
 
 __all__ = ["register", "report", "diff", "DiffFormat"]
 
@@ -32,31 +32,49 @@ class DiffFormat(str, Enum):
     json = "json"
 
 
-def _git(*args: str) -> str:
+def _git_run(*args: str) -> bytes:
     try:
-        result = subprocess.run(["git", *args], capture_output=True, text=True, check=False)
+        result = subprocess.run(["git", *args], capture_output=True, check=False)
     except FileNotFoundError:
         err.print("error: git is not installed; REV:path needs it", markup=False, highlight=False)
         raise typer.Exit(3) from None
     if result.returncode != 0:
-        err.print(f"error: git {' '.join(args)}: {result.stderr.strip()}", markup=False, highlight=False)
+        stderr = result.stderr.decode("utf-8", "replace").strip()
+        err.print(f"error: git {' '.join(args)}: {stderr}", markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(2)
     return result.stdout
 
 
+def _git(*args: str) -> str:
+    return _git_run(*args).decode("utf-8", "replace")
+
+
+def _write_blob(rev: str, relative: PurePosixPath, target: Path) -> None:
+    """REV:relative as bytes at target; a blob over the loader's size limit becomes a sparse file of its size
+    (the loader refuses it by size, naming REV:path), so a huge blob is never read into memory."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    size = int(_git("cat-file", "-s", f"{rev}:{relative}").strip() or 0)
+    if size > MAX_BYTES:
+        with target.open("wb") as handle:
+            handle.truncate(size)
+        return
+    target.write_bytes(_git_run("show", f"{rev}:{relative}"))
+
+
 def _from_git(rev: str, path: str, scratch: Path) -> Path:
     """Write REV:path, and the catalog files it names from the same revision, under scratch."""
+    if rev.startswith("-"):  # never an option to git
+        err.print(f"error: {rev!r} is not a revision", markup=False, highlight=False)
+        raise typer.Exit(2)
     if path.startswith(("./", "../")):  # git's rule: ./ is relative to the current directory, else the root
         path = os.path.normpath(_git("rev-parse", "--show-prefix").strip() + path)
     root_relative = PurePosixPath(os.path.normpath(path))
     target = scratch / root_relative
-    target.parent.mkdir(parents=True, exist_ok=True)
-    text = _git("show", f"{rev}:{root_relative}")
-    target.write_text(text, encoding="utf-8")
-    try:
-        document = YAML(typ="safe").load(text)
-    except YAMLError:
-        return target  # the loader reports the syntax error with its line
+    _write_blob(rev, root_relative, target)
+    try:  # under the loader's limits: the same hostile bytes the loader will refuse must not hurt here
+        document = parse_yaml(read_declaration_text(target))
+    except (UnsafeInput, YAMLError, OSError, RecursionError):
+        return target  # the loader reports the problem with its line
     catalogs = document.get("catalog_files", []) if isinstance(document, dict) else []
     for entry in catalogs if isinstance(catalogs, list) else []:
         if not isinstance(entry, str) or entry.startswith("/"):
@@ -64,8 +82,7 @@ def _from_git(rev: str, path: str, scratch: Path) -> Path:
         relative = PurePosixPath(os.path.normpath(str(root_relative.parent / entry)))
         if relative.parts and relative.parts[0] == "..":
             continue
-        (scratch / relative).parent.mkdir(parents=True, exist_ok=True)
-        (scratch / relative).write_text(_git("show", f"{rev}:{relative}"), encoding="utf-8")
+        _write_blob(rev, relative, scratch / relative)
     return target
 
 
