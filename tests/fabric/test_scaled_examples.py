@@ -1,5 +1,7 @@
-"""Every example grown to 64 and 128 SUs plans three-tier data and storage planes, passes the fabric
-checks and renders; growing a three-tier storage plane only creates (existing configs byte-identical).
+"""Every example grown to 64 SUs plans three-tier storage (and data, where one spine tier is too small),
+passes the fabric checks (up-down reachability included) and renders; at 128 SUs the 64-port cores
+of the examples cannot reach every SU, so the plan is refused with the fix named, and with chassis
+cores declared it passes. Growing a three-tier storage plane only creates.
 
 512 SUs is the benchmark's size (benchmarks/scale_examples.py), not a test's.
 """
@@ -13,7 +15,7 @@ import pytest
 
 from clusterforge.model import ClusterSpec, load_cluster
 from clusterforge.model.scale import scaled
-from clusterforge.plan import plan_cluster
+from clusterforge.plan import PlanError, plan_cluster
 from clusterforge.plan.fabric_checks import check_fabric
 from clusterforge.render.switches import render_switches
 
@@ -46,10 +48,10 @@ def test_every_example_is_covered():
     assert {"lab", "roce-128gpu", "superpod-4su"} <= set(EXAMPLES)
 
 
-@pytest.mark.parametrize("sus", [64, 128])
+@pytest.mark.parametrize(("sus", "chassis"), [(64, False), (128, True)])
 @pytest.mark.parametrize("name", EXAMPLES)
-def test_scaled_example_plans_three_tiers_and_passes_fabric_checks(name, sus):
-    spec = scaled(example_spec(name), sus)
+def test_scaled_example_plans_three_tiers_and_passes_fabric_checks(name, sus, chassis):
+    spec = scaled(example_spec(name), sus, chassis_cores=chassis)
     plan = plan_cluster(spec)
     assert plan.summary["scalable_units"] == list(range(1, sus + 1))
     assert check_fabric(plan) == []
@@ -61,6 +63,14 @@ def test_scaled_example_plans_three_tiers_and_passes_fabric_checks(name, sus):
     for plane in ("data", "storage"):
         worst = max(plan.fabric[plane].oversubscription.values())
         assert worst <= plan.fabric[plane].declared_oversubscription + 1e-9
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_past_the_core_radix_the_plan_is_refused_with_the_fix(name):
+    with pytest.raises(PlanError) as caught:
+        plan_cluster(scaled(example_spec(name), 128))
+    (loc, message), *_ = caught.value.problems
+    assert loc[-1] == "core_model" and "A fourth tier is not planned" in message, (loc, message)
 
 
 @pytest.mark.parametrize("name", EXAMPLES)

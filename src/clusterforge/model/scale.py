@@ -4,13 +4,20 @@
 changes only what must change for N SUs to fit: the envelope's max_sus, the SU list (SU k copies
 the declared SU (k-1) mod len(declared), with id k) and the address pools, which are re-cut from
 10.0.0.0/8 wide enough for a 512-SU envelope. Pure: a new, validated ClusterSpec.
+
+Three tiers of 64-port switches end near 64 SUs: a core must take a link from every SU (data) or
+pod (storage), and a fourth tier is not planned. `chassis_cores=True` declares, for the data and
+storage planes, a core model with CHASSIS_PORTS ports (a modular chassis: the spine model's line
+rate, lanes and SONiC port map, scaled up; figures illustrative), as large clusters do.
 """
 
 from __future__ import annotations
 
 from clusterforge.model.cluster import ClusterSpec
 
-__all__ = ["scaled", "SCALED_POOLS"]
+__all__ = ["scaled", "SCALED_POOLS", "CHASSIS_PORTS"]
+
+CHASSIS_PORTS = 576
 
 # disjoint slices of 10.0.0.0/8, each wider than the largest example needs at 512 SUs
 SCALED_POOLS = {
@@ -19,19 +26,36 @@ SCALED_POOLS = {
 }
 
 
-def scaled(spec: ClusterSpec, sus: int) -> ClusterSpec:
+def _chassis(spine: dict) -> dict:
+    model = {**spine, "vendor": "modular", "ports": CHASSIS_PORTS, "uplinks": 0, "uplink_speed_gbps": None,
+             "description": f"modular chassis core, {CHASSIS_PORTS} ports at the spine's rate (illustrative, scaled)",
+             "max_draw_w": 12_000, "height_u": 16, "weight_kg": 250, "price": 3_000_000, "source": ""}
+    if spine.get("sonic"):
+        run = spine["sonic"]["runs"][0]  # the spine's port spacing, continued in runs of 192 ports
+        model["sonic"] = {**spine["sonic"], "runs": [
+            {**run, "ports": 192, "first_name": run.get("first_name", 0) + k * 192 * run["name_step"],
+             "first_lane": run.get("first_lane", 0) + k * 192 * run["lane_step"],
+             "first_index": run.get("first_index", 1) + k * 192} for k in range(CHASSIS_PORTS // 192)]}
+    return model
+
+
+def scaled(spec: ClusterSpec, sus: int, chassis_cores: bool = False) -> ClusterSpec:
     if sus < 1:
         raise ValueError(f"a cluster has at least one scalable unit, not {sus}")
     declared = sorted(spec.scalable_units, key=lambda unit: unit.id)
     units = [declared[(k - 1) % len(declared)].model_copy(update={"id": k}) for k in range(1, sus + 1)]
-    nets = spec.networks
-    planes = {name: nets.plane(name).model_copy(update={"supernet": SCALED_POOLS[name]})
-              for name in ("data", "storage", "management", "oob")}
-    networks = nets.model_copy(update={**planes, "fabric_links": SCALED_POOLS["fabric_links"],
-                                       "loopbacks": SCALED_POOLS["loopbacks"]})
-    envelope = spec.envelope.model_copy(update={"max_sus": sus})
-    teams: list = []  # team quotas are per declared GPU count; a what-if has none
-    return ClusterSpec.model_validate({
-        **spec.model_dump(), "envelope": envelope.model_dump(), "scalable_units": [u.model_dump() for u in units],
-        "networks": networks.model_dump(), "teams": teams,
-    })
+    data = spec.model_dump()
+    data["envelope"]["max_sus"] = sus
+    data["scalable_units"] = [u.model_dump() for u in units]
+    data["teams"] = []  # team quotas are per declared GPU count; a what-if has none
+    nets = data["networks"]
+    for name in ("data", "storage", "management", "oob"):
+        nets[name]["supernet"] = SCALED_POOLS[name]
+    nets["fabric_links"], nets["loopbacks"] = SCALED_POOLS["fabric_links"], SCALED_POOLS["loopbacks"]
+    if chassis_cores:
+        for name in ("data", "storage"):
+            spine = nets[name]["spine_model"]
+            core = f"{spine}-chassis-{CHASSIS_PORTS}"
+            data["catalog"]["switches"][core] = _chassis(data["catalog"]["switches"][spine])
+            nets[name]["core_model"] = core
+    return ClusterSpec.model_validate(data)

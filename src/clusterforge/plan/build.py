@@ -41,7 +41,7 @@ def _pdu_addresses(ctx: Context, rack_meta: dict) -> dict[str, str | None]:
     env = ctx.spec.envelope
     site_switches = ((ctx.data.spines if ctx.data.tiers == 2 else 0) + ctx.data.cores + ctx.storage.site_switches
                      + 4 * agg_groups(ctx.spec))
-    categories = (*SITE_CATEGORIES, "storage")
+    categories = (*SITE_CATEGORIES[:4], "storage", *SITE_CATEGORIES[4:])  # PDU ordinals never move
     out: dict[str, str | None] = {}
     for rack, (su, index, role, _) in rack_meta.items():
         for f, feed in enumerate(("A", "B")):

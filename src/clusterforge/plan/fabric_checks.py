@@ -7,6 +7,7 @@ check_fabric(plan) returns every problem found (empty list = the fabric is consi
   and address (the interface on that port, or the bond that port is a member of), and the link's
   MTU is its plane's MTU;
 * every server and storage-server NIC on the data and storage planes has exactly one link;
+* every two switches that carry hosts on a plane share a switch above them (fabric_reach);
 * the oversubscription each sized tier achieves (sum of downlink speeds / sum of uplink speeds,
   per switch, from the links themselves) does not exceed what the plane declares.
 """
@@ -16,6 +17,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 
+from clusterforge.plan.fabric_reach import unreachable_pairs
 from clusterforge.plan.objects import Device, Interface, Link, Plan
 from clusterforge.vocab import DeviceKind, Plane
 
@@ -36,6 +38,7 @@ def check_fabric(plan: Plan) -> list[str]:
     problems += _link_ends_agree(plan.links, devices)
     problems += _host_nics_cabled(plan.devices, ends)
     problems += _oversubscription(plan, devices)
+    problems += unreachable_pairs(plan)
     return problems
 
 

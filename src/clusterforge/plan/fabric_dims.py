@@ -86,9 +86,14 @@ def data_dims(spec: ClusterSpec) -> DataDims:
     links = uplinks // su_spines
     spine_down_used = leaves_per_su * links
     spine_up = math.ceil(spine_down_used / ratio)
-    cores_per_group = math.ceil(env.max_sus * spine_up / core_model.ports)
-    if cores_per_group > spine_up:
-        notes.append(f"each SU spine reaches {spine_up} of {cores_per_group} cores in its group: not full bisection")
+    # every SU spine j spreads its uplinks evenly over every core of group j: all SUs reach each other
+    cores_per_group = next((d for d in _divisors(spine_up) if env.max_sus * (spine_up // d) <= core_model.ports),
+                           None)
+    if cores_per_group is None:
+        raise PlanError([((*loc, "core_model"), f"{env.max_sus} SUs need cores with at least {env.max_sus} ports (one"
+                          f" link from every SU's spine), {plane.core_model or plane.spine_model} has"
+                          f" {core_model.ports}. A fourth tier is not planned: declare a larger"
+                          " networks.data.core_model, or a smaller envelope.max_sus")])
     notes.append(f"{leaves_max} leaves exceed one spine tier's radix ({spine.ports}): three tiers")
     return DataDims(env.max_rails, nodes_per_leaf, plane.reserved_leaf_ports, leaves_per_rail, leaves_per_su,
                     uplinks, 3, su_spines, links, spine_up, cores_per_group, su_spines * cores_per_group,
@@ -101,7 +106,7 @@ class StorageDims:
 
     Three tiers (the envelope's leaves do not fit one spine tier): SUs are grouped into pods of
     `sus_per_pod`; each pod has `spines` storage spines, every pod spine j reaches core group j, and
-    the storage servers hang off the first `server_cores` cores.
+    the storage servers hang off the first `server_cores` (2) cores.
     """
 
     leaves_per_su: int
@@ -125,7 +130,8 @@ class StorageDims:
         return self.spines if self.tiers == 2 else self.cores + self.pods * self.spines
 
 
-SERVER_CORES_MAX = 12  # 3-tier: storage servers spread over at most this many cores (SVIs at .2-.13)
+SERVER_CORES_MAX = 2  # 3-tier: every storage server on the same core pair (one bond member each), so any
+# two servers share a core; a server pair spread over more cores would need a valley (core-spine-core) path
 
 
 def storage_dims(spec: ClusterSpec) -> StorageDims:
@@ -153,7 +159,14 @@ def storage_dims(spec: ClusterSpec) -> StorageDims:
     return _storage_three_tiers(spec, uplinks, down / uplinks)
 
 
+def _divisors(n: int) -> list[int]:
+    return [d for d in range(1, n + 1) if not n % d]
+
+
 def _storage_three_tiers(spec: ClusterSpec, uplinks: int, leaf_ratio: float) -> StorageDims:
+    """Pods as large as a spine's downlinks allow (one link from each leaf to each of `uplinks` pod
+    spines); every pod spine j spreads its uplinks evenly over every core of group j, so every leaf
+    reaches every core (up-down paths between all pods, checked by plan.fabric_reach)."""
     plane = spec.networks.storage
     env = spec.envelope
     loc = ("networks", "storage")
@@ -162,27 +175,27 @@ def _storage_three_tiers(spec: ClusterSpec, uplinks: int, leaf_ratio: float) -> 
     core = spec.catalog.switches[core_model]
     ratio = plane.oversubscription
     spine_down = _split(spine.ports, ratio)
-    minimum = min(max(2, plane.min_spines), uplinks)
-    spines = next((s for s in range(minimum, uplinks + 1) if not uplinks % s and 2 * (uplinks // s) <= spine_down),
-                  None)
-    if spines is None:
-        raise PlanError([((*loc, "spine_model"), f"the 2 storage leaves of one SU with {uplinks} uplinks each do not"
-                          f" fit {spine.ports}-port spines at {ratio:g}:1")])
-    links = uplinks // spines
+    spines, links = uplinks, 1
+    if 2 * links > spine_down:
+        raise PlanError([((*loc, "spine_model"), f"{plane.spine_model} ({spine.ports} ports) cannot take the 2 storage"
+                          f" leaves of one SU at {ratio:g}:1")])
     per_pod = min(spine_down // (2 * links), env.max_sus)
     pods = math.ceil(env.max_sus / per_pod)
     down_used = 2 * per_pod * links
     spine_up = math.ceil(down_used / ratio)
     server_ports = env.storage_servers_max * 2
-    for per_group in range(1, pods * spine_up + 2):
+    for per_group in _divisors(spine_up):
         cores = spines * per_group
         server_cores = min(cores, SERVER_CORES_MAX) if server_ports else 0
-        base = math.ceil(pods * spine_up / per_group)
+        base = pods * spine_up // per_group
         if base + (math.ceil(server_ports / server_cores) if server_ports else 0) <= core.ports:
             return StorageDims(2, uplinks, spines, links, base, leaf_ratio, 3, per_pod, pods, spine_up, per_group,
                                cores, server_cores, down_used / spine_up)
-    raise PlanError([((*loc, "core_model"), f"{server_ports} storage-server ports do not fit {core.ports}-port"
-                      f" storage cores ({core_model})")])
+    need = pods + (math.ceil(server_ports / min(spines * spine_up, SERVER_CORES_MAX)) if server_ports else 0)
+    raise PlanError([((*loc, "core_model"), f"{env.max_sus} SUs make {pods} storage pods of {per_pod} SUs; a core"
+                      f" reaching every pod (and the storage servers) needs {need} ports, {core_model} has"
+                      f" {core.ports}. A fourth tier is not planned: declare a larger networks.storage.core_model"
+                      " (or spine_model), or a smaller envelope.max_sus")])
 
 
 def sus_per_agg(spec: ClusterSpec) -> int:

@@ -45,9 +45,10 @@ def _top_switches(ctx: Context, sw: SwitchBuilder) -> None:
     count = dims.cores if three else dims.spines
     for s in range(count):
         name = storage_core(s) if three else storage_spine(s)
-        rack, u = sw.site_position("storage-spine", s, model)
+        category = "storage-core" if three else "storage-spine"
+        rack, u = sw.site_position(category, s, model)
         sw.add(name, DeviceKind.CORE if three else DeviceKind.SPINE, Plane.STORAGE, model, None, rack, u,
-               sw.site_oob(site_ordinal(ctx, "storage-spine", s)),
+               sw.site_oob(site_ordinal(ctx, category, s)),
                spec.networks.asn.spine_base + STORAGE_ASN_OFFSET if routed else None,
                ctx.pools.loopback(LoopbackRole.STORAGE_CORE if three else "storage-spine", s) if routed else None)
         serves = s < dims.server_cores if three else True
@@ -65,7 +66,7 @@ def _pod_spines(ctx: Context, sw: SwitchBuilder, pod: int) -> list[Link]:
     core_model = plane.core_model or plane.spine_model
     links: list[Link] = []
     for j in range(dims.spines):
-        ordinal = dims.cores + pod * dims.spines + j
+        ordinal = pod * dims.spines + j
         rack, u = sw.site_position("storage-spine", ordinal, plane.spine_model)
         sw.add(storage_pod_spine(pod, j), DeviceKind.SPINE, Plane.STORAGE, plane.spine_model, None, rack, u,
                sw.site_oob(site_ordinal(ctx, "storage-spine", ordinal)), _pod_spine_asn(ctx, pod),

@@ -17,7 +17,7 @@ from clusterforge.vocab import Plane
 __all__ = ["SwitchBuilder", "SITE_CATEGORIES"]
 
 # site racks hold one category each, in this order of oob ordinals
-SITE_CATEGORIES = ("spine", "core", "storage-spine", "agg")
+SITE_CATEGORIES = ("spine", "core", "storage-spine", "agg", "storage-core")  # new ones go last
 
 
 @dataclass
@@ -98,7 +98,8 @@ def site_ordinal(ctx: Context, category: str, index: int) -> int:
     sizes = {
         "spine": ctx.data.spines if ctx.data.tiers == 2 else 0,
         "core": ctx.data.cores,
-        "storage-spine": ctx.storage.site_switches,  # 3-tier: cores, then pod spines
+        "storage-spine": ctx.storage.spines * (ctx.storage.pods if ctx.storage.tiers == 3 else 1),
+        "storage-core": ctx.storage.cores,
         "agg": 4 * agg_groups(ctx.spec),
     }
     offset = 0

@@ -52,11 +52,12 @@ def data_leaf_uplink(dims: DataDims, su: int, local: int, i: int) -> Uplink:
 
 
 def data_spine_uplink(dims: DataDims, su: int, j: int, i: int) -> Uplink:
-    g = (su - 1) * dims.spine_uplinks + i
-    core = core_name(j * dims.cores_per_group + g % dims.cores_per_group)
+    """Three tiers: SU spine j spreads its uplinks evenly over every core of group j."""
+    per_core = dims.spine_uplinks // dims.cores_per_group
+    core = core_name(j * dims.cores_per_group + i % dims.cores_per_group)
     spine_down = dims.leaves_per_su * dims.links_per_leaf_spine
     glob_spine = (su - 1) * dims.spines + j
-    return Uplink(su_spine_name(su, j), spine_down + i, core, g // dims.cores_per_group,
+    return Uplink(su_spine_name(su, j), spine_down + i, core, (su - 1) * per_core + i // dims.cores_per_group,
                   glob_spine * dims.spine_uplinks + i)
 
 
@@ -73,11 +74,11 @@ def storage_leaf_uplink(dims: StorageDims, max_nodes: int, su: int, k: int, i: i
 
 
 def storage_spine_uplink(dims: StorageDims, pod: int, j: int, i: int) -> Uplink:
-    """Three-tier storage: uplink i of pod spine j reaches core group j."""
-    g = pod * dims.spine_uplinks + i
-    core = storage_core(j * dims.cores_per_group + g % dims.cores_per_group)
+    """Three-tier storage: pod spine j spreads its uplinks evenly over every core of group j."""
+    per_core = dims.spine_uplinks // dims.cores_per_group
+    core = storage_core(j * dims.cores_per_group + i % dims.cores_per_group)
     spine_down = dims.sus_per_pod * dims.leaves_per_su * dims.links_per_leaf_spine
-    return Uplink(storage_pod_spine(pod, j), spine_down + i, core, g // dims.cores_per_group,
+    return Uplink(storage_pod_spine(pod, j), spine_down + i, core, pod * per_core + i // dims.cores_per_group,
                   (pod * dims.spines + j) * dims.spine_uplinks + i)
 
 

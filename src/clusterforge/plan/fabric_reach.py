@@ -1,0 +1,70 @@
+"""Up-down reachability of a Clos fabric: every two host endpoints share a switch above them.
+
+In a leaf/spine[/core] fabric traffic climbs from the source's switch to a common ancestor and
+descends (BGP's AS-path rules forbid the valley: core -> spine -> core). So two switches that
+carry hosts talk only if the sets of switches reachable going up from each intersect. An
+endpoint is a host NIC, or a bond (the union of what its members reach). A
+three-tier plan whose cores each reach only some SU spines partitions the fabric even though
+every port, address and ratio is right; this check finds that. Pure, on a finished Plan.
+
+Links are oriented (a = child, b = parent); a switch-to-switch link climbs from a to b. Only the
+routed/InfiniBand fabrics (data, storage) are checked: the management and oob planes are L2
+domains per aggregation pair whose gateway is not a planned device (a known limit).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from clusterforge.plan.objects import Plan
+from clusterforge.vocab import DeviceKind, Plane
+
+__all__ = ["unreachable_pairs"]
+
+
+def unreachable_pairs(plan: Plan) -> list[str]:
+    kinds = {d.name: d.kind for d in plan.devices}
+    hosts = DeviceKind.HOSTS
+    bond_of = {(d.name, member): iface.name for d in plan.devices if d.kind in hosts
+               for iface in d.interfaces for member in iface.members}
+    parents: dict[str, set[str]] = defaultdict(set)
+    endpoints: dict[str, dict[tuple[str, str], set[str]]] = defaultdict(lambda: defaultdict(set))
+    for link in plan.links:
+        a, b = kinds.get(link.a.device), kinds.get(link.b.device)
+        if a is None or b is None or link.plane not in Plane.FABRICS:
+            continue  # unknown devices are another check's problem; access planes are L2 (see above)
+        if a in hosts and b not in hosts:  # a NIC, or a bond through any of its members
+            nic = bond_of.get((link.a.device, link.a.port), link.a.port)
+            endpoints[link.plane][(link.a.device, nic)].add(link.b.device)
+        elif a not in hosts and b not in hosts:
+            parents[link.a.device].add(link.b.device)
+    memo: dict[str, frozenset[str]] = {}
+
+    def above(switch: str) -> frozenset[str]:
+        found = memo.get(switch)
+        if found is None:
+            found = frozenset({switch}).union(*(above(p) for p in parents.get(switch, ())))
+            memo[switch] = found
+        return found
+
+    problems: list[str] = []
+    for plane in sorted(endpoints):
+        groups: dict[frozenset[str], tuple[str, str]] = {}
+        storage: dict[frozenset[str], tuple[str, str]] = {}
+        for endpoint, switches in sorted(endpoints[plane].items()):
+            # what the endpoint's switches reach above themselves (a top switch stands for itself):
+            # endpoints under the same spines group together, so the pairwise test is per SU or pod
+            reach = frozenset().union(*(above(s) - {s} if s in parents else {s} for s in switches))
+            (storage if kinds[endpoint[0]] == DeviceKind.STORAGE else groups).setdefault(reach, endpoint)
+        distinct = list(groups.items())
+        apart = [(x, y) for i, (up_x, x) in enumerate(distinct) for up_y, y in distinct[i + 1:]
+                 if up_x.isdisjoint(up_y)]
+        # storage servers must reach every compute endpoint (server-to-server traffic across top
+        # switches is the known MLAG/EVPN-MH limit of their split bonds, not checked here)
+        apart += [(x, y) for up_x, x in storage.items() for up_y, y in distinct if up_x.isdisjoint(up_y)]
+        if apart:
+            (host_x, nic_x), (host_y, nic_y) = apart[0]
+            problems.append(f"{plane} plane: {host_x}:{nic_x} and {host_y}:{nic_y} share no switch above their"
+                            f" switches, so they have no up-down path (the fabric is partitioned; {len(apart)} such"
+                            " pairs of endpoint groups)")
+    return problems
