@@ -16,12 +16,13 @@ Public API::
 """
 
 from .manager import DownResult, HostStatus, UpResult, down, ssh_command, ssh_config_path, status, up
+from .reimage import reimage
 from .rootfs import ensure_rootfs
 from .topology import LabHost, LabInterface, LabRoute, LabSegment, LabTopology
 from .util import LabError, missing_prerequisites
 
 __all__ = [
     "DownResult", "HostStatus", "LabError", "LabHost", "LabInterface", "LabRoute", "LabSegment", "LabTopology",
-    "UpResult", "down", "ensure_rootfs", "missing_prerequisites", "ssh_command", "ssh_config_path",
+    "UpResult", "down", "ensure_rootfs", "missing_prerequisites", "reimage", "ssh_command", "ssh_config_path",
     "status", "up",
 ]  # fmt: skip

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from . import container, links, names, netns, overlay, rootfs, sshcfg
+from .orphans import orphaned_pids, stop_orphans
 from .state import LabState
 from .topology import LabTopology
 from .util import LabError, Progress, _noop, file_lock, lab_dir, lab_home, missing_prerequisites
@@ -142,7 +143,7 @@ def up(
         if topology.apt_proxy:
             _ensure_apt_proxy(topology, st, progress)
 
-        _stop_orphans(topology, st, progress)
+        stop_orphans(topology, st, progress)
 
         def prepare(name: str) -> tuple[str, bool]:
             h = topology.host(name)
@@ -188,27 +189,6 @@ def up(
         else:
             progress(None, f"lab {lab} already running ({len(host_names)} hosts); nothing changed")
         return UpResult(lab, changed, started, secs, cfg, kh)
-
-
-def orphaned_pids(lab: str, host: str, d: dict[str, Any]) -> list[int]:
-    """Processes of a host whose nspawn is gone (killed, crashed) while its systemd lives on."""
-    root = Path(d.get("root") or overlay.root_dir(lab, host))
-    if container.is_running(d.get("pid"), root):
-        return []
-    ns = d.get("netns") or names.netns_name(lab, host)
-    return container.leftover_pids([(None, root, ns)], container.host_cgroups(lab, host))
-
-
-def _stop_orphans(topology: LabTopology, st: LabState, progress: Progress) -> None:
-    """Before booting a host again, stop what is left of its last boot (it holds the root and the namespace)."""
-    for h in topology.hosts:
-        d = st.host(h.name)
-        left = orphaned_pids(topology.name, h.name, d)
-        if left:
-            progress(h.name, f"nspawn is gone but {len(left)} of its processes live on; stopping them")
-            root = Path(d.get("root") or overlay.root_dir(topology.name, h.name))
-            ns = d.get("netns") or names.netns_name(topology.name, h.name)
-            container.stop_many([(None, root, ns)], grace=0, cgroups=container.host_cgroups(topology.name, h.name))
 
 
 _SYSCTL = Path("/proc/sys")

@@ -1,0 +1,88 @@
+"""`clusterforge replace HOST`: an RMA — provision and verify one host again, its identity unchanged.
+
+The host's name, addresses and role come from the declaration, so the replacement is the same
+node to the cluster. On the lab target the host is first re-imaged (back to the base image, a new
+machine-id and SSH host key, as a swapped machine has); on real hosts the operator has swapped
+the machine and put its new host key in known_hosts (never trusted on first use). Then the site
+playbook runs on that host alone, with per-task progress, and the host checks run on it.
+
+Exit codes: 0 provisioned and every check passed, 1 provisioning or a check failed, 2 usage,
+3 the lab or the checks cannot run.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import typer
+
+from clusterforge.cli._common import err, load, out, say, usage_error
+
+__all__ = ["register"]
+
+
+def replace(
+    inventory: Path = typer.Argument(..., help="inventory YAML"),
+    host: str = typer.Argument(..., help="the server being replaced, e.g. su01-r01-gpu02"),
+    target: str = typer.Option("lab", "--target", "-t", help="lab (re-image the lab host) | ssh (real hosts)"),
+    ssh_config: Path | None = typer.Option(None, "--ssh-config", help="OpenSSH config for the ssh target"),
+    tags: list[str] = typer.Option([], "--tags", help="only these site playbook tags (repeatable)"),
+    check: list[str] = typer.Option([], "--check", "-k", help="only these host check modules (repeatable)"),
+    json_path: Path | None = typer.Option(None, "--json", help="write the host checks' JSON report here"),
+) -> None:
+    """Re-provision and re-verify one replaced host with its planned identity (RMA)."""
+    from clusterforge.cli.verify import results_table
+    from clusterforge.provision import run_site
+    from clusterforge.render import render_all, write_tree
+    from clusterforge.verify.runner import VerifyError, run_checks
+
+    if target not in ("lab", "ssh"):
+        usage_error(f"--target must be lab or ssh, not {target!r}")
+    spec, plan, _ = load(inventory)
+    device = next((d for d in plan.devices if d.name == host), None)
+    if device is None or device.kind not in ("server", "storage"):
+        usage_error(f"not a server of {inventory}: {host}")
+    addresses = ", ".join(f"{i.name} {i.ip}" for i in device.interfaces if i.ip)
+    say(err, f"replace {host}: identity from the declaration: {addresses}")
+    files = render_all(spec, plan)
+    with tempfile.TemporaryDirectory(prefix="cf-replace-") as tmp:
+        rendered = Path(tmp) / "rendered"
+        write_tree(rendered, files)
+        if target == "lab":
+            from clusterforge.lab import LabError, reimage
+            from clusterforge.lab.from_plan import lab_topology
+
+            topology = lab_topology(spec, plan, files)
+            try:
+                lab = reimage(topology, host, progress=lambda h, m: say(err, f"lab {h or topology.name}: {m}"))
+            except LabError as exc:
+                say(err, f"lab: {exc}")
+                raise typer.Exit(3) from None
+            ssh_config = lab.ssh_config
+        result = run_site(rendered / "ansible" / "inventory.yml", Path(tmp) / "runner", limit=host,
+                          tags=list(tags) or None, extravars={"cf_lab": True} if target == "lab" else None,
+                          ssh_config=ssh_config, progress=lambda line: say(err, f"provision {line}"))
+        if not result.ok:
+            for name, why in sorted({**result.failed_hosts, **result.unreachable_messages}.items()):
+                say(out, f"FAIL provision {name}: {why}")
+            say(out, f"replace {host}: provisioning failed ({result.status}, rc {result.rc}; {result.artifact_dir})")
+            raise typer.Exit(1)
+        say(err, f"replace {host}: provisioned in {result.duration_s:.0f} s"
+                 f" ({result.changed_per_host.get(host, 0)} tasks changed); checking it")
+        try:
+            checked = run_checks(rendered, target, [host], ssh_config, json_path, concerns=list(check) or None)
+        except VerifyError as exc:
+            say(err, f"verify: {exc}")
+            raise typer.Exit(3) from None
+    out.print(results_table(checked))
+    for line in checked.failures:
+        say(out, f"FAIL {line}")
+    if not checked.ok:
+        raise typer.Exit(1)
+    say(out, f"replace {host}: provisioned and verified ({checked.passed} checks passed); name and addresses"
+             " as declared. Run `clusterforge up` to record the new machine in the stack.")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("replace")(replace)

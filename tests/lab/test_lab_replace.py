@@ -1,0 +1,80 @@
+"""`clusterforge replace HOST` on the lab: re-image one host, provision it, verify it — identity unchanged.
+
+Real lab (the verify tests' declaration: inventory/lab.yaml as ``cfverify`` in 198.19.64.0/19),
+real SSH with host keys checked, the real site playbook (limited to the nouveau role to stay quick)
+and the real host checks (kernel, network).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from lab_fixtures import skip_reason
+
+ROOT = Path(__file__).resolve().parents[2]
+SRC = ROOT / "src"
+HOST = "su01-r02-gpu01"
+
+pytestmark = [pytest.mark.lab, pytest.mark.slow]
+
+
+def _declaration(directory: Path) -> Path:
+    """The verify lab's declaration beside a copy of the catalog (catalog files stay inside its directory)."""
+    shutil.copytree(ROOT / "inventory" / "catalog", directory / "catalog")
+    text = re.sub(r"catalog_files: \[[^\]]*\]", "catalog_files: [catalog/servers.yaml, catalog/switches.yaml,"
+                  " catalog/pdus.yaml, catalog/cables.yaml]", (ROOT / "tests/verify/data/verify-lab.yaml").read_text())
+    (directory / "cfverify.yaml").write_text(text)
+    return directory / "cfverify.yaml"
+
+
+def test_replace_reimages_provisions_and_verifies_one_host(tmp_path: Path) -> None:
+    reason = skip_reason()
+    if reason:
+        pytest.skip(reason)
+    from clusterforge.lab import down, ssh_command, status, up
+    from clusterforge.lab.from_plan import lab_topology
+    from clusterforge.loading import load_and_plan
+    from clusterforge.render import render_all
+
+    declaration = _declaration(tmp_path)
+    spec, plan, _ = load_and_plan(declaration)
+    topology = lab_topology(spec, plan, render_all(spec, plan))
+
+    def on_host(script: str) -> str:
+        proc = subprocess.run(ssh_command(topology.name, HOST, [script]), capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout.strip()
+
+    down(topology.name)
+    try:
+        up(topology)
+        before = {r.host: r.pid for r in status(topology)}
+        old_id = on_host("cat /etc/machine-id")
+        on_host("touch /root/made-before-the-rma")
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")])}
+        proc = subprocess.run([sys.executable, "-m", "clusterforge.cli", "replace", str(declaration), HOST,
+                               "--target", "lab", "--tags", "nouveau", "-k", "kernel", "-k", "network"],
+                              capture_output=True, text=True, env=env, timeout=900)
+        assert proc.returncode == 0, proc.stdout + proc.stderr[-4000:]
+        assert f"replace {HOST}: provisioned and verified" in proc.stdout
+        assert re.search(rf"provision +\d+s {HOST}: changed +task", proc.stderr), proc.stderr[-3000:]
+        assert f"lab {HOST}: stopping and wiping it" in proc.stderr
+        # a new machine, the same node: fresh image and machine-id, the planned name and addresses
+        assert on_host("cat /etc/machine-id") != old_id
+        assert on_host("test -e /root/made-before-the-rma && echo still || echo gone") == "gone"
+        assert on_host("hostname") == HOST
+        planned = next(d for d in plan.devices if d.name == HOST)
+        have = on_host("ip -br addr")
+        assert all(i.ip.split("/")[0] in have for i in planned.interfaces if i.ip and i.plane == "management")
+        assert "blacklist nouveau" in on_host("cat /etc/modprobe.d/*nouveau*")
+        after = {r.host: r.pid for r in status(topology)}
+        assert after[HOST] != before[HOST]
+        assert all(after[h] == before[h] for h in before if h != HOST)  # nothing else was touched
+    finally:
+        down(topology.name)
