@@ -139,3 +139,23 @@ def test_verify_local_fails_on_this_machine_and_writes_json(app, tmp_path):
 def test_verify_with_a_missing_ssh_config_exits_3(app, tmp_path):
     result = invoke(app, "verify", LAB, "--target", "ssh", "--ssh-config", tmp_path / "missing")
     assert result.exit_code == 3 and "does not exist" in result.output
+
+
+def test_throughput_table_lists_each_tier_against_its_declaration():
+    from rich.console import Console
+
+    from clusterforge.verify.runner import aggregate
+
+    records = [
+        {"host": "h1", "test": "tiers::test_tier_throughput[h1//mnt/hot]", "outcome": "failed", "message": "slow",
+         "figures": {"tier": "hot", "throughput_mbps": 9.6, "expected_mbps": 40.0}},
+        {"host": "h1", "test": "tiers::test_tier_throughput[h1//mnt/cold]", "outcome": "passed", "message": "",
+         "figures": {"tier": "cold", "throughput_mbps": 181.0, "expected_mbps": None}},
+        {"host": "h1", "test": "network::test_interface_up[h1/bond0]", "outcome": "passed", "message": ""},
+    ]
+    table = cli_verify.throughput_table(aggregate(records, ["h1"]))
+    console = Console(width=200, record=True)
+    console.print(table)
+    lines = [" ".join(line.replace("│", " ").split()) for line in console.export_text().splitlines()]
+    assert "h1 hot 10 >= 40 failed" in lines and "h1 cold 181 - passed" in lines
+    assert cli_verify.throughput_table(aggregate(records[2:], ["h1"])) is None

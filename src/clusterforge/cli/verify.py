@@ -53,13 +53,13 @@ def throughput_table(result) -> Table | None:
     if not rows:
         return None
     table = Table(title="tier throughput (fio sequential write)", title_justify="left")
-    for column, justify in (("host", "left"), ("check", "left"), ("MB/s", "right"), ("declared", "right"),
+    for column, justify in (("host", "left"), ("tier", "left"), ("MB/s", "right"), ("declared", "right"),
                             ("outcome", "left")):
         table.add_column(column, justify=justify)  # type: ignore[arg-type]
     for r in rows:
         fig = r["figures"]
         declared = fig.get("expected_mbps")
-        table.add_row(str(r.get("host")), r["test"].split("::", 1)[-1], f"{fig['throughput_mbps']:.0f}",
+        table.add_row(str(r.get("host")), str(fig.get("tier", "")), f"{fig['throughput_mbps']:.0f}",
                       "-" if declared is None else f">= {float(declared):.0f}", r["outcome"])
     return table
 

@@ -107,6 +107,7 @@ def test_tier_throughput(facts, host_vars, cf_host_name, mount, record_property)
     assert r.rc == 0, f"fio on {mount['path']} failed: {(r.stderr or r.stdout).strip()[-300:]}"
     mbps = parse_fio_write_mbps(r.stdout)
     expected = mount.get("throughput_mbps")
+    record_property("tier", mount["tier"])
     record_property("throughput_mbps", round(mbps, 1))
     record_property("expected_mbps", expected)
     if expected is None:
