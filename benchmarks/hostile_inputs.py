@@ -23,21 +23,22 @@ CAP = 256 * 1024  # model.yamlsafe.MAX_BYTES, spelled out so a changed limit sho
 
 
 def _catalog_entries(count: int) -> str:
-    entry = ("  m{i:05d}: {{vendor: v, gpu: {{model: H200, count: 8, memory_gb: 141, tflops_dense: {{fp16: 1, bf16: 1,"
-             " fp32: 1, tf32: 1}}}}, nics: {{data: {{count: 8, speed_gbps: 400}}}}, psu: {{count: 6, rating_w: 3300}},"
-             " max_draw_w: 10200, height_u: 8, weight_kg: 130, price: 1}}\n")
+    entry = ("    m{i:05d}: {{vendor: v, gpu: {{model: H200, count: 8, memory_gb: 141, tflops_dense: {{fp16: 1,"
+             " bf16: 1, fp32: 1, tf32: 1}}}}, nics: {{data: {{count: 8, speed_gbps: 400}}}},"
+             " psu: {{count: 6, rating_w: 3300}}, max_draw_w: 10200, height_u: 8, weight_kg: 130, price: 1}}\n")
     return "".join(entry.format(i=i) for i in range(count))
 
 
 CASES = {
     "baseline: inventory/lab.yaml": lambda: LAB.encode(),
     "256 KiB of comments (valid lab)": lambda: (LAB + "#" * (CAP - len(LAB) - 200) + "\n").encode(),
-    "256 KiB one scalar": lambda: LAB.replace("owner: platform-team", "owner: " + "a" * (CAP - 2400)).encode(),
+    "256 KiB one scalar": lambda: LAB.replace("owner: platform-team",
+                                              "owner: " + "a" * (CAP - len(LAB) - 100), 1).encode(),
     "256 KiB flat mapping (node cap)": lambda: "".join(f"k{i:07d}: 1\n" for i in range(CAP // 12)).encode(),
     "256 KiB flow sequence (node cap)": lambda: ("x: [" + "1," * (CAP // 2 - 10) + "1]\n").encode(),
     "256 KiB of '[' (depth)": lambda: ("x: " + "[" * (CAP - 10) + "\n").encode(),
-    "catalog of 700 server models (valid)": lambda: (LAB.replace("catalog: {}", "catalog:\n  servers:\n"
-                                                                 + _catalog_entries(700))).encode(),
+    "catalog of 400 server models (valid, ~18k nodes)": lambda: (LAB.replace("catalog: {}", "catalog:\n  servers:\n"
+                                                                            + _catalog_entries(400))).encode(),
     "alias bomb (9^9)": lambda: ("a: &a [x,x,x,x,x,x,x,x,x]\n" + "".join(
         f"{chr(98 + i)}: &{chr(98 + i)} [{','.join([f'*{chr(97 + i)}'] * 9)}]\n" for i in range(8))).encode(),
     "10 MiB file (sparse)": None,  # sparse, written below

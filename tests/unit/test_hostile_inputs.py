@@ -239,3 +239,13 @@ def test_nic_names_in_a_catalog_file(tmp_path: Path, capsys, names, field, messa
     path = directory / "lab.yaml"
     path.write_text(LAB_TEXT)
     assert_refused(run_cli(capsys, "validate", str(path)), servers, line_of(text, old) + 1, field, message)
+
+
+@pytest.mark.parametrize("line", [100, 1234])
+def test_line_numbers_print_verbatim(tmp_path: Path, capsys, line):
+    """Rich would print ':100:' as an emoji; problem lines go out as plain text."""
+    path = tmp_path / "long.yaml"
+    path.write_text("#\n" * (line - 1) + "x: 1\n")
+    outcome = run_cli(capsys, "validate", str(path))
+    assert_refused(outcome, path, line, "x", "unknown field")
+    assert f"{path}:{line}:1: x: unknown field" in outcome.err

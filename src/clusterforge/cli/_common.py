@@ -45,8 +45,9 @@ class ApplyTarget(str, Enum):
     files = "files"
     ssh = "ssh"
 
-out = Console() if sys.stdout.isatty() else Console(width=200)  # pipes get full rows, not wraps
-err = Console(stderr=True)
+# emoji=False: Rich would turn ":100:" in "FILE:100:3: field: message" into an emoji
+out = Console(emoji=False) if sys.stdout.isatty() else Console(width=200, emoji=False)  # pipes: full rows, not wraps
+err = Console(stderr=True, emoji=False)
 
 
 def say(console: Console, text: str) -> None:
