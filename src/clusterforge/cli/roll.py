@@ -1,0 +1,126 @@
+"""`clusterforge roll`: a rolling change (driver/CUDA) in batches, each verified before the next.
+
+Batches come from each SU's declared ``rollout_batch`` (clusterforge.plan.rollout). For every batch:
+cordon and drain its nodes when a kubeconfig is given, run the site playbook on the batch alone
+(``--tags``, per-task progress), run the host checks on it (the health gate), uncordon. A batch
+that fails provisioning or its checks stops the roll: the failing hosts are named, they stay
+cordoned for the operator, and the later batches are not touched.
+
+Exit codes: 0 every batch passed, 1 a batch failed (the roll stopped), 2 usage, 3 environment.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import typer
+
+from clusterforge.cli._common import err, load, out, say, usage_error
+
+__all__ = ["drain_commands", "register", "uncordon_command"]
+
+DRAIN_TIMEOUT = "10m"
+
+
+def drain_commands(kubectl: str, kubeconfig: str, node: str) -> list[list[str]]:
+    base = [kubectl, "--kubeconfig", kubeconfig]
+    return [base + ["cordon", node],
+            base + ["drain", node, "--ignore-daemonsets", "--delete-emptydir-data", f"--timeout={DRAIN_TIMEOUT}"]]
+
+
+def uncordon_command(kubectl: str, kubeconfig: str, node: str) -> list[str]:
+    return [kubectl, "--kubeconfig", kubeconfig, "uncordon", node]
+
+
+def _kube(argv: list[str]) -> None:
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv[3:5])} failed: {(proc.stderr or proc.stdout).strip()[-500:]}")
+    last = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else "ok"
+    say(err, f"kubernetes: {' '.join(argv[3:5])}: {last}")
+
+
+def roll(
+    inventory: Path = typer.Argument(..., help="inventory YAML"),
+    target: str = typer.Option("ssh", "--target", "-t", help="lab | ssh"),
+    ssh_config: Path | None = typer.Option(None, "--ssh-config", help="OpenSSH config (default: the lab's for lab)"),
+    tags: list[str] = typer.Option(["driver", "cuda"], "--tags", help="site playbook tags to roll (repeatable)"),
+    check: list[str] = typer.Option(["kernel", "driver", "cuda"], "--check", "-k",
+                                    help="host check modules that gate each batch (repeatable)"),
+    su: list[int] = typer.Option([], "--su", help="only these SUs (repeatable)"),
+    kubeconfig: Path | None = typer.Option(None, "--kubeconfig", help="cordon/drain/uncordon nodes with kubectl"),
+) -> None:
+    """Roll a driver/CUDA change through the servers in declared batches, stopping at a failing batch."""
+    from clusterforge.plan.rollout import rollout_batches
+    from clusterforge.provision import run_site
+    from clusterforge.render import render_all, write_tree
+    from clusterforge.verify.runner import VerifyError, run_checks
+
+    if target not in ("lab", "ssh"):
+        usage_error(f"--target must be lab or ssh, not {target!r}")
+    kubectl = shutil.which("kubectl") if kubeconfig else None
+    if kubeconfig and not kubectl:
+        say(err, "error: --kubeconfig given but kubectl is not on PATH")
+        raise typer.Exit(3)
+    spec, plan, _ = load(inventory)
+    sizes = {u.id: u.rollout_batch for u in spec.scalable_units}
+    servers = [(d.name, d.su, d.rack) for d in plan.devices if d.kind == "server" and d.su and (not su or d.su in su)]
+    batches = rollout_batches(servers, sizes)
+    if not batches:
+        usage_error("no servers to roll" + (f" in SU {', '.join(map(str, su))}" if su else ""))
+    if target == "lab" and ssh_config is None:
+        from clusterforge.lab import ssh_config_path
+
+        ssh_config = ssh_config_path(plan.cluster)
+    say(err, f"roll: {len(servers)} server(s) in {len(batches)} batch(es), tags {','.join(tags)},"
+             f" gated by checks {','.join(check)}" + ("" if kubeconfig else "; no --kubeconfig: nodes are not drained"))
+    with tempfile.TemporaryDirectory(prefix="cf-roll-") as tmp:
+        rendered = Path(tmp) / "rendered"
+        write_tree(rendered, render_all(spec, plan))
+        done: list[str] = []
+        for number, batch in enumerate(batches, 1):
+            label = f"batch {number}/{len(batches)} (SU {batch.su} #{batch.index}: {', '.join(batch.hosts)})"
+            say(err, f"roll: {label}: starting")
+            try:
+                for node in batch.hosts if kubectl and kubeconfig else ():
+                    for argv in drain_commands(kubectl, str(kubeconfig), node):
+                        _kube(argv)
+            except RuntimeError as exc:
+                _stop(label, {h: f"drain: {exc}" for h in batch.hosts[:1]}, batches[number:])
+            result = run_site(rendered / "ansible" / "inventory.yml", Path(tmp) / "runner", limit=list(batch.hosts),
+                              tags=list(tags), extravars={"cf_lab": True} if target == "lab" else None,
+                              ssh_config=ssh_config, progress=lambda line: say(err, f"provision {line}"))
+            if not result.ok:
+                _stop(label, {**result.failed_hosts, **{h: f"unreachable: {m}" for h, m in
+                                                       result.unreachable_messages.items()}}
+                      or {h: f"ansible-runner {result.status}" for h in batch.hosts}, batches[number:])
+            try:
+                gate = run_checks(rendered, target, list(batch.hosts), ssh_config, None, concerns=list(check))
+            except VerifyError as exc:
+                _stop(label, {h: f"checks could not run: {exc}" for h in batch.hosts}, batches[number:])
+            if not gate.ok:
+                failed = {h: "; ".join([*([f"unreachable: {r.unreachable}"] if r.unreachable else []),
+                                        *(f"{f['test']}: {f['message']}" for f in r.failures)])
+                          for h, r in gate.per_host.items() if r.failed}
+                _stop(label, failed or {"(run)": "; ".join(gate.errors)}, batches[number:])
+            for node in batch.hosts if kubectl and kubeconfig else ():
+                _kube(uncordon_command(kubectl, str(kubeconfig), node))
+            done += batch.hosts
+            say(err, f"roll: {label}: healthy ({gate.passed} checks passed)")
+    say(out, f"roll: {len(done)} server(s) changed in {len(batches)} batch(es), every batch healthy")
+
+
+def _stop(label: str, failed: dict[str, str], untouched: list) -> None:
+    for host, why in sorted(failed.items()):
+        say(out, f"FAIL {host}: {why[:1000]}")
+    later = [h for b in untouched for h in b.hosts]
+    say(out, f"roll stopped at {label}: {len(failed)} host(s) failed: {', '.join(sorted(failed))};"
+             f" {len(later)} server(s) in later batches untouched" + (f" ({', '.join(later)})" if later else ""))
+    raise typer.Exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("roll")(roll)

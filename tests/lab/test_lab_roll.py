@@ -1,0 +1,85 @@
+"""`clusterforge roll` on the lab: declared batches, a health gate per batch, a failing batch stops the roll.
+
+Real lab (the verify tests' declaration, ``cfverify``, with ``rollout_batch: 2`` on SU 1: two batches
+of two, racks taken in turn), the real site playbook limited to the nouveau role, the real host
+checks (kernel, network) as the gate. First a planned interface of a batch-1 host is down: batch 1
+fails its gate, the roll stops naming that host and batch 2 is never provisioned. Then, repaired,
+the whole roll passes.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from lab_fixtures import skip_reason
+
+ROOT = Path(__file__).resolve().parents[2]
+SRC = ROOT / "src"
+BROKEN = "su01-r02-gpu01"  # batch 1 is su01-r01-gpu01 + su01-r02-gpu01 (racks in turn)
+LATER = ("su01-r01-gpu02", "su01-r02-gpu02")
+
+pytestmark = [pytest.mark.lab, pytest.mark.slow]
+
+
+def _declaration(directory: Path) -> Path:
+    shutil.copytree(ROOT / "inventory" / "catalog", directory / "catalog")
+    text = re.sub(r"catalog_files: \[[^\]]*\]", "catalog_files: [catalog/servers.yaml, catalog/switches.yaml,"
+                  " catalog/pdus.yaml, catalog/cables.yaml]", (ROOT / "tests/verify/data/verify-lab.yaml").read_text())
+    text = text.replace("    racks: 2\n", "    racks: 2\n    rollout_batch: 2\n", 1)
+    assert "rollout_batch: 2" in text
+    (directory / "cfverify.yaml").write_text(text)
+    return directory / "cfverify.yaml"
+
+
+def test_roll_stops_at_a_failing_batch_then_passes_when_repaired(tmp_path: Path) -> None:
+    reason = skip_reason()
+    if reason:
+        pytest.skip(reason)
+    from clusterforge.lab import down, ssh_command, up
+    from clusterforge.lab.from_plan import lab_topology
+    from clusterforge.loading import load_and_plan
+    from clusterforge.render import render_all
+
+    declaration = _declaration(tmp_path)
+    spec, plan, _ = load_and_plan(declaration)
+    topology = lab_topology(spec, plan, render_all(spec, plan))
+
+    def on(host: str, script: str) -> str:
+        proc = subprocess.run(ssh_command(topology.name, host, [script]), capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout.strip()
+
+    def roll() -> subprocess.CompletedProcess[str]:
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")])}
+        return subprocess.run([sys.executable, "-m", "clusterforge.cli", "roll", str(declaration), "--target", "lab",
+                               "--tags", "nouveau", "-k", "kernel", "-k", "network"],
+                              capture_output=True, text=True, env=env, timeout=1200)
+
+    blacklisted = "ls /etc/modprobe.d/ | grep -c nouveau || true"
+    down(topology.name)
+    try:
+        up(topology)
+        on(BROKEN, "ip link set rail0 down")
+        stopped = roll()
+        assert stopped.returncode == 1, stopped.stdout + stopped.stderr[-3000:]
+        assert "batch 1/2 (SU 1 #1: su01-r01-gpu01, su01-r02-gpu01)" in stopped.stdout
+        failed = rf"FAIL {BROKEN}: network::test_interface_up\[{BROKEN}/rail0\]"
+        assert re.search(failed, stopped.stdout), stopped.stdout
+        assert f"2 server(s) in later batches untouched ({', '.join(LATER)})" in stopped.stdout
+        assert all(on(h, blacklisted) == "0" for h in LATER)  # batch 2 never ran
+        assert "no --kubeconfig: nodes are not drained" in stopped.stderr
+
+        on(BROKEN, "ip link set rail0 up")
+        passed = roll()
+        assert passed.returncode == 0, passed.stdout + passed.stderr[-3000:]
+        assert "roll: 4 server(s) changed in 2 batch(es), every batch healthy" in passed.stdout
+        assert passed.stderr.index("batch 1/2") < passed.stderr.index("batch 2/2")
+        assert all(on(h, blacklisted) != "0" for h in (*LATER, BROKEN))
+    finally:
+        down(topology.name)
