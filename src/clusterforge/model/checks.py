@@ -8,6 +8,9 @@
 * quotas: team GPU quotas within the cluster's GPUs;
 * racks: reserved U within the rack; a liquid limit only with liquid cooling;
 * QoS: ECN thresholds in order, RoCE and CNP on different DSCPs and priorities;
+* software: the driver version within its branch, open kernel modules from R515 on, the CUDA major's
+  minimum driver branch (NVIDIA's minor-version-compatibility table: 11.x >= 450, 12.x >= 525,
+  13.x >= 580; open modules first shipped with R515, NVIDIA's open-gpu-kernel-modules announcement);
 * storage layout: GlusterFS needs storage servers, and each tier's bricks (servers x bricks_per_server)
   a multiple of its replicas; replicas/bricks_per_server mean nothing for other kinds.
 """
@@ -26,7 +29,7 @@ VOLTAGE_TOLERANCE = 0.10
 
 def semantic_problems(spec: ClusterSpec) -> list[tuple[Loc, str]]:
     return [*_duplicates(spec), *_feed_vs_pdu(spec), *_transport(spec), *_quotas(spec), *_racks(spec),
-            *_qos(spec), *_storage_layout(spec)]
+            *_qos(spec), *_software(spec), *_storage_layout(spec)]
 
 
 def _first_seen(items: Iterable[tuple[Loc, Any]], what: str) -> list[tuple[Loc, str]]:
@@ -136,6 +139,27 @@ def _qos(spec: ClusterSpec) -> list[tuple[Loc, str]]:
     if qos.cnp_priority == qos.roce_priority:
         problems.append(((*where, "cnp_priority"), f"CNP and RoCE share priority {qos.cnp_priority}; congestion"
                          " notifications need their own (lossy, strict) queue"))
+    return problems
+
+
+CUDA_MIN_DRIVER_BRANCH = {11: 450, 12: 525, 13: 580}  # CUDA major -> lowest driver branch that runs it
+OPEN_MODULES_FROM = 515
+
+
+def _software(spec: ClusterSpec) -> list[tuple[Loc, str]]:
+    sw, where = spec.software, ("software",)
+    branch = int(sw.nvidia_driver_branch)
+    problems: list[tuple[Loc, str]] = []
+    if sw.nvidia_driver_version.split(".", 1)[0] != sw.nvidia_driver_branch:
+        problems.append(((*where, "nvidia_driver_version"), f"{sw.nvidia_driver_version} is not of branch"
+                         f" {sw.nvidia_driver_branch} (nvidia_driver_branch)"))
+    if sw.nvidia_kernel_module == "open" and branch < OPEN_MODULES_FROM:
+        problems.append(((*where, "nvidia_kernel_module"), f"open kernel modules ship from R{OPEN_MODULES_FROM};"
+                         f" branch {branch} has only the proprietary ones"))
+    needed = CUDA_MIN_DRIVER_BRANCH.get(int(sw.cuda_version.split(".", 1)[0]))
+    if needed is not None and branch < needed:
+        problems.append(((*where, "cuda_version"), f"CUDA {sw.cuda_version} needs driver branch {needed} or later;"
+                         f" nvidia_driver_branch is {branch}"))
     return problems
 
 

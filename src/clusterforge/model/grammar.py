@@ -14,8 +14,8 @@ from typing import Annotated
 from pydantic import AfterValidator
 
 __all__ = [
-    "Name", "ModelKey", "GpuModel", "NicName", "VrfName", "Version", "OsRelease", "MountPath", "Export",
-    "MountOptions", "Label", "Owner", "FreeText", "GRAMMARS",
+    "Name", "ModelKey", "GpuModel", "NicName", "VrfName", "Version", "DriverBranch", "DriverVersion", "OsRelease",
+    "MountPath", "Export", "MountOptions", "Label", "Owner", "FreeText", "GRAMMARS",
 ]
 
 GRAMMARS: dict[str, tuple[str, str]] = {
@@ -31,9 +31,9 @@ GRAMMARS: dict[str, tuple[str, str]] = {
                  " starting with a letter"),
     "VRF name": (r"[A-Za-z][A-Za-z0-9_-]{0,14}",
                  "1-15 characters of letters, digits, '_' and '-', starting with a letter"),
-    "version": (r"[0-9A-Za-z](?:[0-9A-Za-z.+~_-]{0,62})",
-                "1-63 characters of letters, digits, '.', '+', '~', '_' and '-', starting with a letter or digit"
-                " (e.g. 535.261.03)"),
+    "version": (r"[0-9]{1,4}(?:\.[0-9]{1,4}){1,3}", "2-4 dot-separated numbers, e.g. 12.4 or 2.21.5"),
+    "driver branch": (r"[0-9]{3,4}", "the driver's major release, 3-4 digits, e.g. 535"),
+    "driver version": (r"[0-9]{3,4}\.[0-9]{1,4}(?:\.[0-9]{1,4})?", "BRANCH.MINOR[.PATCH] numbers, e.g. 535.261.03"),
     "OS release": (r"[a-z]+-[0-9]+(?:\.[0-9]+)*", "DISTRO-VERSION, e.g. debian-12 or ubuntu-22.04"),
     "mount path": (r"(?:/[A-Za-z0-9_][A-Za-z0-9._-]{0,63}){1,16}",
                    "an absolute path of 1-16 components of letters, digits, '.', '_' and '-'"
@@ -79,6 +79,8 @@ GpuModel = Annotated[str, _grammar("GPU model")]
 NicName = Annotated[str, _grammar("NIC name")]
 VrfName = Annotated[str, _grammar("VRF name")]
 Version = Annotated[str, _grammar("version")]
+DriverBranch = Annotated[str, _grammar("driver branch")]
+DriverVersion = Annotated[str, _grammar("driver version")]
 OsRelease = Annotated[str, _grammar("OS release")]
 MountPath = Annotated[str, _grammar("mount path")]
 Export = Annotated[str, _grammar("export")]

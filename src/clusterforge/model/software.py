@@ -7,15 +7,15 @@ from typing import Literal
 from pydantic import Field
 
 from clusterforge.model.base import Declared
-from clusterforge.model.grammar import Name, OsRelease, Version
+from clusterforge.model.grammar import DriverBranch, DriverVersion, Name, OsRelease, Version
 
 __all__ = ["Software", "Team"]
 
 
 class Software(Declared):
     os: OsRelease = "debian-12"
-    nvidia_driver_branch: Version = "535"
-    nvidia_driver_version: Version = "535.261.03"
+    nvidia_driver_branch: DriverBranch = "535"
+    nvidia_driver_version: DriverVersion = "535.261.03"
     nvidia_driver_source: Literal["ubuntu-server", "cuda-repo", "debian-nonfree", "mirror"] = "debian-nonfree"
     nvidia_kernel_module: Literal["open", "proprietary", "skip"] = "proprietary"
     cuda_version: Version = "11.8"
