@@ -144,6 +144,8 @@ def main() -> int:
         ours_runs.append(ours)
         avd_runs.append(child(["avd", str(ours["leaves"]), str(ours["spines"]), str(ours["uplinks"]),
                                str(ours["host_ports"])]))
+        print(f"  round {len(avd_runs)}: clusterforge {ours['seconds']:.2f} s, pyavd {avd_runs[-1]['seconds']:.2f} s",
+              flush=True)
     ours = min(ours_runs, key=lambda r: r["seconds"])
     avd = min(avd_runs, key=lambda r: r["seconds"])
     ours_ms = ours["seconds"] / ours["switches"] * 1e3

@@ -36,6 +36,10 @@ def _chassis(spine: dict) -> dict:
             {**run, "ports": 192, "first_name": run.get("first_name", 0) + k * 192 * run["name_step"],
              "first_lane": run.get("first_lane", 0) + k * 192 * run["lane_step"],
              "first_index": run.get("first_index", 1) + k * 192} for k in range(CHASSIS_PORTS // 192)]}
+        buffers = spine["sonic"].get("buffers")
+        if buffers:  # a chassis has a buffer per line card: the spine's pools, scaled with the ports
+            scale = -(-CHASSIS_PORTS // spine["ports"])
+            model["sonic"]["buffers"] = {k: v * scale if isinstance(v, int) else v for k, v in buffers.items()}
     return model
 
 
