@@ -57,7 +57,7 @@ def _unknown_devices(links: Iterable[Link], devices: dict[str, Device]) -> list[
 
 def _ports_used_once(ends: Counter) -> list[str]:
     return [f"port {device}:{port} is used by {count} links; a port takes one cable"
-            for (device, port), count in sorted(ends.items()) if count > 1]
+            for (device, port), count in sorted(item for item in ends.items() if item[1] > 1)]
 
 
 def _port_interfaces(device: Device) -> dict[str, Interface]:

@@ -51,7 +51,7 @@ def unreachable_pairs(plan: Plan) -> list[str]:
     for plane in sorted(endpoints):
         groups: dict[frozenset[str], tuple[str, str]] = {}
         storage: dict[frozenset[str], tuple[str, str]] = {}
-        for endpoint, switches in sorted(endpoints[plane].items()):
+        for endpoint, switches in endpoints[plane].items():  # Plan order: deterministic
             # what the endpoint's switches reach above themselves (a top switch stands for itself):
             # endpoints under the same spines group together, so the pairwise test is per SU or pod
             reach = frozenset().union(*(above(s) - {s} if s in parents else {s} for s in switches))

@@ -54,9 +54,11 @@ def network_of(cidr: str) -> str:
     return f"{socket.inet_ntoa(struct.pack('!I', value))}/{bits}"
 
 
-@dataclass(frozen=True, slots=True)
-class PortFacts:
-    """One front-panel port: its link (if cabled) and its routed interface (if any)."""
+class PortFacts(NamedTuple):
+    """One front-panel port: its link (if cabled) and its routed interface (if any).
+
+    A named tuple, not a frozen dataclass: a 512-SU plan has a million ports, and a tuple is built
+    several times faster; it is as immutable."""
 
     name: str
     speed_gbps: int | None
