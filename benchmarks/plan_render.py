@@ -31,11 +31,11 @@ def one(sus: int, transport: str) -> dict:
         start, cpu = time.perf_counter(), time.process_time()
         spec, plan, _ = load_and_plan(path)
         planned = time.perf_counter()
-        files = render_all(spec, plan)
+        files = render_all(plan)
         rendered = time.perf_counter()
     switches = len({p.split("/")[1] for p in files if p.startswith("switches/") and "/_fabric/" not in p})
     return {
-        "sus": sus, "gpus": plan.summary["gpus"], "devices": len(plan.devices), "links": len(plan.links),
+        "sus": sus, "gpus": plan.summary.gpus, "devices": len(plan.devices), "links": len(plan.links),
         "switches": switches, "files": len(files), "plan_s": round(planned - start, 2),
         "render_s": round(rendered - planned, 2), "total_s": round(rendered - start, 2),
         "cpu_s": round(time.process_time() - cpu, 2),

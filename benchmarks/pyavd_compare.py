@@ -58,7 +58,7 @@ def run_ours(sus: int) -> dict:
     plan = plan_cluster(spec)
     planned = time.perf_counter()
     files: dict[str, str] = {}
-    for name, facts in fabric_facts(spec, plan).items():
+    for name, facts in fabric_facts(plan).items():
         if facts.device.plane != "data":
             continue
         files.update({f"{name}/{f}": text for f, text in device_files(

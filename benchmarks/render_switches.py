@@ -52,11 +52,11 @@ def run_one(sus: int, max_sus: int) -> dict:
                     "load_s": loaded - started, "peak_rss_mib": peak_rss_mib()}
     planned = time.perf_counter()
     cpu = time.process_time()
-    files = render_switches(spec, plan)
+    files = render_switches(plan)
     rendered = time.perf_counter()
     switches = len({path.split("/")[1] for path in files if "/_fabric/" not in path})
     return {
-        "sus": sus, "max_sus": max_sus, "gpus": plan.summary["gpus"], "switches": switches, "files": len(files),
+        "sus": sus, "max_sus": max_sus, "gpus": plan.summary.gpus, "switches": switches, "files": len(files),
         "bytes": sum(len(text) for text in files.values()), "load_s": loaded - started, "plan_s": planned - loaded,
         "render_s": rendered - planned, "render_cpu_s": time.process_time() - cpu,
         "s_per_switch": (rendered - planned) / max(switches, 1), "tiers": plan.fabric["data"].tiers,

@@ -37,10 +37,10 @@ def run_one(name: str, sus: int) -> dict:
     planned = time.perf_counter()
     problems = check_fabric(plan)
     checked = time.perf_counter()
-    files = render_all(spec, plan)
+    files = render_all(plan)
     rendered = time.perf_counter()
     switches = len({p.split("/")[1] for p in files if p.startswith("switches/") and "/_fabric/" not in p})
-    return {"example": name, "sus": sus, "gpus": plan.summary["gpus"], "devices": len(plan.devices),
+    return {"example": name, "sus": sus, "gpus": plan.summary.gpus, "devices": len(plan.devices),
             "switches": switches, "files": len(files), "problems": problems[:3], "problem_count": len(problems),
             "tiers": {p: plan.fabric[p].tiers for p in ("data", "storage")}, "plan_s": planned - started,
             "check_s": checked - planned, "render_s": rendered - checked, "cpu_s": time.process_time() - cpu,

@@ -82,10 +82,10 @@ def lab_cluster(tmp_path_factory: pytest.TempPathFactory, request: pytest.Fixtur
     if why:
         pytest.skip("the lab cannot run here: " + ", ".join(why))
     spec, plan, _ = load_and_plan(LAB_INVENTORY)
-    files = render_all(spec, plan)
+    files = render_all(plan)
     out = tmp_path_factory.mktemp("lab-cluster") / "rendered"
     write_tree(out, files)
-    topology = lab_topology(spec, plan, files)
+    topology = lab_topology(plan, files)
     skip_if_lab_owned_elsewhere(topology.name)
     down(topology.name)  # start from the base image, whatever an earlier run left
     request.addfinalizer(lambda: down(topology.name))

@@ -14,11 +14,11 @@ from clusterforge.pulumi.settings import StackSettings
 from clusterforge.render import render_all
 
 settings = StackSettings.from_config(paths.workspace(), pulumi.get_stack())
-spec, plan, _ = load_and_plan(settings.inventory)
-files = render_all(spec, plan)
-site = declare_cluster(spec, plan, files, settings)
+_, plan, _ = load_and_plan(settings.inventory)
+files = render_all(plan)
+site = declare_cluster(plan, files, settings)
 
 pulumi.export("cluster", plan.cluster)
 pulumi.export("target", settings.target)
-pulumi.export("summary", plan.summary)
+pulumi.export("summary", plan.summary.to_dict())
 pulumi.export("switch_config_dir", str(settings.switch_config_dir) if settings.target != "ssh" else None)

@@ -27,4 +27,4 @@ def example(name: str):
         plan = plan_cluster(spec)
     else:
         spec, plan, _ = load_and_plan(REPO / "inventory" / f"{name}.yaml")
-    return plan, render_switches(spec, plan)
+    return plan, render_switches(plan)

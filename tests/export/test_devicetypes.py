@@ -59,7 +59,7 @@ def test_schema_is_strict() -> None:
 def test_every_planned_port_is_on_its_device_type(planned) -> None:
     spec, plan, types = planned
     by_key = {t.key: t for t in types}
-    nos = {name: facts.nos for name, facts in fabric_facts(spec, plan).items()}
+    nos = {name: facts.nos for name, facts in fabric_facts(plan).items()}
     missing = []
     for device in plan.devices:
         device_type = by_key[(device.model, nos.get(device.name, ""))]

@@ -16,4 +16,4 @@ EXAMPLES = ("lab", "roce-128gpu", "superpod-4su")
 def example(name: str):
     """(spec, plan, rendered switch files) of inventory/<name>.yaml."""
     spec, plan, _ = load_and_plan(REPO / "inventory" / f"{name}.yaml")
-    return spec, plan, render_switches(spec, plan)
+    return spec, plan, render_switches(plan)

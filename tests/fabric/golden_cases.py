@@ -60,7 +60,7 @@ def rendered(case_name: str) -> dict[str, str]:
     """Relative path under the case's golden directory -> content."""
     case = CASES[case_name]
     spec, plan = case.spec_and_plan()
-    files = render_switches(spec, plan)
+    files = render_switches(plan)
     if case.switches is None:
         return files
     wanted = set(case.switches)

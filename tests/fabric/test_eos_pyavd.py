@@ -15,7 +15,7 @@ from clusterforge.render.switches.structured_config import device_structured_con
 
 def _eos_switches():
     spec, plan = CASES["lab-eos"].spec_and_plan()
-    for name, facts in fabric_facts(spec, plan).items():
+    for name, facts in fabric_facts(plan).items():
         yield name, device_structured_config(facts, plan.qos)
 
 

@@ -33,7 +33,7 @@ def test_adding_an_su_leaves_existing_switch_configs_intact(unit):
     spec, plan, before = example("lab")
     grown_spec = spec.model_copy(update={"scalable_units": [*spec.scalable_units, unit]})
     grown = plan_cluster(grown_spec)
-    after = render_switches(grown_spec, grown)
+    after = render_switches(grown)
     assert check_fabric(grown) == []
     missing = sorted(set(before) - set(after))
     assert not missing, f"files disappeared: {missing}"

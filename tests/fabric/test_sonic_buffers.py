@@ -52,8 +52,8 @@ def test_lossless_pg_and_queue_for_the_roce_priority_only():
 
 def test_headroom_beyond_the_pool_is_refused_by_name():
     spec, plan, _ = example("roce-128gpu")
-    facts = fabric_facts(spec, plan)["spine-01"]
-    qos = dict(plan.qos, pfc_cable_length_m=100_000)
+    facts = fabric_facts(plan)["spine-01"]
+    qos = dataclasses.replace(plan.qos, pfc_cable_length_m=100_000)
     with pytest.raises(ValueError, match="spine-01: lossless headroom .* exceeds .*pfc_cable_length_m"):
         BUFFER_POOL(facts, qos)
     no_buffers = dataclasses.replace(facts, sonic_platform=facts.sonic_platform.model_copy(update={"buffers": None}))

@@ -21,7 +21,7 @@ GOLDEN = Path(__file__).parent / "lab"
 
 def _rendered() -> dict[str, str]:
     spec, plan, _ = load_and_plan(ROOT / "inventory" / "lab.yaml")
-    return {**render_ansible(spec, plan), **render_assets(spec, plan)}
+    return {**render_ansible(plan), **render_assets(plan)}
 
 
 FILES = _rendered()

@@ -106,7 +106,7 @@ def test_validate_plan_render_report_match_the_checkout(installed, tmp_path):
     assert planned == json.loads(json.dumps(plan.to_dict()))
     _run([cf, "render", str(INVENTORY), "--out", "rendered"], empty, env)
     _run([cf, "report", str(INVENTORY), "--out", "report"], empty, env)
-    for out, expected in (("rendered", render_all(spec, plan)), ("report", render_report(spec, plan))):
+    for out, expected in (("rendered", render_all(plan)), ("report", render_report(plan))):
         written = {p.relative_to(empty / out).as_posix(): p.read_bytes()
                    for p in (empty / out).rglob("*") if p.is_file()}
         assert set(written) == set(expected)

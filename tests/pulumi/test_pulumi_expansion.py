@@ -72,7 +72,7 @@ def journey(backend: Backend, tmp_path_factory: pytest.TempPathFactory) -> Journ
     switch_dir = work / "switch-configs"
     original = inventory.read_text()
     spec, plan_one, _ = load_and_plan(inventory)
-    files_one = render_all(spec, plan_one)
+    files_one = render_all(plan_one)
     settings = {"inventory": str(inventory), "target": "files", "provision": "false", "verify": "false",
                 "switchConfigDir": str(switch_dir)}
     stack = automation.open_stack(STACK, settings, backend)
@@ -84,7 +84,7 @@ def journey(backend: Backend, tmp_path_factory: pytest.TempPathFactory) -> Journ
 
     inventory.write_text(with_second_su(original))
     spec_two, plan_two, _ = load_and_plan(inventory)
-    files_two = render_all(spec_two, plan_two)
+    files_two = render_all(plan_two)
     add_preview = automation.preview(stack)
     add_up = automation.up(stack)
     on_disk["add_up"] = _disk(switch_dir)
@@ -131,7 +131,7 @@ def test_up_declares_one_component_per_planned_object(journey: Journey) -> None:
     switches = [d for d in plan.devices if d.kind in SWITCH_KINDS]
     assert created["clusterforge:site:Site"] == 1
     assert created["clusterforge:network:Network"] == len(plan.fabric)
-    assert created["clusterforge:su:ScalableUnit"] == len(plan.summary["scalable_units"])
+    assert created["clusterforge:su:ScalableUnit"] == len(plan.summary.scalable_units)
     assert created["clusterforge:facility:Rack"] == len(plan.racks)
     assert created["clusterforge:facility:Pdu"] == len(plan.pdus)
     assert created["clusterforge:compute:Server"] == len([d for d in plan.devices if d.kind in SERVER_KINDS])
@@ -144,7 +144,7 @@ def test_resource_count_is_per_device_not_per_address(journey: Journey) -> None:
     plan = journey.plan_one
     configs = len({p.split("/")[1] for p in journey.files_one if p.startswith("switches/")})
     devices = len([d for d in plan.devices if d.kind in SERVER_KINDS + SWITCH_KINDS])
-    expected = 2 + 1 + len(plan.fabric) + len(plan.summary["scalable_units"]) + len(plan.racks) + len(plan.pdus)
+    expected = 2 + 1 + len(plan.fabric) + len(plan.summary.scalable_units) + len(plan.racks) + len(plan.pdus)
     assert journey.first_up.summary.count("create") == expected + devices + configs
 
 

@@ -79,7 +79,7 @@ def grown(tmp_path_factory, lab):
     path = _lab_copy(tmp_path_factory.mktemp("grown"), _add_su)
     spec, plan, _ = load_and_plan(path)
     old_spec, old_plan = lab
-    return path, diff_plans(old_plan, plan, render_all(old_spec, old_plan), render_all(spec, plan))
+    return path, diff_plans(old_plan, plan, render_all(old_plan), render_all(plan))
 
 
 @pytest.fixture(scope="module")

@@ -30,7 +30,7 @@ def _load(name: str):
 
 
 PLANS = {name: _load(name) for name in EXAMPLES}
-REPORTS = {name: render_report(*PLANS[name]) for name in EXAMPLES}
+REPORTS = {name: render_report(PLANS[name][1]) for name in EXAMPLES}
 SVGS = [(name, path) for name in EXAMPLES for path in REPORTS[name] if path.endswith(".svg")]
 
 
@@ -130,12 +130,12 @@ def test_ip_plan_per_su_counts_add_up_to_pool_usage(name: str):
 def test_bom_csv_lines_match_the_plan(name: str):
     _, plan = PLANS[name]
     rows = list(csv.DictReader(io.StringIO(REPORTS[name]["report/bom.csv"])))
-    assert len(rows) == len(plan.bom["lines"])
-    assert sum(float(row["total"]) for row in rows) == pytest.approx(plan.bom["hardware_total"])
+    assert len(rows) == len(plan.bom.lines)
+    assert sum(float(row["total"]) for row in rows) == pytest.approx(plan.bom.hardware_total)
 
 
 def test_report_is_deterministic():
-    assert render_report(*PLANS["lab"]) == REPORTS["lab"]
+    assert render_report(PLANS["lab"][1]) == REPORTS["lab"]
 
 
 def test_cli_report_writes_the_tree(tmp_path: Path):

@@ -93,7 +93,7 @@ def screenshot(tmp_path_factory) -> Path:
         pytest.skip("no headless browser: install the Debian package `chromium`")
     out = tmp_path_factory.mktemp("report")
     spec, plan, _ = load_and_plan(ROOT / "inventory" / "lab.yaml")
-    write_tree(out, render_report(spec, plan))
+    write_tree(out, render_report(plan))
     png = out / "lab.png"
     with tempfile.TemporaryDirectory(prefix="cf-chromium-") as profile:
         subprocess.run([browser, *FLAGS, f"--user-data-dir={profile}", f"--screenshot={png}",

@@ -6,13 +6,16 @@ import pytest
 
 from clusterforge.model.site import Costs
 from clusterforge.plan.objects import Plan
+from clusterforge.plan.records import Bom, HostRoce, Services, StorageService, Summary, SwitchQos
 from clusterforge.render.report.tco import tco
 
 
 def _plan(hardware: float, power_kw: float, gpus: int) -> Plan:
     return Plan(cluster="t", site="t", devices=(), racks=(), pdus=(), links=(), fabric={}, pools={},
-                bom={"hardware_total": hardware, "lines": [], "totals": {}}, qos={}, host_roce={},
-                summary={"power_kw": power_kw, "gpus": gpus})
+                bom=Bom((), {}, hardware, (), 0, {}, 0, 0), qos=SwitchQos(26, 3, 48, 6, 1, 2, 100, 200, 50, 100),
+                host_roce=HostRoce(False, "dscp", 3, 26, 106, 48, False, 1500),
+                summary=Summary(gpus, 0, 0, 0, 0, 0, 0, power_kw, ()),
+                services=Services(StorageService("nfs", (), False), {}, ()))
 
 
 COSTS = Costs(power_price_per_kwh=0.10, average_load_fraction=0.5, maintenance_pct_per_year=10,

@@ -23,7 +23,7 @@ def test_expectations_come_from_the_rendered_host_vars():
     from clusterforge.paths import checkout_root
 
     spec, plan, _ = load_and_plan(checkout_root() / "inventory" / "lab.yaml")
-    hv = yaml.safe_load(render_all(spec, plan)["ansible/host_vars/su01-r01-gpu01.yml"])
+    hv = yaml.safe_load(render_all(plan)["ansible/host_vars/su01-r01-gpu01.yml"])
     expect = Expect.from_host_vars(hv)
     assert expect.gpus == 2
     assert expect.interfaces["rail0"] == 9000 and expect.interfaces["mgmt0"] == 1500

@@ -1,12 +1,13 @@
 """The second wall behind the grammars: what reaches Ansible is never templated, CSV cells are never formulas.
 
-The hostile specs here skip validation on purpose (model_copy does not validate), to show the
-renderers stay safe even if a value got past the declaration's grammars.
+The hostile plans here skip validation on purpose (dataclasses.replace does not validate), to show
+the renderers stay safe even if a value got past the declaration's grammars.
 """
 
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 from pathlib import Path
 
@@ -42,13 +43,11 @@ def test_ansible_never_templates_a_rendered_string(tmp_path: Path):
 
 
 def test_host_vars_stay_literal_even_past_the_grammar(tmp_path: Path):
-    spec, plan, _ = load_and_plan(ROOT / "inventory" / "lab.yaml")
+    _, plan, _ = load_and_plan(ROOT / "inventory" / "lab.yaml")
     model_name = plan.devices[0].model if plan.devices[0].kind == "server" else "hgx-h200-2gpu"
-    model = spec.catalog.servers[model_name]
-    gpu = model.gpu.model_copy(update={"model": PAYLOAD})
-    servers = {**spec.catalog.servers, model_name: model.model_copy(update={"gpu": gpu})}
-    hostile = spec.model_copy(update={"catalog": spec.catalog.model_copy(update={"servers": servers})})
-    files = render_ansible(hostile, plan)
+    facts = dataclasses.replace(plan.servers[model_name], gpu_model=PAYLOAD)
+    hostile = dataclasses.replace(plan, servers={**plan.servers, model_name: facts})
+    files = render_ansible(hostile)
     name, text = next((n, t) for n, t in files.items() if n.startswith("ansible/host_vars/") and PAYLOAD in t)
     path = tmp_path / "host.yml"
     path.write_text(text)
@@ -58,7 +57,7 @@ def test_host_vars_stay_literal_even_past_the_grammar(tmp_path: Path):
 def test_valid_declarations_carry_no_unsafe_tag():
     """Goldens stay byte-identical: valid values hold no '{', so no tag is written."""
     spec, plan, _ = load_and_plan(ROOT / "inventory" / "lab.yaml")
-    assert not [name for name, text in render_ansible(spec, plan).items() if "!unsafe" in text]
+    assert not [name for name, text in render_ansible(plan).items() if "!unsafe" in text]
 
 
 def test_verify_reads_unsafe_tagged_inventories(tmp_path: Path):
@@ -78,8 +77,8 @@ def test_csv_cell(value, expected):
 
 
 def test_asset_register_cells_are_never_formulas():
-    spec, plan, _ = load_and_plan(ROOT / "inventory" / "lab.yaml")
-    hostile = spec.model_copy(update={"site": spec.site.model_copy(update={"owner": "=cmd|' /C calc'!A0"})})
-    rows = list(csv.reader(io.StringIO(render_assets(hostile, plan)["assets.csv"])))
+    _, plan, _ = load_and_plan(ROOT / "inventory" / "lab.yaml")
+    hostile = dataclasses.replace(plan, site_facts=dataclasses.replace(plan.site_facts, owner="=cmd|' /C calc'!A0"))
+    rows = list(csv.reader(io.StringIO(render_assets(hostile)["assets.csv"])))
     assert all(not value.startswith(("=", "+", "-", "@")) for row in rows for value in row)
     assert rows[1][-1] == "'=cmd|' /C calc'!A0"

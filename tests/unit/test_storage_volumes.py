@@ -49,7 +49,7 @@ def _fake_servers(plan, count: int):
 
 def test_lab_volumes_follow_the_declared_tiers(lab):
     _, plan = lab
-    volumes = {v["name"]: v for v in plan.services["storage"]["volumes"]}
+    volumes = {v["name"]: v for v in plan.services.storage.volumes}
     assert {n: (v["layout"], v["replica"], len(v["bricks"]), v["force"]) for n, v in volumes.items()} == {
         "hot": ("distribute", 1, 2, False), "cold": ("replicate", 2, 2, True)}
     assert [b["path"] for b in volumes["hot"]["bricks"]] == ["/srv/bricks/hot/b1", "/srv/bricks/hot/b2"]
@@ -58,9 +58,9 @@ def test_lab_volumes_follow_the_declared_tiers(lab):
 
 def test_lab_mounts_use_the_volume_on_the_storage_plane(lab):
     _, plan = lab
-    mounts = {m["tier"]: m for m in plan.services["storage"]["mounts"]}
-    assert mounts["hot"]["source"] == "198.18.12.80:/hot" and mounts["cold"]["source"] == "198.18.12.80:/cold"
-    assert (mounts["hot"]["throughput_mbps"], mounts["hot"]["options"]) == (40.0, "rw,noatime")
+    mounts = {m.tier: m for m in plan.services.storage.mounts}
+    assert mounts["hot"].source == "198.18.12.80:/hot" and mounts["cold"].source == "198.18.12.80:/cold"
+    assert (mounts["hot"].throughput_mbps, mounts["hot"].options) == (40.0, "rw,noatime")
 
 
 def test_replicas_on_one_server_are_a_plan_warning(lab):

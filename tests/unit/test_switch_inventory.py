@@ -14,7 +14,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 def _switch_hosts(name: str) -> dict:
     spec, plan, _ = load_and_plan(REPO / "inventory" / f"{name}.yaml")
-    inventory = yaml.safe_load(render_ansible(spec, plan)["ansible/inventory.yml"])
+    inventory = yaml.safe_load(render_ansible(plan)["ansible/inventory.yml"])
     return inventory["all"]["children"]["switches"]
 
 

@@ -58,7 +58,7 @@ def test_host_vars_and_inventories_take_the_fast_path(monkeypatch):
 
     monkeypatch.setattr(yamltext, "_pyyaml", refuse)
     spec, plan, _ = load_and_plan(Path(__file__).resolve().parents[2] / "inventory" / "superpod-4su.yaml")
-    files = render_ansible(spec, plan)
+    files = render_ansible(plan)
     assert len(files) > 100
     for path, text in files.items():
         assert text == HEADER + reference(yaml.load(text, Loader=UnsafeTolerantLoader), _AnsibleDumper), path

@@ -49,7 +49,7 @@ def render(declaration: Path, out: Path) -> Path:
     from clusterforge.render import render_all, write_tree
 
     spec, plan, _ = load_and_plan(declaration)
-    write_tree(out, render_all(spec, plan))
+    write_tree(out, render_all(plan))
     return out
 
 
@@ -69,7 +69,7 @@ def fresh_lab(rendered_lab: Path, verify_lab_file: Path, request: pytest.Fixture
     if why:
         pytest.skip("the lab cannot run here: " + ", ".join(why))
     spec, plan, _ = load_and_plan(verify_lab_file)
-    topology = lab_topology(spec, plan, render_all(spec, plan))
+    topology = lab_topology(plan, render_all(plan))
     down(topology.name)  # a lab left by an earlier run may carry changes: start from the base image
     request.addfinalizer(lambda: down(topology.name))
     result = up(topology)

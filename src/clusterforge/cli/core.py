@@ -31,8 +31,8 @@ def validate(file: Path = typer.Argument(..., help="inventory YAML"), format: Fo
     if format is Format.json:
         return
     summary = plan_obj.summary
-    out.print(f"{file}: ok — {summary['servers']} servers, {summary['gpus']} GPUs,"
-              f" {summary['racks']} racks, {summary['power_kw']} kW", markup=False, highlight=False)
+    out.print(f"{file}: ok — {summary.servers} servers, {summary.gpus} GPUs,"
+              f" {summary.racks} racks, {summary.power_kw} kW", markup=False, highlight=False)
 
 
 def plan(file: Path = typer.Argument(..., help="inventory YAML"),
@@ -58,7 +58,7 @@ def render(file: Path = typer.Argument(..., help="inventory YAML"),
     from clusterforge.render import render_all, write_tree
 
     spec, plan_obj, _ = load(file)
-    files = render_all(spec, plan_obj)
+    files = render_all(plan_obj)
     write_tree(out_dir, files)
     if format is Format.json:
         emit_json({"out": str(out_dir), "files": sorted(files)})

@@ -54,7 +54,7 @@ def containerlab(
         images[match.group(1)] = match.group(2)
     spec, plan, _ = load(inventory)
     try:
-        exported = export_containerlab(plan, render_switches(spec, plan), images)
+        exported = export_containerlab(plan, render_switches(plan), images)
     except ExportError as exc:
         say(err, f"{inventory}: containerlab: {exc}")
         raise typer.Exit(1) from None
@@ -73,7 +73,7 @@ def batfish(
     from clusterforge.render.switches import render_switches
 
     spec, plan, _ = load(inventory)
-    snapshot = export_batfish(plan, render_switches(spec, plan))
+    snapshot = export_batfish(plan, render_switches(plan))
     _written("batfish", out_dir, snapshot.files, snapshot.left_out, format)
 
 

@@ -22,7 +22,7 @@ def topology_for(inventory: Path):
     from clusterforge.render import render_all
 
     spec, plan, _ = load(inventory)
-    return lab_topology(spec, plan, render_all(spec, plan))
+    return lab_topology(plan, render_all(plan))
 
 
 def _lab_errors(fn):

@@ -81,7 +81,7 @@ def _host_vars(inventory: Path, host: str) -> dict:
     from clusterforge.render import render_all
 
     spec, plan, _ = load(inventory)
-    text = render_all(spec, plan).get(f"ansible/host_vars/{host}.yml")
+    text = render_all(plan).get(f"ansible/host_vars/{host}.yml")
     if text is None:
         _say(err, f"error: no server {host!r} in {inventory}")
         raise typer.Exit(2)

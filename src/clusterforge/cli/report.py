@@ -116,7 +116,7 @@ def report(file: Path = typer.Argument(..., help="inventory YAML"),
     from clusterforge.render.report import render_report
 
     spec, plan, _ = load(file)
-    files = render_report(spec, plan)
+    files = render_report(plan)
     write_tree(out_dir, files)
     for warning in plan.warnings:
         err.print(f"warning: {warning}", markup=False, highlight=False, soft_wrap=True)
@@ -142,7 +142,7 @@ def diff(old: str = typer.Argument(..., help="old inventory: a file, or REV:path
     if old_problems or new_problems:
         print_problems(old_problems + new_problems)
         raise typer.Exit(1)
-    result = diff_plans(old_plan, new_plan, render_all(old_spec, old_plan), render_all(new_spec, new_plan))
+    result = diff_plans(old_plan, new_plan, render_all(old_plan), render_all(new_plan))
     if format is DiffFormat.json:
         sys.stdout.write(json.dumps(to_dict(result), indent=1) + "\n")
     else:

@@ -96,7 +96,7 @@ def verify(
         usage_error(f"not a server of {inventory}: {', '.join(missing)}")
     with tempfile.TemporaryDirectory(prefix="cf-verify-render-") as tmp:
         rendered = Path(tmp) / "rendered"
-        write_tree(rendered, render_all(spec, plan))
+        write_tree(rendered, render_all(plan))
         try:
             result = run_checks(rendered, target.value, list(host) or None, ssh_config, json_path,
                                 concerns=list(check) or None, workers=workers)

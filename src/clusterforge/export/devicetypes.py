@@ -141,11 +141,11 @@ def _pdu_type(key: str, model) -> DeviceType:
     return DeviceType((key, ""), model.vendor, data["slug"], data)
 
 
-def _switch_nos(spec: ClusterSpec, plan: Plan) -> dict[str, str]:
+def _switch_nos(plan: Plan) -> dict[str, str]:
     """Switch name -> NOS of its plane (InfiniBand planes: infiniband)."""
     from clusterforge.render.switches.facts import fabric_facts
 
-    return {name: facts.nos for name, facts in fabric_facts(spec, plan).items()}
+    return {name: facts.nos for name, facts in fabric_facts(plan).items()}
 
 
 def device_types(spec: ClusterSpec, plan: Plan) -> list[DeviceType]:
@@ -155,7 +155,7 @@ def device_types(spec: ClusterSpec, plan: Plan) -> list[DeviceType]:
     data_transport = "infiniband" if any(
         f.transport == Transport.INFINIBAND for p, f in plan.fabric.items() if p == Plane.DATA) else "ethernet"
     types = [_server_type(k, m, plan, data_transport) for k, m in catalog.servers.items() if k in used_models]
-    nos_of = _switch_nos(spec, plan)
+    nos_of = _switch_nos(plan)
     seen: dict[tuple[str, str], int] = {}
     for device in plan.devices:
         if device.model in catalog.switches and device.name in nos_of:

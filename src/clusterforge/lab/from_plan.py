@@ -16,7 +16,6 @@ from __future__ import annotations
 import re
 
 from clusterforge.lab.topology import LabHost, LabInterface, LabRoute, LabSegment, LabTopology
-from clusterforge.model import ClusterSpec
 from clusterforge.plan import Device, Plan
 from clusterforge.plan.volumes import BRICK_ROOT
 from clusterforge.vocab import DeviceKind, LinkTier, Plane
@@ -74,14 +73,14 @@ def _server(device: Device, plan: Plan) -> LabHost:
                    data_dirs=data_dirs, fuse=True)
 
 
-def lab_topology(spec: ClusterSpec, plan: Plan, rendered: dict[str, str] | None = None) -> LabTopology:
+def lab_topology(plan: Plan, rendered: dict[str, str] | None = None) -> LabTopology:
     """The lab for a plan; `rendered` (render_all output) supplies each router's frr.conf."""
     rendered = rendered or {}
     hosts: list[LabHost] = []
     segments: dict[str, LabSegment] = {}
-    mgmt_mtu = spec.networks.management.mtu
+    mgmt_mtu = plan.plane(Plane.MANAGEMENT).mtu
     segments["mgmt"] = LabSegment(name="mgmt", kind="bridge", mtu=mgmt_mtu)
-    segments[Plane.OOB] = LabSegment(name=Plane.OOB, kind="bridge", mtu=spec.networks.oob.mtu)
+    segments[Plane.OOB] = LabSegment(name=Plane.OOB, kind="bridge", mtu=plan.plane(Plane.OOB).mtu)
     host_side: dict[tuple[str, str], str] = {}  # (switch, port) -> p2p segment of the server NIC behind it
     for link in plan.links:
         if link.plane == Plane.DATA and link.tier == LinkTier.NODE_LEAF:

@@ -3,28 +3,28 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
 
 from clusterforge.model import ClusterSpec
 from clusterforge.plan.objects import Device, Link, Pdu
+from clusterforge.plan.records import Bom, BomLine
 
 __all__ = ["bill_of_materials"]
 
 
-def bill_of_materials(spec: ClusterSpec, devices: list[Device], links: list[Link], pdus: list[Pdu]) -> dict[str, Any]:
+def bill_of_materials(spec: ClusterSpec, devices: list[Device], links: list[Link], pdus: list[Pdu]) -> Bom:
     cat = spec.catalog
     models = Counter(d.model for d in devices)
     pdu_models = Counter(p.model for p in pdus)
     cables = Counter(f"{link.cable}-{link.speed_gbps}g" if link.cable != "cat6" else "cat6" for link in links)
     optics = Counter(f"transceiver-{link.speed_gbps}g" for link in links if link.cable == "fibre")
-    lines: list[dict[str, Any]] = []
+    lines: list[BomLine] = []
     missing: list[str] = []
 
     def line(kind: str, item: str, count: int, unit_price: float | None) -> None:
         if unit_price is None:
             missing.append(item)
         price = unit_price or 0.0
-        lines.append({"kind": kind, "item": item, "count": count, "unit_price": price, "total": price * count})
+        lines.append(BomLine(kind, item, count, price, price * count))
 
     for model, count in sorted(models.items()):
         entry = cat.servers.get(model) or cat.switches.get(model)
@@ -39,14 +39,7 @@ def bill_of_materials(spec: ClusterSpec, devices: list[Device], links: list[Link
         line("optic", item, 2 * count, entry.price if entry else None)
     totals = Counter()
     for entry in lines:
-        totals[entry["kind"]] += entry["total"]
-    return {
-        "lines": lines,
-        "totals": dict(totals),
-        "hardware_total": sum(totals.values()),
-        "unpriced": missing,
-        "switches": sum(c for m, c in models.items() if m in cat.switches),
-        "cables": dict(cables),
-        "optics": 2 * sum(optics.values()),
-        "pdus": sum(pdu_models.values()),
-    }
+        totals[entry.kind] += entry.total
+    return Bom(tuple(lines), dict(totals), sum(totals.values()), tuple(missing),
+               sum(c for m, c in models.items() if m in cat.switches), dict(cables), 2 * sum(optics.values()),
+               sum(pdu_models.values()))

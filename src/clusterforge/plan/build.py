@@ -20,10 +20,12 @@ from clusterforge.plan.errors import PlanError
 from clusterforge.plan.fabric import plan_access_planes, plan_data_fabric
 from clusterforge.plan.fabric_dims import agg_groups, data_dims, storage_dims
 from clusterforge.plan.facility import plan_racks, rack_budget, server_feed_warning
+from clusterforge.plan.facts import management_vrf, plane_attrs, server_facts, site_facts, switch_models
 from clusterforge.plan.ipam import SITE_PDU_RACKS, build_pools
 from clusterforge.plan.naming import compute_rack, pdu_name
 from clusterforge.plan.objects import Device, FabricSummary, Plan
 from clusterforge.plan.qos import host_roce, switch_qos
+from clusterforge.plan.records import Summary
 from clusterforge.plan.servers import node_slots, server_device
 from clusterforge.plan.services import plan_services
 from clusterforge.plan.storage_fabric import plan_storage_fabric, plan_storage_servers
@@ -107,19 +109,19 @@ def plan_cluster(spec: ClusterSpec) -> Plan:
     bom = bill_of_materials(spec, devices, links, pdus)
     kinds = Counter(d.kind for d in devices)
     fabric = _fabric_summaries(ctx, devices, links)
-    summary = {
-        "gpus": sum(d.gpus for d in devices),
-        "servers": kinds[DeviceKind.SERVER],
-        "storage_servers": kinds[DeviceKind.STORAGE],
-        "switches": sum(v for k, v in kinds.items() if k not in DeviceKind.HOSTS),
-        "racks": len(racks),
-        "pdus": len(pdus),
-        "links": len(links),
-        "power_kw": round(sum(d.power_w for d in devices) / 1000, 2),
-        "scalable_units": [unit.id for unit in units],
-    }
-    return Plan(spec.name, spec.site.name, tuple(devices), tuple(racks), tuple(pdus), tuple(links), fabric,
-                _pools_report(ctx), bom, switch_qos(spec), host_roce(spec), summary, services, tuple(warnings))
+    summary = Summary(
+        gpus=sum(d.gpus for d in devices), servers=kinds[DeviceKind.SERVER], storage_servers=kinds[DeviceKind.STORAGE],
+        switches=sum(v for k, v in kinds.items() if k not in DeviceKind.HOSTS), racks=len(racks), pdus=len(pdus),
+        links=len(links), power_kw=round(sum(d.power_w for d in devices) / 1000, 2),
+        scalable_units=tuple(unit.id for unit in units),
+    )
+    return Plan(
+        cluster=spec.name, site=spec.site.name, devices=tuple(devices), racks=tuple(racks), pdus=tuple(pdus),
+        links=tuple(links), fabric=fabric, pools=_pools_report(ctx), bom=bom, qos=switch_qos(spec),
+        host_roce=host_roce(spec), summary=summary, services=services, warnings=tuple(warnings),
+        planes=plane_attrs(spec), management_vrf=management_vrf(spec), servers=server_facts(spec, devices),
+        switch_models=switch_models(spec, devices), site_facts=site_facts(spec),
+    )
 
 
 def _fabric_summaries(ctx: Context, devices: list[Device], links: list) -> dict[str, FabricSummary]:

@@ -231,8 +231,8 @@ def _compare_files(old: dict[str, str], new: dict[str, str]) -> dict[str, Any]:
 def diff_plans(old: Plan, new: Plan, old_files: dict[str, str] | None = None,
                new_files: dict[str, str] | None = None) -> PlanDiff:
     """Everything that differs between two plans; renumbered lists the errors."""
-    summary = tuple((key, old.summary.get(key), new.summary.get(key)) for key in SUMMARY_KEYS)
-    summary += (("hardware_total", round(old.bom["hardware_total"]), round(new.bom["hardware_total"])),)
+    summary = tuple((key, getattr(old.summary, key), getattr(new.summary, key)) for key in SUMMARY_KEYS)
+    summary += (("hardware_total", round(old.bom.hardware_total), round(new.bom.hardware_total)),)
     devices = _compare_devices(old, new)
     renumbered: list[FieldChange] = devices.pop("renumbered")
     pdus = _compare_pdus(old, new, renumbered)

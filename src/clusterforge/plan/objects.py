@@ -3,9 +3,23 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from clusterforge.plan.records import (
+    DEFAULT_MGMT_VRF,
+    Bom,
+    HostRoce,
+    PlaneAttrs,
+    ServerFacts,
+    Services,
+    SiteFacts,
+    Summary,
+    SwitchQos,
+)
 from clusterforge.vocab import DeviceKind, Plane
+
+if TYPE_CHECKING:
+    from clusterforge.model import SwitchModel
 
 __all__ = ["Interface", "Endpoint", "Device", "Pdu", "Rack", "Link", "FabricSummary", "Plan", "DEVICE_KINDS"]
 
@@ -208,6 +222,8 @@ class FabricSummary:
 
 @dataclass(frozen=True)
 class Plan:
+    """Everything a renderer may read. Built only by ``plan_cluster``; renderers take nothing else."""
+
     cluster: str
     site: str
     devices: tuple[Device, ...]
@@ -216,12 +232,18 @@ class Plan:
     links: tuple[Link, ...]
     fabric: dict[str, FabricSummary]
     pools: dict[str, dict[str, Any]]
-    bom: dict[str, Any]
-    qos: dict[str, Any]
-    host_roce: dict[str, Any]
-    summary: dict[str, Any]
-    services: dict[str, Any] = field(default_factory=dict)
+    bom: Bom
+    qos: SwitchQos
+    host_roce: HostRoce
+    summary: Summary
+    services: Services
     warnings: tuple[str, ...] = ()
+    # facts renderers used to read from the declaration (not in to_dict: the JSON contract is unchanged)
+    planes: dict[str, PlaneAttrs] = field(default_factory=dict)
+    management_vrf: str = DEFAULT_MGMT_VRF
+    servers: dict[str, ServerFacts] = field(default_factory=dict)  # by server model
+    switch_models: dict[str, SwitchModel] = field(default_factory=dict)  # catalog entries in use, by model
+    site_facts: SiteFacts | None = None
     _index: dict[str, Device] = field(default_factory=dict, repr=False, compare=False)
 
     def device(self, name: str) -> Device:
@@ -229,12 +251,19 @@ class Plan:
             self._index.update((d.name, d) for d in self.devices)
         return self._index[name]
 
+    def plane(self, name: str) -> PlaneAttrs:
+        return self.planes[name]
+
+    def server_facts(self, device: Device) -> ServerFacts:
+        return self.servers[device.model]
+
     def to_dict(self) -> dict[str, Any]:
         return {
-            "cluster": self.cluster, "site": self.site, "summary": self.summary,
+            "cluster": self.cluster, "site": self.site, "summary": self.summary.to_dict(),
             "devices": [d.to_dict() for d in self.devices], "racks": [r.to_dict() for r in self.racks],
             "pdus": [p.to_dict() for p in self.pdus], "links": [link.to_dict() for link in self.links],
             "fabric": {plane: f.to_dict() for plane, f in self.fabric.items()}, "pools": self.pools,
-            "bom": self.bom, "qos": self.qos, "host_roce": self.host_roce, "services": self.services,
+            "bom": self.bom.to_dict(), "qos": self.qos.to_dict(), "host_roce": self.host_roce.to_dict(),
+            "services": self.services.to_dict(),
             "warnings": list(self.warnings),
         }

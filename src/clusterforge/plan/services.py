@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from clusterforge.model import ClusterSpec
 from clusterforge.plan.objects import Device
+from clusterforge.plan.records import Services, StorageMount, StorageService, TeamQuota
 from clusterforge.plan.volumes import plan_volumes, storage_address
 from clusterforge.vocab import DeviceKind
 
@@ -15,7 +14,7 @@ __all__ = ["plan_services"]
 NFS_TRAINING_WARNING = "NFS tier {tier!r} is marked for training data; use a parallel file system instead"
 
 
-def plan_services(spec: ClusterSpec, devices: list[Device]) -> tuple[dict[str, Any], list[str]]:
+def plan_services(spec: ClusterSpec, devices: list[Device]) -> tuple[Services, list[str]]:
     st = spec.storage
     servers = [d for d in devices if d.kind == DeviceKind.STORAGE]
     volumes, warnings = plan_volumes(spec, devices)
@@ -38,17 +37,11 @@ def plan_services(spec: ClusterSpec, devices: list[Device]) -> tuple[dict[str, A
             # the volume file comes from the first server; the others answer when it is down
             backups = ":".join(storage_address(s) for s in servers if s is not server)
             options = f"{options},backup-volfile-servers={backups}"
-        mounts.append({
-            "tier": tier.name, "source": source, "path": tier.mount, "export": tier.export,
-            "options": options, "training_data": tier.training_data, "server": server.name if servers else None,
-            "throughput_mbps": tier.throughput_mbps,
-        })
-    teams = [{"name": team.name, "gpus": team.gpus} for team in spec.teams]
+        mounts.append(StorageMount(tier.name, source, tier.mount, tier.export, options, tier.training_data,
+                                   server.name if servers else None, tier.throughput_mbps))
+    teams = tuple(TeamQuota(team.name, team.gpus) for team in spec.teams)
     total_gpus = sum(d.gpus for d in devices)
-    if sum(t["gpus"] for t in teams) > total_gpus:
-        warnings.append(f"team GPU quotas ({sum(t['gpus'] for t in teams)}) exceed the cluster's {total_gpus} GPUs")
-    return {
-        "storage": {"kind": st.kind, "mounts": mounts, "local_nvme_cache": st.local_nvme_cache, "volumes": volumes},
-        "software": spec.software.model_dump(),
-        "teams": teams,
-    }, warnings
+    if sum(t.gpus for t in teams) > total_gpus:
+        warnings.append(f"team GPU quotas ({sum(t.gpus for t in teams)}) exceed the cluster's {total_gpus} GPUs")
+    storage = StorageService(st.kind, tuple(mounts), st.local_nvme_cache, tuple(volumes))
+    return Services(storage, spec.software.model_dump(), teams), warnings

@@ -23,7 +23,6 @@ from collections.abc import Mapping
 import pulumi
 
 from clusterforge import paths
-from clusterforge.model import ClusterSpec
 from clusterforge.plan import Device, Plan
 from clusterforge.plan import Rack as PlannedRack
 from clusterforge.pulumi._hashing import files_hash, text_hash, tree_hash
@@ -146,10 +145,10 @@ def _unit_args(su: int, racks: tuple[RackArgs, ...], files: Mapping[str, str], s
     return ScalableUnitArgs(su=su, racks=racks, provision=provision, verification=verification)
 
 
-def _lab_args(spec: ClusterSpec, plan: Plan, files: Mapping[str, str]) -> LabArgs:
+def _lab_args(plan: Plan, files: Mapping[str, str]) -> LabArgs:
     from clusterforge.lab.from_plan import lab_topology
 
-    topology = lab_topology(spec, plan, dict(files))
+    topology = lab_topology(plan, dict(files))
     topology_json = topology.model_dump_json()
     return LabArgs(lab=topology.name, topology_json=topology_json, topology_hash=text_hash(topology_json))
 
@@ -162,7 +161,7 @@ def write_rendered_inventory(files: Mapping[str, str], settings: StackSettings) 
     write_tree(settings.rendered_dir, ansible)
 
 
-def declare_cluster(spec: ClusterSpec, plan: Plan, files: Mapping[str, str], settings: StackSettings) -> Site:
+def declare_cluster(plan: Plan, files: Mapping[str, str], settings: StackSettings) -> Site:
     if settings.provision and not settings.playbook:
         _require_module("provision", "clusterforge.provision.runner")
     if settings.verify:
@@ -207,8 +206,8 @@ def declare_cluster(spec: ClusterSpec, plan: Plan, files: Mapping[str, str], set
         _group_args(STORAGE_GROUP, storage_hosts, files, settings, roles_hash, suite_hash) if storage_hosts
         else (None, None))
     return Site(plan.cluster, SiteArgs(
-        cluster=plan.cluster, site=plan.site, summary=plan.summary, networks=networks,
+        cluster=plan.cluster, site=plan.site, summary=plan.summary.to_dict(), networks=networks,
         racks=tuple(rack_args[r.name] for r in plan.racks if r.su is None), units=units,
-        lab=_lab_args(spec, plan, files) if settings.target == "lab" else None, fabric_config=fabric_config,
+        lab=_lab_args(plan, files) if settings.target == "lab" else None, fabric_config=fabric_config,
         storage_provision=storage_provision, storage_verification=storage_verification,
     ))  # fmt: skip

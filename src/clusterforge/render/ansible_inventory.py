@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from clusterforge.model import ClusterSpec
 from clusterforge.plan import Device, Plan
 from clusterforge.render.switches.network_os import ansible_network_vars
 from clusterforge.render.yamltext import to_ansible_yaml
@@ -20,8 +19,8 @@ def group_name(name: str) -> str:
     return name.replace("-", "_")
 
 
-def host_vars(spec: ClusterSpec, plan: Plan, device: Device) -> dict[str, Any]:
-    model = spec.catalog.servers[device.model]
+def host_vars(plan: Plan, device: Device) -> dict[str, Any]:
+    facts = plan.server_facts(device)
     data_ifaces = [i.name for i in device.interfaces if i.plane == Plane.DATA]
     bmc = next((i for i in device.interfaces if i.plane == Plane.OOB), None)
     interfaces = []
@@ -41,19 +40,18 @@ def host_vars(spec: ClusterSpec, plan: Plan, device: Device) -> dict[str, Any]:
         "cf_ru": device.ru,
         "cf_asset_id": device.asset_id,
         "cf_model": device.model,
-        "cf_gpu_model": model.gpu.model,
-        "cf_gpu_count": model.gpu.count,
-        "cf_nvswitch": model.gpu.nvswitch,
+        "cf_gpu_model": facts.gpu_model,
+        "cf_gpu_count": facts.gpu_count,
+        "cf_nvswitch": facts.nvswitch,
         "cf_interfaces": interfaces,
         "cf_bmc": {"ip": bmc.ip, "plane": Plane.OOB, "vlan": bmc.vlan} if bmc else None,
-        "cf_roce": {**plan.host_roce, "interfaces": data_ifaces if plan.host_roce["enabled"] else []},
-        "cf_software": services["software"],
-        "cf_storage": {"kind": services["storage"]["kind"], "mounts": services["storage"]["mounts"],
-                       "local_nvme_cache": services["storage"]["local_nvme_cache"]},
+        "cf_roce": {**plan.host_roce.to_dict(), "interfaces": data_ifaces if plan.host_roce.enabled else []},
+        "cf_software": services.software,
+        "cf_storage": {key: value for key, value in services.storage.to_dict().items() if key != "volumes"},
     }
 
 
-def render_ansible(spec: ClusterSpec, plan: Plan) -> dict[str, str]:
+def render_ansible(plan: Plan) -> dict[str, str]:
     groups: dict[str, list[str]] = defaultdict(list)
     files: dict[str, str] = {}
     switch_hosts: dict[str, dict[str, Any]] = {}
@@ -66,18 +64,18 @@ def render_ansible(spec: ClusterSpec, plan: Plan) -> dict[str, str]:
                 groups[group_name(device.rack)].append(device.name)
             groups[f"role_{group_name(device.kind)}"].append(device.name)
             if device.kind == DeviceKind.SERVER:
-                files[f"ansible/host_vars/{device.name}.yml"] = HEADER + to_ansible_yaml(host_vars(spec, plan, device))
+                files[f"ansible/host_vars/{device.name}.yml"] = HEADER + to_ansible_yaml(host_vars(plan, device))
             else:
                 files[f"ansible/host_vars/{device.name}.yml"] = HEADER + to_ansible_yaml({
                     "ansible_host": device.management_ip, "cf_name": device.name, "cf_kind": device.kind,
                     "cf_rack": device.rack, "cf_interfaces": [i.to_dict() for i in device.interfaces
                                                               if i.plane != Plane.OOB],
-                    "cf_storage": plan.services["storage"],
+                    "cf_storage": plan.services.storage.to_dict(),
                 })
         elif device.kind != DeviceKind.PDU:
             switch_hosts[device.name] = {"ansible_host": device.management_ip, "cf_kind": device.kind,
                                          "cf_plane": device.plane, "cf_model": device.model,
-                                         **ansible_network_vars(spec.networks.plane(device.plane).nos)}
+                                         **ansible_network_vars(plan.plane(device.plane).nos)}
             groups[f"role_{group_name(device.kind)}"].append(device.name)
     children: dict[str, Any] = {
         "servers": {"hosts": {name: None for name in groups.pop("servers", [])}},

@@ -5,7 +5,6 @@ from __future__ import annotations
 import csv
 import io
 
-from clusterforge.model import ClusterSpec
 from clusterforge.plan import Plan
 from clusterforge.render.csvcell import row
 from clusterforge.vocab import DeviceKind, Plane
@@ -16,11 +15,11 @@ ASSET_COLUMNS = ["asset_id", "name", "kind", "model", "site", "rack", "u", "heig
                  "bmc_ip", "data_ips", "storage_ip", "owner"]
 
 
-def render_assets(spec: ClusterSpec, plan: Plan) -> dict[str, str]:
+def render_assets(plan: Plan) -> dict[str, str]:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(ASSET_COLUMNS)
-    owner = spec.site.owner
+    owner = plan.site_facts.owner
     for device in plan.devices:
         by_plane: dict[str, list[str]] = {}
         for iface in device.interfaces:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from clusterforge.model import ClusterSpec
 from clusterforge.plan import Plan
 from clusterforge.render.ansible_inventory import render_ansible
 from clusterforge.render.assets import render_assets
@@ -12,7 +11,7 @@ from clusterforge.render.switches import render_switches
 
 __all__ = ["RENDERERS", "render_all"]
 
-Renderer = Callable[[ClusterSpec, Plan], dict[str, str]]
+Renderer = Callable[[Plan], dict[str, str]]
 
 RENDERERS: list[tuple[str, Renderer]] = [
     ("ansible", render_ansible),
@@ -21,8 +20,8 @@ RENDERERS: list[tuple[str, Renderer]] = [
 ]
 
 
-def render_all(spec: ClusterSpec, plan: Plan) -> dict[str, str]:
+def render_all(plan: Plan) -> dict[str, str]:
     files: dict[str, str] = {}
     for _, renderer in RENDERERS:
-        files.update(renderer(spec, plan))
+        files.update(renderer(plan))
     return files

@@ -14,7 +14,7 @@ def plan_tables(plan: Plan, device_limit: int = 200) -> list[Table]:
     summary = Table(title=f"{plan.cluster} @ {plan.site}")
     for key in ("gpus", "servers", "switches", "racks", "pdus", "links", "power_kw"):
         summary.add_column(key, justify="right")
-    summary.add_row(*(str(plan.summary[k]) for k in ("gpus", "servers", "switches", "racks", "pdus", "links",
+    summary.add_row(*(str(getattr(plan.summary, k)) for k in ("gpus", "servers", "switches", "racks", "pdus", "links",
                                                      "power_kw")))
     racks = Table(title="Racks")
     for col in ("rack", "role", "power W", "budget W", "capacity W", "cooling", "weight kg", "U used", "phase imb %"):
@@ -41,8 +41,8 @@ def plan_tables(plan: Plan, device_limit: int = 200) -> list[Table]:
     bom = Table(title="Bill of materials")
     for col in ("kind", "item", "count", "unit", "total"):
         bom.add_column(col, justify="right" if col in ("count", "unit", "total") else "left")
-    for line in plan.bom["lines"]:
-        bom.add_row(line["kind"], line["item"], str(line["count"]), f"{line['unit_price']:,.0f}",
-                    f"{line['total']:,.0f}")
-    bom.add_row("", "hardware total", "", "", f"{plan.bom['hardware_total']:,.0f}")
+    for line in plan.bom.lines:
+        bom.add_row(line.kind, line.item, str(line.count), f"{line.unit_price:,.0f}",
+                    f"{line.total:,.0f}")
+    bom.add_row("", "hardware total", "", "", f"{plan.bom.hardware_total:,.0f}")
     return [summary, racks, fabric, devices, bom]

@@ -7,6 +7,7 @@ import io
 from typing import Any
 
 from clusterforge.plan.objects import Plan
+from clusterforge.plan.records import BomLine
 from clusterforge.render.csvcell import row
 
 __all__ = ["BOM_COLUMNS", "KIND_ORDER", "bom_csv", "bom_view"]
@@ -20,15 +21,15 @@ def _kind_rank(kind: str) -> int:
 
 
 def bom_view(plan: Plan) -> dict[str, Any]:
-    groups: dict[str, list[dict[str, Any]]] = {}
-    for line in sorted(plan.bom["lines"], key=lambda line: (_kind_rank(line["kind"]), line["item"])):
-        groups.setdefault(line["kind"], []).append(line)
-    total = plan.bom["hardware_total"]
+    groups: dict[str, list[BomLine]] = {}
+    for line in sorted(plan.bom.lines, key=lambda line: (_kind_rank(line.kind), line.item)):
+        groups.setdefault(line.kind, []).append(line)
+    total = plan.bom.hardware_total
     return {
-        "groups": [{"kind": kind, "lines": lines, "subtotal": plan.bom["totals"].get(kind, 0.0),
-                    "share": plan.bom["totals"].get(kind, 0.0) / total if total else 0.0}
+        "groups": [{"kind": kind, "lines": lines, "subtotal": plan.bom.totals.get(kind, 0.0),
+                    "share": plan.bom.totals.get(kind, 0.0) / total if total else 0.0}
                    for kind, lines in groups.items()],
-        "total": total, "unpriced": list(plan.bom.get("unpriced", [])),
+        "total": total, "unpriced": list(plan.bom.unpriced),
     }
 
 
@@ -36,7 +37,7 @@ def bom_csv(plan: Plan) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(BOM_COLUMNS)
-    for line in sorted(plan.bom["lines"], key=lambda line: (_kind_rank(line["kind"]), line["item"])):
-        writer.writerow(row([line["kind"], line["item"], line["count"], f"{line['unit_price']:.2f}",
-                             f"{line['total']:.2f}"]))
+    for line in sorted(plan.bom.lines, key=lambda line: (_kind_rank(line.kind), line.item)):
+        writer.writerow(row([line.kind, line.item, line.count, f"{line.unit_price:.2f}",
+                             f"{line.total:.2f}"]))
     return buffer.getvalue()

@@ -6,7 +6,7 @@ report/racks/<rack>.svg      one elevation per rack
 report/fabric-<plane>.svg    one aggregated diagram per plane
 report/bom.csv               bill of materials lines
 
-Output is a pure function of (spec, plan): no timestamps, so reports diff cleanly between commits.
+Output is a pure function of the Plan: no timestamps, so reports diff cleanly between commits.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
 from clusterforge import paths
-from clusterforge.model import ClusterSpec
 from clusterforge.plan.objects import Device, Plan
 from clusterforge.render.report.bom import bom_csv, bom_view
 from clusterforge.render.report.elevation import RACK_TEMPLATE, rack_layout_key, rack_view
@@ -65,7 +64,7 @@ def _rack_list(names: list[str], shown: int = 6) -> str:
     return f"{', '.join(names[:3])}, …, {', '.join(names[-2:])}"
 
 
-def _rack_sections(spec: ClusterSpec, plan: Plan, env: Environment) -> tuple[dict[str, str], list[dict]]:
+def _rack_sections(plan: Plan, env: Environment) -> tuple[dict[str, str], list[dict]]:
     """Every rack's SVG file, and the page's rack groups (site racks, then each SU)."""
     by_rack: dict[str, list[Device]] = defaultdict(list)
     for device in plan.devices:
@@ -78,7 +77,7 @@ def _rack_sections(spec: ClusterSpec, plan: Plan, env: Environment) -> tuple[dic
     files: dict[str, str] = {}
     svgs: dict[str, str] = {}
     for rack in plan.racks:
-        view = rack_view(rack, by_rack[rack.name], pdus_by_rack[rack.name], spec.site.facility)
+        view = rack_view(rack, by_rack[rack.name], pdus_by_rack[rack.name], plan.site_facts.facility)
         svgs[rack.name] = template.render(v=view)
         files[f"{PREFIX}/racks/{rack.name}.svg"] = svgs[rack.name]
     grouped = len(plan.racks) > RACKS_SHOWN_INDIVIDUALLY
@@ -105,26 +104,26 @@ def _rack_sections(spec: ClusterSpec, plan: Plan, env: Environment) -> tuple[dic
     return files, groups
 
 
-def _overview(spec: ClusterSpec, plan: Plan, costs: dict[str, Any], power: dict[str, Any]) -> dict[str, Any]:
+def _overview(plan: Plan, costs: dict[str, Any], power: dict[str, Any]) -> dict[str, Any]:
     kinds = Counter(d.kind for d in plan.devices)
     gpu_models = Counter()
     for device in plan.devices:
         if device.gpus:
-            gpu_models[spec.catalog.servers[device.model].gpu.model] += device.gpus
+            gpu_models[plan.server_facts(device).gpu_model] += device.gpus
     return {
         "cards": [
-            {"label": "GPUs", "value": fmt_int(plan.summary["gpus"]),
+            {"label": "GPUs", "value": fmt_int(plan.summary.gpus),
              "note": ", ".join(f"{count:,} × {model}" for model, count in gpu_models.most_common())},
-            {"label": "servers", "value": fmt_int(plan.summary["servers"]),
-             "note": f"+ {plan.summary['storage_servers']} storage"},
-            {"label": "switches", "value": fmt_int(plan.summary["switches"]),
+            {"label": "servers", "value": fmt_int(plan.summary.servers),
+             "note": f"+ {plan.summary.storage_servers} storage"},
+            {"label": "switches", "value": fmt_int(plan.summary.switches),
              "note": f"{kinds['leaf']} leaf · {kinds['spine']} spine · {kinds['mgmt-switch']} mgmt/oob"},
-            {"label": "racks", "value": fmt_int(plan.summary["racks"]),
-             "note": f"{plan.summary['pdus']} PDUs · {len(plan.summary['scalable_units'])} SU"},
+            {"label": "racks", "value": fmt_int(plan.summary.racks),
+             "note": f"{plan.summary.pdus} PDUs · {len(plan.summary.scalable_units)} SU"},
             {"label": "IT power", "value": fmt_kw(power["totals"]["it_w"]), "note": "sum of max draw"},
             {"label": "facility power", "value": fmt_kw(power["totals"]["facility_w"]),
-             "note": f"at PUE {spec.site.facility.pue:g}"},
-            {"label": "hardware", "value": fmt_money(plan.bom["hardware_total"]), "note": "catalog prices"},
+             "note": f"at PUE {plan.site_facts.facility.pue:g}"},
+            {"label": "hardware", "value": fmt_money(plan.bom.hardware_total), "note": "catalog prices"},
             {"label": f"{costs['years']}-year TCO", "value": fmt_money(costs["total"]),
              "note": (f"{costs['per_gpu_hour']:,.2f} per GPU-hour" if costs["per_gpu_hour"] is not None
                       else "no GPUs")},
@@ -132,30 +131,31 @@ def _overview(spec: ClusterSpec, plan: Plan, costs: dict[str, Any], power: dict[
         "kinds": [{"kind": kind, "label": KIND_LABELS[kind], "fill": colours[0], "stroke": colours[1],
                    "count": kinds.get(kind, 0)} for kind, colours in KIND_COLOURS.items()],
         "warnings": list(plan.warnings) + power["notices"],
-        "owner": spec.site.owner,
-        "sus": ", ".join(str(su) for su in plan.summary["scalable_units"]),
+        "owner": plan.site_facts.owner,
+        "sus": ", ".join(str(su) for su in plan.summary.scalable_units),
     }
 
 
-def render_report(spec: ClusterSpec, plan: Plan) -> dict[str, str]:
+def render_report(plan: Plan) -> dict[str, str]:
     env = report_environment()
-    files, rack_groups = _rack_sections(spec, plan, env)
+    files, rack_groups = _rack_sections(plan, env)
     fabric_template = env.get_template(FABRIC_TEMPLATE)
     fabrics = []
     for plane in plan.fabric:
         svg = fabric_template.render(v=fabric_view(plan, plane))
         files[f"{PREFIX}/fabric-{plane}.svg"] = svg
         fabrics.append({"plane": plane, "svg": Markup(svg), "file": f"fabric-{plane}.svg"})
-    costs = tco(plan, spec.site.costs, spec.site.facility.pue)
-    power = power_view(plan, spec.site.facility, spec.site.costs.average_load_fraction)
+    site = plan.site_facts
+    costs = tco(plan, site.costs, site.facility.pue)
+    power = power_view(plan, site.facility, site.costs.average_load_fraction)
     files[f"{PREFIX}/bom.csv"] = bom_csv(plan)
     racks = {"groups": rack_groups, "grouped": len(plan.racks) > RACKS_SHOWN_INDIVIDUALLY}
     page = {
         "cluster": plan.cluster, "site": plan.site, "sections": SECTIONS, "titles": SECTION_TITLES,
-        "overview": _overview(spec, plan, costs, power), "racks": racks,
+        "overview": _overview(plan, costs, power), "racks": racks,
         "fabric": fabrics, "power": power, "ipplan": ip_plan_view(plan),
         "storage": storage_view(plan), "bom": bom_view(plan), "tco": costs,
-        "costs_in": spec.site.costs,
+        "costs_in": site.costs,
     }
     files[f"{PREFIX}/index.html"] = env.get_template("index.html.j2").render(**page)
     return dict(sorted(files.items()))

@@ -12,8 +12,8 @@ __all__ = ["storage_view"]
 
 
 def storage_view(plan: Plan) -> dict[str, Any]:
-    storage = plan.services["storage"]
-    volumes = {v["tier"]: v for v in storage.get("volumes") or []}
+    storage = plan.services.storage
+    volumes = {v["tier"]: v for v in storage.volumes}
     servers = []
     for device in plan.devices:
         if device.kind != DeviceKind.STORAGE:
@@ -24,14 +24,14 @@ def storage_view(plan: Plan) -> dict[str, Any]:
         servers.append({"name": device.name, "rack": device.rack, "model": device.model, "address": address,
                         "bricks": bricks})
     tiers = []
-    for mount in storage["mounts"]:
-        volume = volumes.get(mount["tier"])
+    for mount in storage.mounts:
+        volume = volumes.get(mount.tier)
         tiers.append({
-            "tier": mount["tier"], "kind": storage["kind"], "path": mount["path"], "source": mount["source"] or "–",
-            "options": mount["options"],
+            "tier": mount.tier, "kind": storage.kind, "path": mount.path, "source": mount.source or "–",
+            "options": mount.options,
             "layout": (f"{volume['layout']} ({len(volume['bricks'])} bricks, replica {volume['replica']})"
                        if volume else "–"),
             "capacity_tb": volume["capacity_tb"] if volume else None, "media": volume["media"] if volume else None,
-            "throughput_mbps": mount.get("throughput_mbps"),
+            "throughput_mbps": mount.throughput_mbps,
         })  # fmt: skip
-    return {"kind": storage["kind"], "servers": servers, "tiers": tiers}
+    return {"kind": storage.kind, "servers": servers, "tiers": tiers}

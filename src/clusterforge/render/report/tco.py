@@ -28,8 +28,8 @@ def tco(plan: Plan, costs: Costs, pue: float) -> dict[str, Any]:
     """The cost lines, their total and the cost per GPU-hour; every input is echoed for the reader."""
     years = costs.years
     hours = years * HOURS_PER_YEAR
-    hardware = float(plan.bom["hardware_total"])
-    it_kw = float(plan.summary["power_kw"])
+    hardware = float(plan.bom.hardware_total)
+    it_kw = float(plan.summary.power_kw)
     average_it_kw = it_kw * costs.average_load_fraction
     average_facility_kw = average_it_kw * pue
     energy_kwh = average_facility_kw * hours
@@ -50,7 +50,7 @@ def tco(plan: Plan, costs: Costs, pue: float) -> dict[str, Any]:
          "basis": f"{costs.licences_per_year:,.0f} per year × {years}"},
     ]
     total = sum(line["amount"] for line in lines)
-    gpus = int(plan.summary["gpus"])
+    gpus = int(plan.summary.gpus)
     gpu_hours = gpus * hours
     capex = sum(line["amount"] for line in lines if line["once"])
     return {

@@ -13,7 +13,6 @@ switches/_fabric/opensm-partitions.conf for InfiniBand planes.
 
 from __future__ import annotations
 
-from clusterforge.model import ClusterSpec
 from clusterforge.plan import Plan
 from clusterforge.render.switches._infiniband import opensm_partitions
 from clusterforge.render.switches.device_config import device_files, fabric_files
@@ -25,12 +24,12 @@ __all__ = ["render_switches", "FABRIC_DIR"]
 FABRIC_DIR = "_fabric"  # fabric-wide files; switch names never start with "_"
 
 
-def render_switches(spec: ClusterSpec, plan: Plan) -> dict[str, str]:
+def render_switches(plan: Plan) -> dict[str, str]:
     files: dict[str, str] = {}
-    for name, facts in fabric_facts(spec, plan).items():
+    for name, facts in fabric_facts(plan).items():
         structured = device_structured_config(facts, plan.qos)
         for filename, content in device_files(facts.nos, structured).items():
             files[f"switches/{name}/{filename}"] = content
-    for filename, content in fabric_files(opensm_partitions(spec)).items():
+    for filename, content in fabric_files(opensm_partitions(plan)).items():
         files[f"switches/{FABRIC_DIR}/{filename}"] = content
     return files

@@ -1,7 +1,7 @@
 """Switch facts: what each switch's renderers may read, indexed once from the Plan.
 
 Nothing here decides anything. A port's address, peer and speed are read from the Plan's
-interfaces and links; plane attributes (NOS, transport, VLAN, MTU, VRF) from the declaration.
+interfaces and links; plane attributes (NOS, transport, VLAN, MTU, VRF, lossless) from the Plan's plane records.
 The index is built in one pass over the links and one over the devices, so rendering every
 switch stays linear in the size of the Plan.
 """
@@ -15,10 +15,9 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from clusterforge.model import ClusterSpec
 from clusterforge.model.sonic_ports import SonicPlatform
 from clusterforge.plan import Device, Interface, Plan
-from clusterforge.vocab import DeviceKind, Transport
+from clusterforge.vocab import DeviceKind
 
 __all__ = ["PortFacts", "SwitchFacts", "fabric_facts", "SWITCH_KINDS", "port_sort_key", "network_of", "address_of"]
 
@@ -142,7 +141,7 @@ class _End(NamedTuple):
     tier: str
 
 
-def fabric_facts(spec: ClusterSpec, plan: Plan) -> dict[str, SwitchFacts]:
+def fabric_facts(plan: Plan) -> dict[str, SwitchFacts]:
     """Facts for every switch in the Plan, keyed by switch name, in Plan order."""
     kinds = {d.name: d for d in plan.devices}
     ends: dict[str, list[_End]] = defaultdict(list)
@@ -152,12 +151,12 @@ def fabric_facts(spec: ClusterSpec, plan: Plan) -> dict[str, SwitchFacts]:
                                         "up", link.tier))
         ends[link.b.device].append(_End(link.b.port, link.a.device, link.a.port, link.speed_gbps, link.mtu,
                                         "down", link.tier))
-    mgmt_vrf = spec.networks.oob.vrf or DEFAULT_MGMT_VRF
+    mgmt_vrf = plan.management_vrf
     out: dict[str, SwitchFacts] = {}
     for device in plan.devices:
         if device.kind not in SWITCH_KINDS:
             continue
-        decl = spec.networks.plane(device.plane)
+        decl = plan.plane(device.plane)
         mgmt = loopback = None
         svis: list[Interface] = []
         routed: dict[str, Interface] = {}
@@ -188,13 +187,10 @@ def fabric_facts(spec: ClusterSpec, plan: Plan) -> dict[str, SwitchFacts]:
             if name not in ports:
                 ports[name] = PortFacts(name, iface.speed_gbps, iface.mtu, iface.ip, iface.peer_ip)
         out[device.name] = SwitchFacts(
-            device, decl.nos, decl.transport, decl.vlan, decl.mtu, mgmt_vrf, decl.transport == Transport.ROCE,
+            device, decl.nos, decl.transport, decl.vlan, decl.mtu, mgmt_vrf, decl.lossless,
             mgmt, loopback, tuple(sorted(svis, key=lambda i: port_sort_key(i.name))),
             tuple(sorted(ports.values(), key=lambda p: port_sort_key(p.name))),
-            spec.catalog.switches[device.model].sonic if device.model in spec.catalog.switches else None,
+            plan.switch_models[device.model].sonic if device.model in plan.switch_models else None,
         )
     return out
 
-
-# SONiC only knows a management VRF named "mgmt"; planes that declare none get the same name everywhere.
-DEFAULT_MGMT_VRF = "mgmt"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from clusterforge.plan.records import SwitchQos
 from clusterforge.render.switches._cumulus import cumulus_structured_config
 from clusterforge.render.switches._eos import eos_structured_config
 from clusterforge.render.switches._infiniband import ib_structured_config
@@ -22,7 +23,7 @@ BUILDERS: dict[str, Callable[[SwitchFacts, dict[str, Any]], dict[str, Any]]] = {
 }
 
 
-def device_structured_config(facts: SwitchFacts, qos: dict[str, Any]) -> dict[str, Any]:
+def device_structured_config(facts: SwitchFacts, qos: SwitchQos) -> dict[str, Any]:
     try:
         build = BUILDERS[facts.nos]
     except KeyError:

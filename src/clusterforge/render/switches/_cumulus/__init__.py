@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from clusterforge.plan.records import SwitchQos
 from clusterforge.render.switches._cumulus.bridge import bridge
 from clusterforge.render.switches._cumulus.interface import interface
 from clusterforge.render.switches._cumulus.qos import qos
@@ -27,5 +28,5 @@ CUMULUS_KEYS: list[tuple[str, Key]] = [
 ]
 
 
-def cumulus_structured_config(facts: SwitchFacts, qos_intent: dict[str, Any]) -> dict[str, Any]:
+def cumulus_structured_config(facts: SwitchFacts, qos_intent: SwitchQos) -> dict[str, Any]:
     return {key: value for key, build in CUMULUS_KEYS if (value := build(facts, qos_intent))}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from clusterforge.plan.records import SwitchQos
 from clusterforge.render.switches._cumulus.interface import BRIDGE_DOMAIN
 from clusterforge.render.switches.facts import SwitchFacts
 from clusterforge.vocab import DeviceKind
@@ -15,7 +16,7 @@ __all__ = ["bridge", "AGG_STP_PRIORITY"]
 AGG_STP_PRIORITY = 4096
 
 
-def bridge(facts: SwitchFacts, qos: dict[str, Any]) -> dict[str, Any] | None:
+def bridge(facts: SwitchFacts, qos: SwitchQos) -> dict[str, Any] | None:
     if not (facts.svis or facts.access_ports or facts.trunk_ports):
         return None
     out: dict[str, Any] = {"domain": BRIDGE_DOMAIN, "vlans": [facts.plane_vlan]}

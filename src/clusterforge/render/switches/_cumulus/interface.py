@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from clusterforge.plan.records import SwitchQos
 from clusterforge.render.switches.facts import SwitchFacts
 
 __all__ = ["interface", "BRIDGE_DOMAIN"]
@@ -24,7 +25,7 @@ def _entry(name: str, kind: str, **fields: Any) -> dict[str, Any]:
     return entry
 
 
-def interface(facts: SwitchFacts, qos: dict[str, Any]) -> list[dict[str, Any]]:
+def interface(facts: SwitchFacts, qos: SwitchQos) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     if facts.loopback is not None and facts.loopback.ip:
         out.append(_entry("lo", "loopback", addresses=[facts.loopback.ip]))

@@ -4,17 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from clusterforge.plan.records import SwitchQos
 from clusterforge.render.switches._frr.router_bgp import router_bgp
 from clusterforge.render.switches.facts import SwitchFacts
 
 __all__ = ["router", "vrf"]
 
 
-def router(facts: SwitchFacts, qos: dict[str, Any]) -> dict[str, Any] | None:
+def router(facts: SwitchFacts, qos: SwitchQos) -> dict[str, Any] | None:
     bgp = router_bgp(facts)
     return {"asn": bgp["as"], "router_id": bgp["router_id"]} if bgp else None
 
 
-def vrf(facts: SwitchFacts, qos: dict[str, Any]) -> dict[str, Any] | None:
+def vrf(facts: SwitchFacts, qos: SwitchQos) -> dict[str, Any] | None:
     bgp = router_bgp(facts)
     return {"default": bgp} if bgp else None

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from clusterforge.plan.records import SwitchQos
 from clusterforge.render.switches._eos.interfaces import (
     ethernet_interfaces,
     loopback_interfaces,
@@ -37,5 +38,5 @@ EOS_KEYS: list[tuple[str, Key]] = [
 ]
 
 
-def eos_structured_config(facts: SwitchFacts, qos_intent: dict[str, Any]) -> dict[str, Any]:
+def eos_structured_config(facts: SwitchFacts, qos_intent: SwitchQos) -> dict[str, Any]:
     return {key: value for key, build in EOS_KEYS if (value := build(facts, qos_intent)) is not None}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from clusterforge.plan.records import SwitchQos
 from clusterforge.render.switches._eos.qos import QOS_PROFILE
 from clusterforge.render.switches.facts import SwitchFacts
 
@@ -19,7 +20,7 @@ def eos_speed(gbps: int | None) -> str | None:
     return _EOS_SPEED.get(gbps, f"{gbps}g") if gbps else None
 
 
-def ethernet_interfaces(facts: SwitchFacts, qos: dict[str, Any]) -> list[dict[str, Any]] | None:
+def ethernet_interfaces(facts: SwitchFacts, qos: SwitchQos) -> list[dict[str, Any]] | None:
     access = {p.name for p in facts.access_ports}
     trunk = {p.name for p in facts.trunk_ports}
     out = []
@@ -39,18 +40,18 @@ def ethernet_interfaces(facts: SwitchFacts, qos: dict[str, Any]) -> list[dict[st
     return out or None
 
 
-def loopback_interfaces(facts: SwitchFacts, qos: dict[str, Any]) -> list[dict[str, Any]] | None:
+def loopback_interfaces(facts: SwitchFacts, qos: SwitchQos) -> list[dict[str, Any]] | None:
     loop = facts.loopback
     return [{"name": loop.name, "ip_address": loop.ip}] if loop is not None and loop.ip else None
 
 
-def management_interfaces(facts: SwitchFacts, qos: dict[str, Any]) -> list[dict[str, Any]] | None:
+def management_interfaces(facts: SwitchFacts, qos: SwitchQos) -> list[dict[str, Any]] | None:
     mgmt = facts.mgmt
     if mgmt is None or not mgmt.ip:
         return None
     return [{"name": EOS_MGMT_INTERFACE, "vrf": facts.mgmt_vrf, "ip_address": mgmt.ip, "gateway": mgmt.gateway}]
 
 
-def vlan_interfaces(facts: SwitchFacts, qos: dict[str, Any]) -> list[dict[str, Any]] | None:
+def vlan_interfaces(facts: SwitchFacts, qos: SwitchQos) -> list[dict[str, Any]] | None:
     out = [{"name": svi.name, "mtu": svi.mtu, "ip_address": svi.ip, "gateway": svi.gateway} for svi in facts.svis]
     return out or None

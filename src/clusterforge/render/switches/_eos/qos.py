@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from clusterforge.plan.records import SwitchQos
 from clusterforge.render.switches.facts import SwitchFacts
 
 __all__ = ["qos", "priority_flow_control", "qos_profiles", "QOS_PROFILE"]
@@ -18,34 +19,34 @@ __all__ = ["qos", "priority_flow_control", "qos_profiles", "QOS_PROFILE"]
 QOS_PROFILE = "ROCE"  # the service profile every lossless port applies
 
 
-def qos(facts: SwitchFacts, intent: dict[str, Any]) -> dict[str, Any] | None:
+def qos(facts: SwitchFacts, intent: SwitchQos) -> dict[str, Any] | None:
     if not facts.lossless:
         return None
     return {
         "dscp_to_traffic_class": [
-            {"dscp": intent["roce_dscp"], "traffic_class": intent["roce_priority"]},
-            {"dscp": intent["cnp_dscp"], "traffic_class": intent["cnp_priority"]},
+            {"dscp": intent.roce_dscp, "traffic_class": intent.roce_priority},
+            {"dscp": intent.cnp_dscp, "traffic_class": intent.cnp_priority},
         ],
-        "roce_priority": intent["roce_priority"],
-        "ecn_min_bytes": intent["ecn_min_bytes"],
-        "ecn_max_bytes": intent["ecn_max_bytes"],
-        "ecn_probability_pct": intent["ecn_probability_pct"],
+        "roce_priority": intent.roce_priority,
+        "ecn_min_bytes": intent.ecn_min_bytes,
+        "ecn_max_bytes": intent.ecn_max_bytes,
+        "ecn_probability_pct": intent.ecn_probability_pct,
     }
 
 
-def priority_flow_control(facts: SwitchFacts, intent: dict[str, Any]) -> dict[str, Any] | None:
+def priority_flow_control(facts: SwitchFacts, intent: SwitchQos) -> dict[str, Any] | None:
     if not facts.lossless:
         return None
-    return {"watchdog_timeout_s": intent["pfc_watchdog_ms"] / 1000, "watchdog_action": "drop"}
+    return {"watchdog_timeout_s": intent.pfc_watchdog_ms / 1000, "watchdog_action": "drop"}
 
 
-def qos_profiles(facts: SwitchFacts, intent: dict[str, Any]) -> list[dict[str, Any]] | None:
+def qos_profiles(facts: SwitchFacts, intent: SwitchQos) -> list[dict[str, Any]] | None:
     if not facts.lossless:
         return None
-    roce, cnp, default = intent["roce_priority"], intent["cnp_priority"], 0
+    roce, cnp, default = intent.roce_priority, intent.cnp_priority, 0
     queues = [
-        {"id": default, "bandwidth_percent": 100 - intent["ets_roce_pct"], "priority": "no priority"},
-        {"id": roce, "bandwidth_percent": intent["ets_roce_pct"], "priority": "no priority"},
+        {"id": default, "bandwidth_percent": 100 - intent.ets_roce_pct, "priority": "no priority"},
+        {"id": roce, "bandwidth_percent": intent.ets_roce_pct, "priority": "no priority"},
         {"id": cnp, "priority": "priority strict"},
     ]
     return [{"name": QOS_PROFILE, "tx_queues": sorted(queues, key=lambda q: q["id"])}]

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from clusterforge.plan.records import SwitchQos
 from clusterforge.render.switches._frr.router_bgp import router_bgp as _bgp
 from clusterforge.render.switches.facts import SwitchFacts
 
 __all__ = ["ip_routing", "router_bgp"]
 
 
-def ip_routing(facts: SwitchFacts, qos: dict[str, Any]) -> dict[str, Any]:
+def ip_routing(facts: SwitchFacts, qos: SwitchQos) -> dict[str, Any]:
     # routed switches forward in the default VRF; the management VRF only ever hosts the switch itself
     return {"default": facts.device.asn is not None, "mgmt_vrf": facts.mgmt_vrf if facts.mgmt else None}
 
 
-def router_bgp(facts: SwitchFacts, qos: dict[str, Any]) -> dict[str, Any] | None:
+def router_bgp(facts: SwitchFacts, qos: SwitchQos) -> dict[str, Any] | None:
     return _bgp(facts)

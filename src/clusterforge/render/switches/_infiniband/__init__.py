@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from clusterforge.model import ClusterSpec
+from clusterforge.plan import Plan
+from clusterforge.plan.records import SwitchQos
 from clusterforge.render.switches.facts import SwitchFacts
 from clusterforge.vocab import Plane, Transport
 
@@ -29,7 +30,7 @@ def ib_mtu_code(ipoib_mtu: int) -> int:
     return _IB_MTUS[4096]
 
 
-def ib_structured_config(facts: SwitchFacts, qos: dict[str, Any]) -> dict[str, Any]:
+def ib_structured_config(facts: SwitchFacts, qos: SwitchQos) -> dict[str, Any]:
     device = facts.device
     out: dict[str, Any] = {
         "hostname": device.name,
@@ -50,21 +51,21 @@ def ib_structured_config(facts: SwitchFacts, qos: dict[str, Any]) -> dict[str, A
     return {"ib": out}
 
 
-def opensm_partitions(spec: ClusterSpec) -> dict[str, Any] | None:
+def opensm_partitions(plan: Plan) -> dict[str, Any] | None:
     """Default partition plus one per InfiniBand plane.
 
     The Plan carries no PKey, so a plane's partition key is its declared VLAN id: the declaration's
     existing tenant identifier for that plane, unique per plane by the same review.
     """
-    planes = [name for name in Plane.FABRICS if spec.networks.plane(name).transport == Transport.INFINIBAND]
+    planes = [name for name in Plane.FABRICS if plan.plane(name).transport == Transport.INFINIBAND]
     if not planes:
         return None
     partitions = [{"name": "Default", "pkey": f"0x{DEFAULT_PKEY:04x}", "ipoib": True,
-                   "mtu_code": min(ib_mtu_code(spec.networks.plane(p).mtu) for p in planes),
+                   "mtu_code": min(ib_mtu_code(plan.plane(p).mtu) for p in planes),
                    "members": "ALL=full", "comment": "every port; the subnet manager's own port must be full"}]
     for name in planes:
-        plane = spec.networks.plane(name)
+        plane = plan.plane(name)
         partitions.append({"name": name, "pkey": f"0x{plane.vlan:04x}", "ipoib": True,
                            "mtu_code": ib_mtu_code(plane.mtu), "members": "ALL_CAS=full, ALL_SWITCHES=full, SELF=full",
                            "comment": f"plane {name}: PKey = declared VLAN {plane.vlan}, IPoIB MTU {plane.mtu}"})
-    return {"cluster": spec.name, "partitions": partitions}
+    return {"cluster": plan.cluster, "partitions": partitions}

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from clusterforge.plan.records import SwitchQos
 from clusterforge.render.switches._frr import frr_structured_config
 from clusterforge.render.switches._sonic.buffers import BUFFER_PG, BUFFER_POOL, BUFFER_PROFILE, BUFFER_QUEUE
 from clusterforge.render.switches._sonic.interfaces import (
@@ -71,6 +72,6 @@ SONIC_TABLES: list[tuple[str, Table]] = [
 ]
 
 
-def sonic_structured_config(facts: SwitchFacts, qos: dict[str, Any]) -> dict[str, Any]:
+def sonic_structured_config(facts: SwitchFacts, qos: SwitchQos) -> dict[str, Any]:
     config_db = {key: value for key, build in SONIC_TABLES if (value := build(facts, qos))}
     return {"config_db": config_db, "frr": frr_structured_config(facts)}

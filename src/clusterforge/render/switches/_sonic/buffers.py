@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from clusterforge.plan.headroom import FRAME_OVERHEAD_B, PROPAGATION_NS_PER_M, RESPONSE_NS, headroom
+from clusterforge.plan.records import SwitchQos
 from clusterforge.render.switches.facts import SwitchFacts
 
 __all__ = [
@@ -45,12 +46,12 @@ def _speed(facts: SwitchFacts, port) -> int:
     return port.speed_gbps or facts.sonic_platform.by_name[port.name].speed_gbps
 
 
-def BUFFER_POOL(facts: SwitchFacts, qos: dict[str, Any]) -> dict[str, Any] | None:  # noqa: N802 - table name
+def BUFFER_POOL(facts: SwitchFacts, qos: SwitchQos) -> dict[str, Any] | None:  # noqa: N802 - table name
     ports = _lossless_ports(facts)
     if not ports:
         return None
     pools = _pools(facts)
-    need = sum(headroom(_speed(facts, p), qos["pfc_cable_length_m"], p.mtu)["size"] for p in ports)
+    need = sum(headroom(_speed(facts, p), qos.pfc_cable_length_m, p.mtu)["size"] for p in ports)
     if need > pools.ingress_lossless_pool:
         raise ValueError(f"{facts.name}: lossless headroom {need} B for {len(ports)} ports exceeds the"
                          f" {pools.ingress_lossless_pool} B ingress lossless pool; shorten"
@@ -62,11 +63,11 @@ def BUFFER_POOL(facts: SwitchFacts, qos: dict[str, Any]) -> dict[str, Any] | Non
     }
 
 
-def BUFFER_PROFILE(facts: SwitchFacts, qos: dict[str, Any]) -> dict[str, Any] | None:  # noqa: N802
+def BUFFER_PROFILE(facts: SwitchFacts, qos: SwitchQos) -> dict[str, Any] | None:  # noqa: N802
     ports = _lossless_ports(facts)
     if not ports:
         return None
-    cable = qos["pfc_cable_length_m"]
+    cable = qos.pfc_cable_length_m
     out: dict[str, Any] = {
         ING_LOSSY_PROFILE: {"pool": ING_LOSSLESS, "size": "0", "dynamic_th": DYNAMIC_TH_LOSSY},
         EGR_LOSSLESS_PROFILE: {"pool": EGR_LOSSLESS, "size": "0", "dynamic_th": DYNAMIC_TH_LOSSLESS},
@@ -94,8 +95,8 @@ def _ranges(values: list[int]) -> list[str]:
     return out
 
 
-def BUFFER_PG(facts: SwitchFacts, qos: dict[str, Any]) -> dict[str, Any] | None:  # noqa: N802
-    cable, roce = qos["pfc_cable_length_m"], qos["roce_priority"]
+def BUFFER_PG(facts: SwitchFacts, qos: SwitchQos) -> dict[str, Any] | None:  # noqa: N802
+    cable, roce = qos.pfc_cable_length_m, qos.roce_priority
     out: dict[str, Any] = {}
     for port in _lossless_ports(facts):
         out[f"{port.name}|0"] = {"profile": ING_LOSSY_PROFILE}  # every other TC shares PG 0 (tc_to_pg_map)
@@ -103,8 +104,8 @@ def BUFFER_PG(facts: SwitchFacts, qos: dict[str, Any]) -> dict[str, Any] | None:
     return out or None
 
 
-def BUFFER_QUEUE(facts: SwitchFacts, qos: dict[str, Any]) -> dict[str, Any] | None:  # noqa: N802
-    roce = qos["roce_priority"]
+def BUFFER_QUEUE(facts: SwitchFacts, qos: SwitchQos) -> dict[str, Any] | None:  # noqa: N802
+    roce = qos.roce_priority
     lossy = _ranges([q for q in range(8) if q != roce])
     out: dict[str, Any] = {}
     for port in _lossless_ports(facts):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from clusterforge.plan.records import SwitchQos
 from clusterforge.render.switches.facts import SwitchFacts
 from clusterforge.vocab import DeviceKind, Plane
 
@@ -22,7 +23,7 @@ def sonic_device_type(facts: SwitchFacts) -> str:
     return _ROUTED_TYPES[device.kind]
 
 
-def DEVICE_METADATA(facts: SwitchFacts, qos: dict[str, Any]) -> dict[str, Any]:  # noqa: N802 - table name
+def DEVICE_METADATA(facts: SwitchFacts, qos: SwitchQos) -> dict[str, Any]:  # noqa: N802 - table name
     localhost: dict[str, str] = {
         "hostname": facts.name,
         "type": sonic_device_type(facts),

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from clusterforge.plan.records import SwitchQos
 from clusterforge.render.switches.facts import SwitchFacts
 
 __all__ = ["PORT"]
 
 
-def PORT(facts: SwitchFacts, qos: dict[str, Any]) -> dict[str, Any] | None:  # noqa: N802 - table name
+def PORT(facts: SwitchFacts, qos: SwitchQos) -> dict[str, Any] | None:  # noqa: N802 - table name
     platform = facts.sonic_platform
     if platform is None:
         raise ValueError(f"{facts.name}: switch model {facts.device.model!r} has no SONiC port map in the catalog")

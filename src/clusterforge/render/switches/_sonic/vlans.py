@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from clusterforge.plan.records import SwitchQos
 from clusterforge.render.switches.facts import SwitchFacts
 
 __all__ = ["VLAN", "VLAN_MEMBER", "VLAN_INTERFACE"]
@@ -17,20 +18,20 @@ def _bridged(facts: SwitchFacts) -> bool:
     return bool(facts.svis or facts.access_ports or facts.trunk_ports)
 
 
-def VLAN(facts: SwitchFacts, qos: dict[str, Any]) -> dict[str, Any] | None:  # noqa: N802 - table name
+def VLAN(facts: SwitchFacts, qos: SwitchQos) -> dict[str, Any] | None:  # noqa: N802 - table name
     if not _bridged(facts):
         return None
     return {f"Vlan{facts.plane_vlan}": {"vlanid": str(facts.plane_vlan), "mtu": str(facts.plane_mtu)}}
 
 
-def VLAN_MEMBER(facts: SwitchFacts, qos: dict[str, Any]) -> dict[str, Any] | None:  # noqa: N802
+def VLAN_MEMBER(facts: SwitchFacts, qos: SwitchQos) -> dict[str, Any] | None:  # noqa: N802
     vlan = f"Vlan{facts.plane_vlan}"
     out = {f"{vlan}|{p.name}": {"tagging_mode": "untagged"} for p in facts.access_ports}
     out.update({f"{vlan}|{p.name}": {"tagging_mode": "tagged"} for p in facts.trunk_ports})
     return out or None
 
 
-def VLAN_INTERFACE(facts: SwitchFacts, qos: dict[str, Any]) -> dict[str, Any] | None:  # noqa: N802
+def VLAN_INTERFACE(facts: SwitchFacts, qos: SwitchQos) -> dict[str, Any] | None:  # noqa: N802
     out: dict[str, Any] = {}
     for svi in facts.svis:
         out[svi.name] = {}
