@@ -21,6 +21,9 @@ TEMPLATE = "{{ lookup('pipe', 'id') }}"
 EDITS = [
     ("nul", "owner: platform-team", "owner: platform\x00team", "", "control character U+0000", None),
     ("escape-char", "owner: platform-team", "owner: plat\x1b[31mform", "", "control character U+001B", None),
+    ("bidi-override", "owner: platform-team", "owner: platform\u202eteam", "", "control character U+202E", None),
+    ("bidi-escaped", "catalog: {}", 'catalog:\n  cables:\n    dac: {description: "\\u202eevil", price: 1,'
+     " max_length_m: 3}", "catalog.cables.dac.description", "control characters", 2),
     ("c1-control", "owner: platform-team", "owner: plat\x85form", "", "control character U+0085", None),
     ("vrf-newline", "    vrf: mgmt\n  oob", f'    vrf: "{VRF_INJECTION}"\n  oob', "networks.management.vrf",
      "not a valid VRF name; allowed:", None),
@@ -108,7 +111,7 @@ EDITS = [
     ("hostile-key", "envelope:\n", '"evil\\nkey": 1\nenvelope:\n', "'evil\\nkey'", "unknown field", None),
     ("complex-key", "envelope:\n", "? [a, b]\n: 1\nenvelope:\n", "", "mapping key must be a plain scalar", None),
 ]
-EDITS = [case for case in EDITS if case[1] in LAB_TEXT]
+assert all(case[1] in LAB_TEXT for case in EDITS), [case[0] for case in EDITS if case[1] not in LAB_TEXT]
 
 
 @pytest.mark.parametrize(("old", "new", "field", "message", "line"), [case[1:] for case in EDITS],

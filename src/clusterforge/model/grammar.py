@@ -48,7 +48,7 @@ GRAMMARS: dict[str, tuple[str, str]] = {
 }
 FREE_TEXT_MAX = 500
 _TEMPLATE = re.compile(r"\{[{%#]|[}%#]\}")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
 def _grammar(kind: str) -> AfterValidator:

@@ -5,7 +5,8 @@ seconds and a small, fixed amount of memory (see docs/LIMITS.md for the measured
 
 * only regular files are read (a named pipe, device or directory is refused without opening it
   for a blocking read), at most ``MAX_BYTES``;
-* the bytes must be UTF-8 and free of control characters other than tab and newline;
+* the bytes must be UTF-8 and free of control characters other than tab and newline, and of
+  bidirectional overrides (a reviewer must read what loads);
 * YAML anchors/aliases, merge keys (``<<``) and explicit tags (``!!python/...``, ``!custom``) are
   refused: a declaration is plain data and reads the same in review as it loads;
 * nesting deeper than ``MAX_DEPTH`` and documents of more than ``MAX_NODES`` nodes are refused
@@ -32,8 +33,9 @@ MAX_BYTES = 256 * 1024  # 256 KiB: the largest example inventory is 4 KB, the wh
 MAX_DEPTH = 32  # the schema nests 6 deep
 MAX_NODES = 20_000  # scalars + mappings + sequences in one file; the examples have 190-350
 _MERGE_TAG = "tag:yaml.org,2002:merge"
-# C0 controls except tab/LF/CR, DEL, C1 controls, and the Unicode line/paragraph separators
-_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029]")
+# C0 controls except tab/LF/CR, DEL, C1 controls, the Unicode line/paragraph separators, and the
+# bidirectional overrides/isolates that make reviewed text read differently from what loads (CVE-2021-42574)
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 _KIND = {stat.S_IFIFO: "a named pipe", stat.S_IFDIR: "a directory", stat.S_IFCHR: "a character device",
          stat.S_IFBLK: "a block device", stat.S_IFSOCK: "a socket"}
 
