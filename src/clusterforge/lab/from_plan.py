@@ -17,6 +17,7 @@ import re
 
 from clusterforge.lab.topology import LabHost, LabInterface, LabRoute, LabSegment, LabTopology
 from clusterforge.plan import Device, Plan
+from clusterforge.plan.naming import su_label
 from clusterforge.plan.volumes import BRICK_ROOT
 from clusterforge.vocab import DeviceKind, LinkTier, Plane
 
@@ -52,11 +53,11 @@ def _server(device: Device, plan: Plan) -> LabHost:
         elif iface.plane == Plane.OOB:
             continue  # the BMC is another device; it is not emulated
         elif iface.plane == Plane.STORAGE:
-            seg = segment_name("stor", *(device.rack.split("-")[:1] if device.su else ["site"]))
+            seg = segment_name("stor", su_label(device.su) if device.su else "site")
             interfaces.append(LabInterface(name="bond0", segment=seg, ip=iface.ip, mtu=iface.mtu))
             routes.append(LabRoute(dst=plan.pools[Plane.STORAGE]["pool"], via=iface.gateway, dev="bond0"))
         elif iface.plane == Plane.DATA and not iface.peer_ip:  # InfiniBand: IPoIB, one L2 segment per SU rail
-            seg = segment_name("ib", device.rack.split("-")[0] if device.su else "site", f"rail{iface.rail}")
+            seg = segment_name("ib", su_label(device.su) if device.su else "site", f"rail{iface.rail}")
             interfaces.append(LabInterface(name=iface.name, segment=seg, ip=iface.ip, mtu=iface.mtu))
         elif iface.plane == Plane.DATA:
             link = f"{device.name}-{iface.name}"
@@ -108,7 +109,7 @@ def lab_topology(plan: Plan, rendered: dict[str, str] | None = None) -> LabTopol
             if iface.plane == Plane.OOB:
                 interfaces.append(LabInterface(name="eth0", segment=Plane.OOB, ip=iface.ip, mtu=iface.mtu))
             elif iface.name.startswith("Vlan"):
-                seg = segment_name("stor", device.name.split("-")[0] if device.su else "site")
+                seg = segment_name("stor", su_label(device.su) if device.su else "site")
                 segments.setdefault(seg, LabSegment(name=seg, kind="bridge", mtu=iface.mtu))
                 interfaces.append(LabInterface(name=iface.name, segment=seg, ip=iface.ip, mtu=iface.mtu))
                 if _first_of_pair(device):

@@ -10,7 +10,6 @@
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 
 from clusterforge.model import ClusterSpec
@@ -22,7 +21,7 @@ from clusterforge.plan.fabric_dims import agg_groups, data_dims, storage_dims
 from clusterforge.plan.facility import plan_racks, rack_budget, server_feed_warning
 from clusterforge.plan.facts import management_vrf, plane_attrs, server_facts, site_facts, switch_models
 from clusterforge.plan.ipam import SITE_PDU_RACKS, build_pools
-from clusterforge.plan.naming import compute_rack, pdu_name
+from clusterforge.plan.naming import RackMeta, compute_rack, pdu_name
 from clusterforge.plan.objects import Device, FabricSummary, Plan
 from clusterforge.plan.qos import host_roce, switch_qos
 from clusterforge.plan.records import Summary
@@ -34,32 +33,29 @@ from clusterforge.vocab import DeviceKind, Plane
 
 __all__ = ["plan_cluster"]
 
-_SITE_RACK = re.compile(r"^site-(?P<category>[a-z-]+)-r(?P<number>\d+)$")
-_NET_RACK = re.compile(r"^su(?P<su>\d+)-rn(?P<number>\d+)$")
 
 
-def _pdu_addresses(ctx: Context, rack_meta: dict) -> dict[str, str | None]:
+def _pdu_addresses(ctx: Context, rack_meta: dict[str, RackMeta]) -> dict[str, str | None]:
     pools = ctx.pools
     env = ctx.spec.envelope
     site_switches = ((ctx.data.spines if ctx.data.tiers == 2 else 0) + ctx.data.cores + ctx.storage.site_switches
                      + 4 * agg_groups(ctx.spec))
     categories = (*SITE_CATEGORIES[:4], "storage", *SITE_CATEGORIES[4:])  # PDU ordinals never move
     out: dict[str, str | None] = {}
-    for rack, (su, index, role, _) in rack_meta.items():
+    for rack, meta in rack_meta.items():
+        su, index, number = meta.su, meta.index, meta.number
         for f, feed in enumerate(("A", "B")):
             name = pdu_name(rack, feed)
-            if role == "compute":
+            if meta.role == "compute":
                 out[name] = pools.su_block(Plane.OOB, su).addr(pools.su_pdu_offset + 2 * (index - 1) + f)
-            elif role == "network":
-                number = int(_NET_RACK.match(rack)["number"])
+            elif meta.role == "network":
                 out[name] = (pools.su_block(Plane.OOB, su).addr(pools.su_pdu_offset + 2 * (env.max_racks_per_su
                              + number - 1) + f) if number <= 4 else None)
             else:
-                match = _SITE_RACK.match(rack)
-                ordinal = categories.index(match["category"]) * 4 + int(match["number"]) - 1
+                ordinal = categories.index(meta.category) * 4 + number - 1
                 offset = pools.site_switch_offset + site_switches + 2 * ordinal + f
                 out[name] = (pools.site_block(Plane.OOB).addr(offset)
-                             if int(match["number"]) <= 4 and ordinal < SITE_PDU_RACKS else None)
+                             if number <= 4 and ordinal < SITE_PDU_RACKS else None)
     return out
 
 
@@ -72,7 +68,7 @@ def plan_cluster(spec: ClusterSpec) -> Plan:
     warnings: list[str] = list(data.notes)
     slots = {unit.id: list(node_slots(unit)) for unit in units}
     servers: dict[str, Device] = {}
-    rack_meta: dict[str, tuple] = {}
+    rack_meta: dict[str, RackMeta] = {}
     problems = []
     for unit in units:
         index = ctx.su_index(unit.id)
@@ -86,7 +82,8 @@ def plan_cluster(spec: ClusterSpec) -> Plan:
         if warning and warning not in warnings:
             warnings.append(warning)
         for r in range(1, unit.racks + 1):
-            rack_meta[compute_rack(unit.id, r)] = (unit.id, r, "compute", ("scalable_units", index, "nodes_per_rack"))
+            rack_meta[compute_rack(unit.id, r)] = RackMeta(unit.id, r, "compute", ("scalable_units", index,
+                                                                                  "nodes_per_rack"))
         for slot in slots[unit.id]:
             servers[slot.name] = server_device(ctx, unit, slot)
     if problems:

@@ -82,7 +82,7 @@ def plan_racks(
     warnings: list[str] = []
     for name in sorted(by_rack):
         members = by_rack[name]
-        su, index, role, loc = rack_meta[name]
+        su, index, role, loc = rack_meta[name][:4]
         power = sum(d.power_w for d in members)
         used_u = sum(d.height_u for d in members)
         pdu_weight = 2 * pdu_model.weight_kg

@@ -2,11 +2,29 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 __all__ = [
-    "server_name", "compute_rack", "network_rack", "site_rack", "pdu_name", "data_leaf", "spine_name",
+    "server_name", "su_label", "compute_rack", "network_rack", "site_rack", "pdu_name", "data_leaf", "spine_name",
     "su_spine_name", "core_name", "storage_leaf", "storage_spine", "mgmt_tor", "oob_tor", "agg_name",
     "storage_server", "asset_id", "storage_pod_spine", "storage_core",
 ]
+
+
+class RackMeta(NamedTuple):
+    """The stable ids a rack was named from, carried beside its name (never parsed back out of it)."""
+
+    su: int | None
+    index: int  # compute: rack in the SU; network: 100 + number; site: number
+    role: str  # compute | network | site
+    loc: tuple  # the declaration field a problem with this rack points at
+    category: str | None = None  # site racks: spine, core, storage-spine, agg, storage, ...
+    number: int | None = None  # network and site racks: the rack's number in its series
+
+
+def su_label(su: int) -> str:
+    """The SU part every SU-scoped name starts with: su01, su02, ... (su100 past 99)."""
+    return f"su{su:02d}"
 
 
 def compute_rack(su: int, rack: int) -> str:

@@ -12,7 +12,14 @@ from clusterforge.plan.cables import cable_class
 from clusterforge.plan.context import Context
 from clusterforge.plan.errors import PlanError
 from clusterforge.plan.fabric import _fabric_link, _pname, _provisioned, _routed, _speed
-from clusterforge.plan.naming import storage_core, storage_leaf, storage_pod_spine, storage_server, storage_spine
+from clusterforge.plan.naming import (
+    RackMeta,
+    storage_core,
+    storage_leaf,
+    storage_pod_spine,
+    storage_server,
+    storage_spine,
+)
 from clusterforge.plan.numbering import NODE_OFFSET, STORAGE_ASN_OFFSET, STORAGE_LEAF_ASN_OFFSET, SVI_FIRST_OFFSET
 from clusterforge.plan.objects import Device, Endpoint, Interface, Link
 from clusterforge.plan.servers import NodeSlot
@@ -183,7 +190,7 @@ def plan_storage_servers(ctx: Context, sw: SwitchBuilder) -> tuple[list[Device],
         name = storage_server(s)
         number, u = series_position(s, model.height_u, model.max_draw_w, ctx.budget)
         rack = site_rack("storage", number)
-        sw.rack_meta[rack] = (None, number, "site", ("storage", "servers"))
+        sw.rack_meta[rack] = RackMeta(None, number, "site", ("storage", "servers"), "storage", number)
         ifaces = [
             Interface("mgmt0", Plane.MANAGEMENT, site_mgmt.addr(NODE_OFFSET + s), spec.networks.management.mtu,
                       spec.networks.management.vlan, gateway=site_mgmt.gateway()),

@@ -9,7 +9,7 @@ from netaddr import IPNetwork
 from clusterforge.plan.context import Context
 from clusterforge.plan.fabric_dims import agg_groups
 from clusterforge.plan.facility import series_position
-from clusterforge.plan.naming import asset_id, network_rack, site_rack
+from clusterforge.plan.naming import RackMeta, asset_id, network_rack, site_rack
 from clusterforge.plan.numbering import NODE_OFFSET
 from clusterforge.plan.objects import Device, Interface
 from clusterforge.vocab import Plane
@@ -27,7 +27,7 @@ class SwitchBuilder:
     ctx: Context
     interfaces: dict[str, list[Interface]] = field(default_factory=dict)
     meta: dict[str, dict] = field(default_factory=dict)
-    rack_meta: dict[str, tuple] = field(default_factory=dict)
+    rack_meta: dict[str, RackMeta] = field(default_factory=dict)
     _names: dict[str, set[str]] = field(default_factory=dict)
 
     def _mgmt_interface(self, address: str) -> Interface:
@@ -62,14 +62,15 @@ class SwitchBuilder:
         draw = max(spec.catalog.switches[m].max_draw_w for m in models)
         number, u = series_position(ordinal, height, draw, self.ctx.budget)
         rack = network_rack(su, number)
-        self.rack_meta[rack] = (su, 100 + number, "network", ("scalable_units", self.ctx.su_index(su)))
+        self.rack_meta[rack] = RackMeta(su, 100 + number, "network", ("scalable_units", self.ctx.su_index(su)),
+                                        number=number)
         return rack, u
 
     def site_position(self, category: str, ordinal: int, model: str) -> tuple[str, int]:
         switch = self.ctx.spec.catalog.switches[model]
         number, u = series_position(ordinal, switch.height_u, switch.max_draw_w, self.ctx.budget)
         rack = site_rack(category, number)
-        self.rack_meta[rack] = (None, number, "site", ("networks",))
+        self.rack_meta[rack] = RackMeta(None, number, "site", ("networks",), category, number)
         return rack, u
 
     def su_oob(self, su: int, ordinal: int) -> str:
