@@ -17,7 +17,8 @@ from pathlib import Path
 
 import typer
 
-from clusterforge.cli._common import err, load, out, say, usage_error
+from clusterforge.cli._common import Format, emit_json, err, format_option, load, out, say, usage_error
+from clusterforge.cli.ops import DoctorTarget as HostTarget
 
 __all__ = ["register"]
 
@@ -25,11 +26,13 @@ __all__ = ["register"]
 def replace(
     inventory: Path = typer.Argument(..., help="inventory YAML"),
     host: str = typer.Argument(..., help="the server being replaced, e.g. su01-r01-gpu02"),
-    target: str = typer.Option("lab", "--target", "-t", help="lab (re-image the lab host) | ssh (real hosts)"),
+    target: HostTarget = typer.Option(HostTarget.lab, "--target", "-t",
+                                      help="lab (re-image the lab host) | ssh (real hosts)"),
     ssh_config: Path | None = typer.Option(None, "--ssh-config", help="OpenSSH config for the ssh target"),
     tags: list[str] = typer.Option([], "--tags", help="only these site playbook tags (repeatable)"),
     check: list[str] = typer.Option([], "--check", "-k", help="only these host check modules (repeatable)"),
     json_path: Path | None = typer.Option(None, "--json", help="write the host checks' JSON report here"),
+    format: Format = format_option(),
 ) -> None:
     """Re-provision and re-verify one replaced host with its planned identity (RMA)."""
     from clusterforge.cli.verify import results_table
@@ -37,8 +40,7 @@ def replace(
     from clusterforge.render import render_all, write_tree
     from clusterforge.verify.runner import VerifyError, run_checks
 
-    if target not in ("lab", "ssh"):
-        usage_error(f"--target must be lab or ssh, not {target!r}")
+    target = HostTarget(target).value
     spec, plan, _ = load(inventory)
     device = next((d for d in plan.devices if d.name == host), None)
     if device is None or device.kind not in ("server", "storage"):
@@ -64,7 +66,11 @@ def replace(
                           tags=list(tags) or None, extravars={"cf_lab": True} if target == "lab" else None,
                           ssh_config=ssh_config, progress=lambda line: say(err, f"provision {line}"))
         if not result.ok:
-            for name, why in sorted({**result.failed_hosts, **result.unreachable_messages}.items()):
+            failed = {**result.failed_hosts, **result.unreachable_messages}
+            if format is Format.json:
+                emit_json({"host": host, "ok": False, "provision": {"status": result.status, "failed": failed}})
+                raise typer.Exit(1)
+            for name, why in sorted(failed.items()):
                 say(out, f"FAIL provision {name}: {why}")
             say(out, f"replace {host}: provisioning failed ({result.status}, rc {result.rc}; {result.artifact_dir})")
             raise typer.Exit(1)
@@ -75,6 +81,14 @@ def replace(
         except VerifyError as exc:
             say(err, f"verify: {exc}")
             raise typer.Exit(3) from None
+    if format is Format.json:
+        emit_json({"host": host, "ok": checked.ok, "provision": {"status": result.status,
+                   "changed": result.changed_per_host.get(host, 0), "seconds": round(result.duration_s, 1)},
+                   "checks": {"passed": checked.passed, "failed": checked.failed, "skipped": checked.skipped,
+                              "failures": checked.failures}})
+        if not checked.ok:
+            raise typer.Exit(1)
+        return
     out.print(results_table(checked))
     for line in checked.failures:
         say(out, f"FAIL {line}")

@@ -18,7 +18,8 @@ from pathlib import Path
 
 import typer
 
-from clusterforge.cli._common import err, load, out, say, usage_error
+from clusterforge.cli._common import Format, emit_json, err, format_option, load, out, say, usage_error
+from clusterforge.cli.ops import DoctorTarget as HostTarget
 
 __all__ = ["drain_commands", "register", "uncordon_command"]
 
@@ -45,13 +46,14 @@ def _kube(argv: list[str]) -> None:
 
 def roll(
     inventory: Path = typer.Argument(..., help="inventory YAML"),
-    target: str = typer.Option("ssh", "--target", "-t", help="lab | ssh"),
+    target: HostTarget = typer.Option(HostTarget.ssh, "--target", "-t", help="lab | ssh"),
     ssh_config: Path | None = typer.Option(None, "--ssh-config", help="OpenSSH config (default: the lab's for lab)"),
     tags: list[str] = typer.Option(["driver", "cuda"], "--tags", help="site playbook tags to roll (repeatable)"),
     check: list[str] = typer.Option(["kernel", "driver", "cuda"], "--check", "-k",
                                     help="host check modules that gate each batch (repeatable)"),
     su: list[int] = typer.Option([], "--su", help="only these SUs (repeatable)"),
     kubeconfig: Path | None = typer.Option(None, "--kubeconfig", help="cordon/drain/uncordon nodes with kubectl"),
+    format: Format = format_option(),
 ) -> None:
     """Roll a driver/CUDA change through the servers in declared batches, stopping at a failing batch."""
     from clusterforge.plan.rollout import rollout_batches
@@ -59,8 +61,8 @@ def roll(
     from clusterforge.render import render_all, write_tree
     from clusterforge.verify.runner import VerifyError, run_checks
 
-    if target not in ("lab", "ssh"):
-        usage_error(f"--target must be lab or ssh, not {target!r}")
+    target = HostTarget(target).value
+    report: dict = {"batches": [], "ok": True}
     kubectl = shutil.which("kubectl") if kubeconfig else None
     if kubeconfig and not kubectl:
         say(err, "error: --kubeconfig given but kubectl is not on PATH")
@@ -89,34 +91,45 @@ def roll(
                     for argv in drain_commands(kubectl, str(kubeconfig), node):
                         _kube(argv)
             except RuntimeError as exc:
-                _stop(label, {h: f"drain: {exc}" for h in batch.hosts[:1]}, batches[number:])
+                _stop(report, format, batch, label, {h: f"drain: {exc}" for h in batch.hosts[:1]}, batches[number:])
             result = run_site(rendered / "ansible" / "inventory.yml", Path(tmp) / "runner", limit=list(batch.hosts),
                               tags=list(tags), extravars={"cf_lab": True} if target == "lab" else None,
                               ssh_config=ssh_config, progress=lambda line: say(err, f"provision {line}"))
             if not result.ok:
-                _stop(label, {**result.failed_hosts, **{h: f"unreachable: {m}" for h, m in
+                _stop(report, format, batch, label, {**result.failed_hosts, **{h: f"unreachable: {m}" for h, m in
                                                        result.unreachable_messages.items()}}
                       or {h: f"ansible-runner {result.status}" for h in batch.hosts}, batches[number:])
             try:
                 gate = run_checks(rendered, target, list(batch.hosts), ssh_config, None, concerns=list(check))
             except VerifyError as exc:
-                _stop(label, {h: f"checks could not run: {exc}" for h in batch.hosts}, batches[number:])
+                _stop(report, format, batch, label, {h: f"checks could not run: {exc}" for h in batch.hosts},
+                      batches[number:])
             if not gate.ok:
                 failed = {h: "; ".join([*([f"unreachable: {r.unreachable}"] if r.unreachable else []),
                                         *(f"{f['test']}: {f['message']}" for f in r.failures)])
                           for h, r in gate.per_host.items() if r.failed}
-                _stop(label, failed or {"(run)": "; ".join(gate.errors)}, batches[number:])
+                _stop(report, format, batch, label, failed or {"(run)": "; ".join(gate.errors)}, batches[number:])
             for node in batch.hosts if kubectl and kubeconfig else ():
                 _kube(uncordon_command(kubectl, str(kubeconfig), node))
             done += batch.hosts
+            report["batches"].append({"su": batch.su, "index": batch.index, "hosts": list(batch.hosts),
+                                      "healthy": True, "checks_passed": gate.passed})
             say(err, f"roll: {label}: healthy ({gate.passed} checks passed)")
+    if format is Format.json:
+        emit_json(report)
+        return
     say(out, f"roll: {len(done)} server(s) changed in {len(batches)} batch(es), every batch healthy")
 
 
-def _stop(label: str, failed: dict[str, str], untouched: list) -> None:
+def _stop(report: dict, format: Format, batch, label: str, failed: dict[str, str], untouched: list) -> None:
+    later = [h for b in untouched for h in b.hosts]
+    if format is Format.json:
+        report["batches"].append({"su": batch.su, "index": batch.index, "hosts": list(batch.hosts), "healthy": False,
+                                  "failed": failed})
+        emit_json({**report, "ok": False, "untouched": later})
+        raise typer.Exit(1)
     for host, why in sorted(failed.items()):
         say(out, f"FAIL {host}: {why[:1000]}")
-    later = [h for b in untouched for h in b.hosts]
     say(out, f"roll stopped at {label}: {len(failed)} host(s) failed: {', '.join(sorted(failed))};"
              f" {len(later)} server(s) in later batches untouched" + (f" ({', '.join(later)})" if later else ""))
     raise typer.Exit(1)
