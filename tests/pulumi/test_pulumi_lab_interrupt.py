@@ -1,0 +1,118 @@
+"""Ctrl-C during provisioning of a real lab, then `up` again: converged, nothing left behind.
+
+Real engine, real lab (the verify tests' declaration, ``cfverify``), the real site playbook over SSH
+(``provisionTags: nouveau`` keeps it short), per-host progress streamed into `up`'s output. The CLI
+runs in its own session as a shell runs it; SIGINT goes to its whole process group, as a
+terminal's Ctrl-C does, once the first host reports a finished task.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from pulumi_fixtures import state_file
+
+from clusterforge.lab import missing_prerequisites
+from clusterforge.pulumi import automation
+from clusterforge.pulumi.recovery import lock_files
+
+pytestmark = [pytest.mark.pulumi, pytest.mark.slow, pytest.mark.lab]
+
+ROOT = Path(__file__).resolve().parents[2]
+STACK = "labint"
+HOSTS = ("su01-r01-gpu01", "su01-r01-gpu02", "su01-r02-gpu01", "su01-r02-gpu02")
+
+
+def _declaration(directory: Path) -> Path:
+    shutil.copytree(ROOT / "inventory" / "catalog", directory / "catalog")
+    text = re.sub(r"catalog_files: \[[^\]]*\]", "catalog_files: [catalog/servers.yaml, catalog/switches.yaml,"
+                  " catalog/pdus.yaml, catalog/cables.yaml]", (ROOT / "tests/verify/data/verify-lab.yaml").read_text())
+    (directory / "cfverify.yaml").write_text(text)
+    return directory / "cfverify.yaml"
+
+
+def _procs() -> dict[int, tuple[int, int, str, str, float]]:
+    """pid -> (ppid, sid, state, command line, start time in clock ticks)."""
+    out = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+            argv = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        out[int(entry)] = (int(fields[1]), int(fields[3]), fields[0], argv, float(fields[19]))
+    return out
+
+
+def _left_behind(sid: int, since_ticks: float, work_dir: Path) -> list[str]:
+    return [f"{pid} {state} {argv[:120]}" for pid, (ppid, s, state, argv, start) in _procs().items()
+            if s == sid or str(work_dir) in argv or (start >= since_ticks and "[mux]" in argv and ppid == 1)]
+
+
+def _boot_ticks() -> float:
+    return float(Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[19])
+
+
+def test_interrupt_during_lab_provisioning_then_up_converges(backend, tmp_path: Path) -> None:
+    why = missing_prerequisites()
+    if why:
+        pytest.skip("the lab cannot run here: " + ", ".join(why))
+    declaration = _declaration(tmp_path)
+    automation.open_stack(STACK, {"inventory": str(declaration), "target": "lab", "provision": "true",
+                                           "verify": "false", "provisionTags": "nouveau"}, backend)
+    work_dir = automation.stack_work_dir(backend, STACK)
+    env = {**os.environ, "CLUSTERFORGE_STATE_DIR": str(backend.state_dir), "CLUSTERFORGE_BACKEND_URL": backend.url,
+           "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
+    up = [sys.executable, "-m", "clusterforge.cli", "up", str(declaration), "--stack", STACK, "--target", "lab",
+          "--provision", "--no-verify", "--yes"]
+    since = _boot_ticks()
+    try:
+        cli = subprocess.Popen(up, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                               start_new_session=True)
+        seen = []
+        deadline = time.monotonic() + 600
+        for line in cli.stderr:  # the engine's output, streamed: wait for the first host's progress
+            seen.append(line)
+            if re.search(r"provision su01: +\d+s su01-r\d\d-gpu\d\d: ", line) or time.monotonic() > deadline:
+                break
+        assert any("provision su01:" in line for line in seen), "".join(seen)[-3000:]
+        os.killpg(cli.pid, signal.SIGINT)
+        out, err = cli.communicate(timeout=120)
+        err = "".join(seen) + err
+        assert cli.returncode == 130, err[-3000:]
+        assert f"up of stack {STACK} interrupted by SIGINT" in err
+        assert "in flight: create HostProvision su01-provision" in err
+        time.sleep(2)
+        assert _left_behind(cli.pid, since, work_dir) == []  # no orphan, no zombie of the run
+        assert lock_files(backend.url, STACK) == []
+        assert not json.loads(state_file(backend, STACK).read_text())["checkpoint"]["latest"].get("pending_operations")
+
+        again = subprocess.run(up, capture_output=True, text=True, env=env, timeout=900)
+        assert again.returncode == 0, again.stderr[-3000:]
+        assert "currently locked" not in again.stderr
+        from clusterforge.lab import ssh_command
+
+        for host in HOSTS:
+            done = subprocess.run(ssh_command("cfverify", host, ["ls /etc/modprobe.d/"]), capture_output=True,
+                                  text=True, timeout=60)
+            assert "nouveau" in done.stdout, (host, done.stderr)
+        steady = subprocess.run([*up[:3], "preview", *up[4:-1], "--expect-no-changes"],
+                                capture_output=True, text=True, env=env, timeout=600)
+        assert steady.returncode == 0, steady.stdout + steady.stderr[-2000:]
+    finally:
+        gone = subprocess.run([sys.executable, "-m", "clusterforge.cli", "destroy", "--stack", STACK, "--yes"],
+                              capture_output=True, text=True, env=env, timeout=600)
+        assert gone.returncode == 0, gone.stderr[-2000:]
+    zombies = [p for p, (_, _, state, _, start) in _procs().items() if state == "Z" and start >= since]
+    assert zombies == [], zombies
