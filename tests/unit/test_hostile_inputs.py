@@ -263,3 +263,15 @@ def test_line_numbers_print_verbatim(tmp_path: Path, capsys, line):
     outcome = run_cli(capsys, "validate", str(path))
     assert_refused(outcome, path, line, "x", "unknown field")
     assert f"{path}:{line}:1: x: unknown field" in outcome.err
+
+
+def test_one_model_in_two_catalog_files(tmp_path: Path, capsys):
+    """Two catalog files naming the same model: refused at the second (inline entries still override files)."""
+    directory = workdir(tmp_path)
+    (directory / "catalog" / "more.yaml").write_text("pdus:\n  raritan-px3-415v-32a: {vendor: x, outlets: 36,"
+                                                     " phases: 3, rating_a: 32, voltage_v: 415, weight_kg: 9,"
+                                                     " price: 1}\n")
+    path = directory / "two.yaml"
+    path.write_text(LAB_TEXT.replace("catalog/cables.yaml]", "catalog/cables.yaml, catalog/more.yaml]"))
+    assert_refused(run_cli(capsys, "validate", str(path)), directory / "catalog" / "more.yaml", 2,
+                   "catalog.pdus.raritan-px3-415v-32a", "duplicate catalog entry (also in catalog/pdus.yaml)")

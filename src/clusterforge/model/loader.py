@@ -120,6 +120,7 @@ def _merge_catalog(data: dict, base: Path, source: SourceMap, problems: list[Pro
     files = data.get("catalog_files", [])
     if not isinstance(files, list):
         return
+    from_files: dict[tuple[str, str], str] = {}  # (section, name) -> the catalog file that declared it
     for index, relative in enumerate(files):
         path, why = _catalog_path(base, relative)
         if path is None:
@@ -145,6 +146,12 @@ def _merge_catalog(data: dict, base: Path, source: SourceMap, problems: list[Pro
             target = catalog[section]
             if isinstance(target, dict):
                 for name, entry in entries.items():
+                    first = from_files.get((section, name))
+                    if first is not None:  # two files, one name: neither may win silently
+                        problems.append(part_source.problem(("catalog", section, name),
+                                                            f"duplicate catalog entry (also in {first})"))
+                        continue
+                    from_files[(section, name)] = str(relative)
                     if name not in target:  # inline entries override files
                         target[name] = entry
                         source.adopt(part_source, ("catalog", section, name))
