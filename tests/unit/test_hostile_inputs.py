@@ -275,3 +275,25 @@ def test_one_model_in_two_catalog_files(tmp_path: Path, capsys):
     path.write_text(LAB_TEXT.replace("catalog/cables.yaml]", "catalog/cables.yaml, catalog/more.yaml]"))
     assert_refused(run_cli(capsys, "validate", str(path)), directory / "catalog" / "more.yaml", 2,
                    "catalog.pdus.raritan-px3-415v-32a", "duplicate catalog entry (also in catalog/pdus.yaml)")
+
+
+@pytest.mark.parametrize("kind", ["fifo", "loop", "directory"])
+def test_hostile_catalog_file(tmp_path: Path, capsys, kind):
+    """A catalog file that is a named pipe, a symlink loop or a directory: refused at once, located."""
+    directory = workdir(tmp_path)
+    odd = directory / "catalog" / "odd.yaml"
+    if kind == "fifo":
+        os.mkfifo(odd)
+    elif kind == "loop":
+        odd.symlink_to(odd)
+    else:
+        odd.mkdir()
+    path = directory / "odd-catalog.yaml"
+    path.write_text(LAB_TEXT.replace("catalog/cables.yaml]", "catalog/cables.yaml, catalog/odd.yaml]"))
+    started = time.monotonic()
+    outcome = run_cli(capsys, "validate", str(path))
+    assert time.monotonic() - started < 10
+    if kind == "loop":
+        assert_refused(outcome, path, line_of(LAB_TEXT, "catalog_files"), "catalog_files.4", "not readable")
+    else:
+        assert_refused(outcome, odd, 1, "", "only regular files are read")
