@@ -100,3 +100,26 @@ def test_control_extra_placed_by_subnet_and_reachability():
     assert t.reachable_ip("a") == "198.18.8.1" and t.reachable_ip("sw") == "198.18.14.5"
     with pytest.raises(ValidationError, match="already used"):
         _topo(control_extra=("198.18.8.2/24",))
+
+
+def test_storage_servers_get_a_brick_dir_and_every_server_fuse():
+    from pathlib import Path
+
+    from clusterforge.lab.from_plan import lab_topology
+    from clusterforge.loading import load_and_plan
+
+    spec, plan, _ = load_and_plan(Path(__file__).resolve().parents[2] / "inventory" / "lab.yaml")
+    topo = lab_topology(spec, plan)
+    servers = {h.name: h for h in topo.hosts if h.kind == "server"}
+    storage = {d.name for d in plan.devices if d.kind == "storage"}
+    assert storage and {n: h.data_dirs for n, h in servers.items() if n in storage} == {n: ("/srv/bricks",)
+                                                                                      for n in storage}
+    assert all(h.fuse for h in servers.values()) and all(not h.data_dirs for n, h in servers.items()
+                                                         if n not in storage)
+    assert not any(h.fuse or h.data_dirs for h in topo.hosts if h.kind == "router")
+
+
+@pytest.mark.parametrize("path", ["srv/bricks", "/srv/bricks:/etc", "/srv/../etc", "/srv/b ricks", "/"])
+def test_data_dirs_refuse_paths_nspawn_would_misread(path):
+    with pytest.raises(ValidationError):
+        LabHost(name="h1", data_dirs=(path,))

@@ -163,6 +163,7 @@ FRESH_FAILS = [
     "mounts::test_mount_unit_declared_options[{h}//mnt/hot]",
     "mounts::test_mount_unit_netdev[{h}//mnt/hot]",
     "mounts::test_mount_unit_enabled[{h}//mnt/cold]",
+    "mounts::test_mount_unit_after_storage_network[{h}//mnt/hot]",
     "tiers::test_tier_mounted[{h}//mnt/hot]",
     "tiers::test_tier_type[{h}//mnt/cold]",
     "tiers::test_tier_shared_checksum[{h}//mnt/hot]",
@@ -254,7 +255,9 @@ def test_container_runtime_checks_fail_then_pass(fresh_lab):
 
 
 def _mount_unit(source: str, path: str, options: str) -> str:
-    return (f"[Unit]\nDescription=test tier\n[Mount]\nWhat={source}\nWhere={path}\nType=nfs\nOptions={options}\n"
+    return (f"[Unit]\nDescription=test tier\nAfter=parallel-fs-storage-network.service\n"
+            "Requires=parallel-fs-storage-network.service\n"
+            f"[Mount]\nWhat={source}\nWhere={path}\nType=nfs\nOptions={options}\n"
             "[Install]\nWantedBy=remote-fs.target\n")
 
 
@@ -279,7 +282,7 @@ def test_mount_unit_checks_fail_on_a_missing_netdev_then_pass(fresh_lab):
         install(with_netdev=True)
         after = check(fresh_lab, host, "mounts")
         assert after.failed == 0, failures(after)
-        assert after.per_host[host].passed == 5 * len(mounts)
+        assert after.per_host[host].passed == 6 * len(mounts)
     finally:
         ssh(fresh_lab, host, f"systemctl disable {' '.join(units.values())}; "
                              f"cd /etc/systemd/system && rm -f {' '.join(units.values())}; systemctl daemon-reload",

@@ -5,7 +5,8 @@ once restored:
 * tiers: unmounted tier; tier mounted without a declared option; a peer that sees another volume at the
   tier's path (the written file does not read back there); a throttled storage link (fio below the
   declared throughput);
-* storage server: a brick process killed; glusterd stopped.
+* storage server: a brick process killed; glusterd stopped; a volume open to any client;
+* mount units: a unit no longer ordered after the storage network.
 
 Uses ``lab_converged`` (tests/conftest.py): the site playbook ran twice on the lab, storage included.
 """
@@ -167,3 +168,32 @@ def test_a_stopped_glusterd_fails_its_check(lab, storage_server):
     finally:
         ssh(lab, storage_server, "systemctl start glusterd")
     assert check(lab, storage_server, "storage").failed == 0
+
+
+def test_a_widened_auth_allow_fails_the_clients_check(lab, inventory, storage_server):
+    clients = inventory.host_vars(storage_server)["cf_storage"]["clients"]
+    ssh(lab, storage_server, "gluster --mode=script volume set cold auth.allow '*'")
+    try:
+        result = check(lab, storage_server, "storage")
+        test = f"storage::test_volume_allows_only_the_planned_clients[{storage_server}/cold]"
+        assert failed(result) == [test]
+        assert "allows *" in messages(result)[test]
+    finally:
+        ssh(lab, storage_server, f"gluster --mode=script volume set cold auth.allow {','.join(clients)}")
+    assert check(lab, storage_server, "storage").failed == 0
+
+
+def test_a_mount_unit_not_ordered_after_the_storage_network_fails(lab, inventory, gpu_servers):
+    host = gpu_servers[-1]
+    path = _mount(inventory, host, "cold")["path"]
+    unit = ssh(lab, host, f"systemd-escape --path --suffix=mount {path}").stdout.strip()
+    ssh(lab, host, f"cp /etc/systemd/system/{unit} /root/{unit}.bak && "
+                   f"sed -i '/parallel-fs-storage-network/d' /etc/systemd/system/{unit} && systemctl daemon-reload")
+    try:
+        result = check(lab, host, "mounts")
+        test = f"mounts::test_mount_unit_after_storage_network[{host}/{path}]"
+        assert failed(result) == [test]
+        assert "not ordered after the storage network" in messages(result)[test]
+    finally:
+        ssh(lab, host, f"mv /root/{unit}.bak /etc/systemd/system/{unit} && systemctl daemon-reload")
+    assert check(lab, host, "mounts").failed == 0

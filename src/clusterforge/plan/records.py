@@ -115,10 +115,12 @@ class StorageService:
     mounts: tuple[StorageMount, ...]
     local_nvme_cache: bool
     volumes: tuple[dict[str, Any], ...] = ()  # GlusterFS volume layouts as plan.volumes builds them
+    clients: tuple[str, ...] = ()  # storage-plane addresses the volumes allow (auth.allow)
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "mounts": [m.to_dict() for m in self.mounts],
-                "local_nvme_cache": self.local_nvme_cache, "volumes": list(self.volumes)}
+                "local_nvme_cache": self.local_nvme_cache, "volumes": list(self.volumes),
+                "clients": list(self.clients)}
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from clusterforge.model import ClusterSpec
 from clusterforge.plan.objects import Device
 from clusterforge.plan.records import Services, StorageMount, StorageService, TeamQuota
-from clusterforge.plan.volumes import plan_volumes, storage_address
+from clusterforge.plan.volumes import plan_volumes, storage_address, storage_clients
 from clusterforge.vocab import DeviceKind
 
 __all__ = ["plan_services"]
@@ -43,5 +43,6 @@ def plan_services(spec: ClusterSpec, devices: list[Device]) -> tuple[Services, l
     total_gpus = sum(d.gpus for d in devices)
     if sum(t.gpus for t in teams) > total_gpus:
         warnings.append(f"team GPU quotas ({sum(t.gpus for t in teams)}) exceed the cluster's {total_gpus} GPUs")
-    storage = StorageService(st.kind, tuple(mounts), st.local_nvme_cache, tuple(volumes))
+    clients = tuple(storage_clients(devices)) if volumes else ()
+    storage = StorageService(st.kind, tuple(mounts), st.local_nvme_cache, tuple(volumes), clients)
     return Services(storage, spec.software.model_dump(), teams), warnings

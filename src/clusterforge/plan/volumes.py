@@ -18,7 +18,7 @@ from clusterforge.model import ClusterSpec
 from clusterforge.plan.objects import Device
 from clusterforge.vocab import DeviceKind, Plane
 
-__all__ = ["BRICK_ROOT", "plan_volumes", "volume_layout"]
+__all__ = ["BRICK_ROOT", "plan_volumes", "storage_address", "storage_clients", "volume_layout"]
 
 # Where bricks live on a storage server: a file system of its own that keeps trusted.* xattrs.
 BRICK_ROOT = "/srv/bricks"
@@ -36,6 +36,14 @@ def volume_layout(replicas: int, bricks: int) -> str:
 
 def storage_address(server: Device) -> str:
     return next(i.ip for i in server.interfaces if i.plane == Plane.STORAGE and i.ip).split("/")[0]
+
+
+def storage_clients(devices: list[Device]) -> list[str]:
+    """Storage-plane addresses allowed on the volumes (auth.allow): the GPU servers' and the storage
+    servers' own (their self-heal daemons are clients too)."""
+    return sorted({storage_address(d) for d in devices if d.kind in DeviceKind.HOSTS
+                   and any(i.plane == Plane.STORAGE and i.ip for i in d.interfaces)},
+                  key=lambda a: tuple(int(x) for x in a.split(".")) if a.count(".") == 3 else (999, a))
 
 
 def plan_volumes(spec: ClusterSpec, devices: list[Device]) -> tuple[list[dict[str, Any]], list[str]]:

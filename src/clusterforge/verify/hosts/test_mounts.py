@@ -1,20 +1,25 @@
 """Parallel/shared file system tiers (cf_storage.mounts) as configured: a systemd mount unit per
 tier with the planned source, type and options plus _netdev (network mounts must wait for the
-network), enabled at boot. Whether the tiers are live (mounted, shared, fast enough) is
+network), ordered after (and requiring) the storage network unit where the host has a storage-plane
+interface, enabled at boot. Whether the tiers are live (mounted, shared, fast enough) is
 ``test_tiers``.
 """
 
 from __future__ import annotations
 
+import pytest
+
 from clusterforge.verify.hosts._facts import parse_unit_file, split_options
 from clusterforge.verify.hosts._gates import require_systemd
 
+# The unit parallel_fs installs: up once the storage-plane interface has its address.
+STORAGE_NETWORK_UNIT = "parallel-fs-storage-network.service"
 # kind -> the Type= of its mount unit
 FSTYPES = {"nfs": ("nfs", "nfs4"), "lustre": ("lustre",), "beegfs": ("beegfs",), "gpfs": ("gpfs",),
            "weka": ("wekafs",), "glusterfs": ("glusterfs",)}  # fmt: skip
 
 
-def _unit(facts, mount) -> tuple[str, dict[str, list[str]]]:
+def _unit_sections(facts, mount) -> tuple[str, dict[str, dict[str, list[str]]]]:
     name = facts.mount_unit_name(mount["path"])
     if facts.systemd_running():
         r = facts.run("systemctl cat -- %s", name)
@@ -22,7 +27,12 @@ def _unit(facts, mount) -> tuple[str, dict[str, list[str]]]:
     else:
         text = facts.read(f"/etc/systemd/system/{name}")
     assert text, f"no systemd mount unit {name} for {mount['path']}"
-    return name, parse_unit_file(text).get("Mount", {})
+    return name, parse_unit_file(text)
+
+
+def _unit(facts, mount) -> tuple[str, dict[str, list[str]]]:
+    name, sections = _unit_sections(facts, mount)
+    return name, sections.get("Mount", {})
 
 
 def _one(section: dict[str, list[str]], key: str) -> str:
@@ -63,3 +73,17 @@ def test_mount_unit_enabled(facts, mount):
     name = facts.mount_unit_name(mount["path"])
     state = facts.unit_state(name, "is-enabled")
     assert state == "enabled", f"{name} is {state}: the tier is not mounted at boot"
+
+
+def test_mount_unit_after_storage_network(facts, host_vars, mount):
+    storage = [i["name"] for i in host_vars.get("cf_interfaces") or [] if i.get("plane") == "storage"]
+    if not storage:
+        pytest.skip("no storage-plane interface planned on this host: network-online.target orders the mount")
+    name, sections = _unit_sections(facts, mount)
+    unit = sections.get("Unit", {})
+    after = {w for v in unit.get("After", []) for w in v.split()}
+    requires = {w for v in unit.get("Requires", []) + unit.get("BindsTo", []) for w in v.split()}
+    assert STORAGE_NETWORK_UNIT in after and STORAGE_NETWORK_UNIT in requires, (
+        f"{name} is not ordered after the storage network ({storage[0]}): After={' '.join(sorted(after))}, "
+        f"Requires={' '.join(sorted(requires))}; expected both to name {STORAGE_NETWORK_UNIT}"
+    )

@@ -1,5 +1,6 @@
 """Storage servers (cf_kind storage): the GlusterFS daemon runs, and every planned volume that has a
-brick here exists with the planned bricks and layout, is started, and has its bricks online.
+brick here exists with the planned bricks and layout, is started, has its bricks online and allows only
+the planned clients (auth.allow: the storage-plane addresses of the GPU and storage servers).
 """
 
 from __future__ import annotations
@@ -64,3 +65,15 @@ def test_volume_bricks_online(facts, host_vars, cf_host_name, volume):
     here = [f"{b['address']}:{b['path']}" for b in volume["bricks"] if b["server"] == cf_host_name]
     down = [b for b in here if not online.get(b)]
     assert not down, f"volume {volume['name']}: brick(s) not online: {' '.join(down)}"
+
+
+def test_volume_allows_only_the_planned_clients(facts, host_vars, volume):
+    _require_glusterfs(host_vars)
+    clients = (host_vars.get("cf_storage") or {}).get("clients") or []
+    if not clients:
+        pytest.skip("the plan names no client addresses: auth.allow keeps GlusterFS's default")
+    info = _info(facts, volume)
+    have = info.options.get("auth.allow", "*")
+    assert sorted(have.split(",")) == sorted(clients), (
+        f"volume {volume['name']} allows {have}, planned {','.join(clients)}"
+    )
