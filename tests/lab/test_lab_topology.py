@@ -109,7 +109,7 @@ def test_storage_servers_get_a_brick_dir_and_every_server_fuse():
     from clusterforge.loading import load_and_plan
 
     spec, plan, _ = load_and_plan(Path(__file__).resolve().parents[2] / "inventory" / "lab.yaml")
-    topo = lab_topology(spec, plan)
+    topo = lab_topology(plan)
     servers = {h.name: h for h in topo.hosts if h.kind == "server"}
     storage = {d.name for d in plan.devices if d.kind == "storage"}
     assert storage and {n: h.data_dirs for n, h in servers.items() if n in storage} == {n: ("/srv/bricks",)

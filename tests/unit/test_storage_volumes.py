@@ -181,3 +181,17 @@ def test_parse_fio_write_bandwidth_in_mb_per_s():
     ("glusterfs", "_netdev", False), ("nfs", "vers=4.1", True), ("nfs", "_netdev", False)])
 def test_which_options_the_kernel_shows(kind, option, shown):
     assert kernel_visible(kind, option) is shown
+
+
+@pytest.mark.parametrize(("supernet", "patterns"), [
+    ("198.18.12.0/24", ["198.18.12.*"]), ("10.16.0.0/22", ["10.16.0.*", "10.16.1.*", "10.16.2.*", "10.16.3.*"]),
+    ("10.0.0.0/8", ["10.*.*.*"]), ("198.18.12.0/30", ["198.18.12.0", "198.18.12.1", "198.18.12.2", "198.18.12.3"])])
+def test_auth_allow_patterns_cover_exactly_the_storage_supernet(supernet, patterns):
+    from clusterforge.plan.volumes import storage_clients
+
+    assert storage_clients(supernet) == patterns
+
+
+def test_lab_volumes_allow_the_storage_plane_only(lab):
+    _, plan = lab
+    assert list(plan.services.storage.clients) == ["198.18.12.*"]

@@ -43,6 +43,6 @@ def plan_services(spec: ClusterSpec, devices: list[Device]) -> tuple[Services, l
     total_gpus = sum(d.gpus for d in devices)
     if sum(t.gpus for t in teams) > total_gpus:
         warnings.append(f"team GPU quotas ({sum(t.gpus for t in teams)}) exceed the cluster's {total_gpus} GPUs")
-    clients = tuple(storage_clients(devices)) if volumes else ()
+    clients = tuple(storage_clients(spec.networks.storage.supernet)) if volumes else ()
     storage = StorageService(st.kind, tuple(mounts), st.local_nvme_cache, tuple(volumes), clients)
     return Services(storage, spec.software.model_dump(), teams), warnings

@@ -12,6 +12,7 @@ spans distinct servers whenever there are at least ``replicas`` servers.
 
 from __future__ import annotations
 
+import ipaddress
 from typing import Any
 
 from clusterforge.model import ClusterSpec
@@ -38,12 +39,22 @@ def storage_address(server: Device) -> str:
     return next(i.ip for i in server.interfaces if i.plane == Plane.STORAGE and i.ip).split("/")[0]
 
 
-def storage_clients(devices: list[Device]) -> list[str]:
-    """Storage-plane addresses allowed on the volumes (auth.allow): the GPU servers' and the storage
-    servers' own (their self-heal daemons are clients too)."""
-    return sorted({storage_address(d) for d in devices if d.kind in DeviceKind.HOSTS
-                   and any(i.plane == Plane.STORAGE and i.ip for i in d.interfaces)},
-                  key=lambda a: tuple(int(x) for x in a.split(".")) if a.count(".") == 3 else (999, a))
+def storage_clients(supernet: str) -> list[str]:
+    """auth.allow patterns for the volumes: the declared storage-plane supernet as GlusterFS address
+    wildcards (``198.18.12.*``; the admin guide's auth.allow takes addresses with ``*``). The whole
+    supernet, not the hosts planned today, so adding an SU changes no storage server's settings;
+    the storage plane itself is where the fabric keeps other traffic out."""
+    net = ipaddress.ip_network(supernet, strict=False)
+    if net.version != 4:
+        return []
+    octets = -(-net.prefixlen // 8)  # the octets the prefix touches
+    width = max(0, octets * 8 - net.prefixlen)
+    base = int(net.network_address) >> (32 - octets * 8) if octets else 0
+    patterns = []
+    for n in range(1 << width) if octets else range(1):
+        fixed = [str(((base + n) >> (8 * (octets - 1 - k))) & 0xFF) for k in range(octets)]
+        patterns.append(".".join(fixed + ["*"] * (4 - octets)))
+    return patterns
 
 
 def plan_volumes(spec: ClusterSpec, devices: list[Device]) -> tuple[list[dict[str, Any]], list[str]]:

@@ -47,7 +47,9 @@ def host_vars(plan: Plan, device: Device) -> dict[str, Any]:
         "cf_bmc": {"ip": bmc.ip, "plane": Plane.OOB, "vlan": bmc.vlan} if bmc else None,
         "cf_roce": {**plan.host_roce.to_dict(), "interfaces": data_ifaces if plan.host_roce.enabled else []},
         "cf_software": services.software,
-        "cf_storage": {key: value for key, value in services.storage.to_dict().items() if key != "volumes"},
+        # the GPU servers mount the tiers; the volumes and their allowed clients are the storage servers'
+        "cf_storage": {key: value for key, value in services.storage.to_dict().items()
+                       if key not in ("volumes", "clients")},
     }
 
 

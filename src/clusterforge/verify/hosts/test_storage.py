@@ -1,6 +1,6 @@
 """Storage servers (cf_kind storage): the GlusterFS daemon runs, and every planned volume that has a
 brick here exists with the planned bricks and layout, is started, has its bricks online and allows only
-the planned clients (auth.allow: the storage-plane addresses of the GPU and storage servers).
+the planned clients (auth.allow: the storage-plane supernet as address patterns).
 """
 
 from __future__ import annotations
