@@ -76,7 +76,7 @@ def lab_cluster(tmp_path_factory: pytest.TempPathFactory, request: pytest.Fixtur
     from clusterforge.lab import down, missing_prerequisites, up
     from clusterforge.lab.from_plan import lab_topology
     from clusterforge.loading import load_and_plan
-    from clusterforge.render import render_all, write_tree
+    from clusterforge.render import render_all, render_tree, write_tree
 
     why = missing_prerequisites()
     if why:
@@ -85,7 +85,7 @@ def lab_cluster(tmp_path_factory: pytest.TempPathFactory, request: pytest.Fixtur
     files = render_all(plan)
     out = tmp_path_factory.mktemp("lab-cluster") / "rendered"
     write_tree(out, files)
-    topology = lab_topology(plan, files)
+    topology = lab_topology(plan, render_tree(plan))
     skip_if_lab_owned_elsewhere(topology.name)
     down(topology.name)  # start from the base image, whatever an earlier run left
     request.addfinalizer(lambda: down(topology.name))

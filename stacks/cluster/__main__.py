@@ -11,12 +11,11 @@ from clusterforge import paths
 from clusterforge.loading import load_and_plan
 from clusterforge.pulumi.program import declare_cluster
 from clusterforge.pulumi.settings import StackSettings
-from clusterforge.render import render_all
+from clusterforge.render import render_tree
 
 settings = StackSettings.from_config(paths.workspace(), pulumi.get_stack())
 _, plan, _ = load_and_plan(settings.inventory)
-files = render_all(plan)
-site = declare_cluster(plan, files, settings)
+site = declare_cluster(plan, render_tree(plan), settings)
 
 pulumi.export("cluster", plan.cluster)
 pulumi.export("target", settings.target)

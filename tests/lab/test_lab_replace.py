@@ -40,11 +40,11 @@ def test_replace_reimages_provisions_and_verifies_one_host(tmp_path: Path) -> No
     from clusterforge.lab import down, ssh_command, status, up
     from clusterforge.lab.from_plan import lab_topology
     from clusterforge.loading import load_and_plan
-    from clusterforge.render import render_all
+    from clusterforge.render import render_tree
 
     declaration = _declaration(tmp_path)
     spec, plan, _ = load_and_plan(declaration)
-    topology = lab_topology(spec, plan, render_all(spec, plan))
+    topology = lab_topology(plan, render_tree(plan))
 
     def on_host(script: str) -> str:
         proc = subprocess.run(ssh_command(topology.name, HOST, [script]), capture_output=True, text=True, timeout=60)

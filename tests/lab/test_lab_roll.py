@@ -44,11 +44,11 @@ def test_roll_stops_at_a_failing_batch_then_passes_when_repaired(tmp_path: Path)
     from clusterforge.lab import down, ssh_command, up
     from clusterforge.lab.from_plan import lab_topology
     from clusterforge.loading import load_and_plan
-    from clusterforge.render import render_all
+    from clusterforge.render import render_tree
 
     declaration = _declaration(tmp_path)
     spec, plan, _ = load_and_plan(declaration)
-    topology = lab_topology(spec, plan, render_all(spec, plan))
+    topology = lab_topology(plan, render_tree(plan))
 
     def on(host: str, script: str) -> str:
         proc = subprocess.run(ssh_command(topology.name, host, [script]), capture_output=True, text=True, timeout=60)

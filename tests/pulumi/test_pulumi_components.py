@@ -12,7 +12,7 @@ from clusterforge.loading import load_and_plan
 from clusterforge.paths import workspace
 from clusterforge.pulumi.program import SERVER_KINDS, SWITCH_KINDS, declare_cluster
 from clusterforge.pulumi.settings import StackSettings
-from clusterforge.render import render_all
+from clusterforge.render import render_tree
 
 REPO = workspace()
 INVENTORY = REPO / "inventory" / "lab.yaml"
@@ -42,8 +42,9 @@ def declared(tmp_path: Path):
     mocks = RecordingMocks()
     pulumi.runtime.set_mocks(mocks, project="clusterforge-cluster", stack="mock", preview=True)
     spec, plan, _ = load_and_plan(INVENTORY)
-    files = render_all(plan)
-    site = declare_cluster(plan, files, _settings(tmp_path))
+    tree = render_tree(plan)
+    files = tree.files()
+    site = declare_cluster(plan, tree, _settings(tmp_path))
     resources = [site, *site.networks, *site.racks, *site.units]
     resources += [r for unit in site.units for r in unit.racks]
     urns = pulumi.Output.all(*[r.urn for r in resources])
@@ -105,7 +106,7 @@ def test_lab_target_declares_the_lab_before_provisioning(tmp_path: Path) -> None
     spec, plan, _ = load_and_plan(INVENTORY)
     playbook = tmp_path / "noop.yml"
     playbook.write_text("- hosts: all\n  tasks: []\n")
-    site = declare_cluster(plan, render_all(plan),
+    site = declare_cluster(plan, render_tree(plan),
                            _settings(tmp_path, target="lab", provision=True, playbook=playbook))
 
     @pulumi.runtime.test
@@ -129,7 +130,7 @@ def test_storage_servers_are_provisioned_before_the_units_and_verified(tmp_path:
     spec, plan, _ = load_and_plan(INVENTORY)
     playbook = tmp_path / "noop.yml"
     playbook.write_text("- hosts: all\n  tasks: []\n")
-    site = declare_cluster(plan, render_all(plan),
+    site = declare_cluster(plan, render_tree(plan),
                            _settings(tmp_path, target="lab", provision=True, verify=True, playbook=playbook))
 
     @pulumi.runtime.test

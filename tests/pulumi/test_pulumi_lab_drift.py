@@ -18,7 +18,7 @@ import pytest
 from clusterforge.lab import missing_prerequisites, status
 from clusterforge.lab.from_plan import lab_topology
 from clusterforge.loading import load_and_plan
-from clusterforge.render import render_all
+from clusterforge.render import render_tree
 
 pytestmark = [pytest.mark.pulumi, pytest.mark.slow, pytest.mark.lab]
 
@@ -54,7 +54,7 @@ def test_a_lost_lab_host_is_drift_and_up_boots_it(backend, tmp_path: Path) -> No
         pytest.skip("the lab cannot run here: " + ", ".join(why))
     DECLARATION = _declaration(tmp_path)  # noqa: N806
     spec, plan, _ = load_and_plan(DECLARATION)
-    topology = lab_topology(plan, render_all(plan))
+    topology = lab_topology(plan, render_tree(plan))
     up_args = ("up", str(DECLARATION), "--stack", STACK, "--target", "lab", "--no-provision", "--no-verify", "--yes")
     try:
         first = _cli(backend, *up_args)

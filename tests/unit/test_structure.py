@@ -28,7 +28,7 @@ ALLOWED = {
     "plan": {"model", "vocab"},
     "loading": {"model", "plan"},
     "render": {"model", "plan", "vocab", "paths"},
-    "lab": {"model", "plan", "vocab", "paths"},
+    "lab": {"model", "plan", "vocab", "paths", "render"},  # reads each router's frr.conf from the rendered tree
     "provision": {"paths"},
     # verify.gpu.launch reads clusterforge.__file__ for its workers; the host checks read the rendered tree
     # with the YAML dialect render writes it in (render.yamltext)

@@ -63,13 +63,13 @@ def fresh_lab(rendered_lab: Path, verify_lab_file: Path, request: pytest.Fixture
     from clusterforge.lab import down, missing_prerequisites, up
     from clusterforge.lab.from_plan import lab_topology
     from clusterforge.loading import load_and_plan
-    from clusterforge.render import render_all
+    from clusterforge.render import render_tree
 
     why = missing_prerequisites()
     if why:
         pytest.skip("the lab cannot run here: " + ", ".join(why))
     spec, plan, _ = load_and_plan(verify_lab_file)
-    topology = lab_topology(plan, render_all(plan))
+    topology = lab_topology(plan, render_tree(plan))
     down(topology.name)  # a lab left by an earlier run may carry changes: start from the base image
     request.addfinalizer(lambda: down(topology.name))
     result = up(topology)

@@ -19,10 +19,10 @@ lab_app = typer.Typer(help="The local lab: the whole cluster as containers, name
 
 def topology_for(inventory: Path):
     from clusterforge.lab.from_plan import lab_topology
-    from clusterforge.render import render_all
+    from clusterforge.render import render_tree
 
     spec, plan, _ = load(inventory)
-    return lab_topology(plan, render_all(plan))
+    return lab_topology(plan, render_tree(plan))
 
 
 def _lab_errors(fn):

@@ -37,7 +37,7 @@ def replace(
     """Re-provision and re-verify one replaced host with its planned identity (RMA)."""
     from clusterforge.cli.verify import results_table
     from clusterforge.provision import run_site
-    from clusterforge.render import render_all, write_tree
+    from clusterforge.render import render_tree, write_tree
     from clusterforge.verify.runner import VerifyError, run_checks
 
     target = HostTarget(target).value
@@ -47,15 +47,15 @@ def replace(
         usage_error(f"not a server of {inventory}: {host}")
     addresses = ", ".join(f"{i.name} {i.ip}" for i in device.interfaces if i.ip)
     say(err, f"replace {host}: identity from the declaration: {addresses}")
-    files = render_all(spec, plan)
+    tree = render_tree(plan)
     with tempfile.TemporaryDirectory(prefix="cf-replace-") as tmp:
         rendered = Path(tmp) / "rendered"
-        write_tree(rendered, files)
+        write_tree(rendered, tree.files())
         if target == "lab":
             from clusterforge.lab import LabError, reimage
             from clusterforge.lab.from_plan import lab_topology
 
-            topology = lab_topology(spec, plan, files)
+            topology = lab_topology(plan, tree)
             try:
                 lab = reimage(topology, host, progress=lambda h, m: say(err, f"lab {h or topology.name}: {m}"))
             except LabError as exc:

@@ -19,6 +19,7 @@ from clusterforge.lab.topology import LabHost, LabInterface, LabRoute, LabSegmen
 from clusterforge.plan import Device, Plan
 from clusterforge.plan.naming import su_label
 from clusterforge.plan.volumes import BRICK_ROOT
+from clusterforge.render.tree import RenderedTree
 from clusterforge.vocab import DeviceKind, LinkTier, Plane
 
 __all__ = ["lab_topology", "segment_name"]
@@ -74,9 +75,8 @@ def _server(device: Device, plan: Plan) -> LabHost:
                    data_dirs=data_dirs, fuse=True)
 
 
-def lab_topology(plan: Plan, rendered: dict[str, str] | None = None) -> LabTopology:
-    """The lab for a plan; `rendered` (render_all output) supplies each router's frr.conf."""
-    rendered = rendered or {}
+def lab_topology(plan: Plan, rendered: RenderedTree | None = None) -> LabTopology:
+    """The lab for a plan; the rendered tree supplies each router's frr.conf (by switch name)."""
     hosts: list[LabHost] = []
     segments: dict[str, LabSegment] = {}
     mgmt_mtu = plan.plane(Plane.MANAGEMENT).mtu
@@ -131,7 +131,7 @@ def lab_topology(plan: Plan, rendered: dict[str, str] | None = None) -> LabTopol
                         name=iface.name, segment=fabric_peer[(device.name, iface.name)], ip=iface.ip, mtu=iface.mtu
                     )
                 )
-        frr = rendered.get(f"switches/{device.name}/frr.conf")
+        frr = rendered.switch(device.name).get("frr.conf") if rendered is not None else None
         hosts.append(LabHost(name=device.name, kind="router", interfaces=tuple(interfaces), frr_conf=frr))
     gateways = _gateways(plan, Plane.MANAGEMENT)
     oob_gateways = [

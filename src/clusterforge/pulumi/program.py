@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import importlib.util
 from collections import defaultdict
-from collections.abc import Mapping
 
 import pulumi
 
@@ -37,15 +36,15 @@ from clusterforge.pulumi.providers.verification import VerificationArgs
 from clusterforge.pulumi.scalable_unit import ScalableUnitArgs
 from clusterforge.pulumi.settings import StackSettings
 from clusterforge.pulumi.site import Site, SiteArgs
+from clusterforge.render.ansible_inventory import ANSIBLE_DIR
+from clusterforge.render.switches import FABRIC_DIR
+from clusterforge.render.tree import RenderedTree
 from clusterforge.vocab import DeviceKind
 
 __all__ = ["declare_cluster", "write_rendered_inventory", "SERVER_KINDS", "SWITCH_KINDS"]
 
 SERVER_KINDS = DeviceKind.HOSTS
 SWITCH_KINDS = DeviceKind.SWITCHES
-SWITCH_PREFIX = "switches/"
-FABRIC_DIR = "_fabric"  # render.switches puts fabric-wide files here; no switch is named so
-ANSIBLE_PREFIX = "ansible/"
 STORAGE_GROUP = "storage_servers"  # the inventory group of the storage servers (render.ansible_inventory)
 # What Ansible runs: a change here re-provisions every group.
 VERIFY_NOT_HOST_CHECKS = ("gpu",)  # GPU acceptance is not part of the per-SU host checks
@@ -57,15 +56,6 @@ def _suite_hash() -> str:
     base = paths.PACKAGE_DIR.parent
     base = base.parent if base.name == "src" else base
     return tree_hash([p for p in sorted(verify_dir.iterdir()) if p.name not in VERIFY_NOT_HOST_CHECKS], base)
-
-
-def _files_by_switch(files: Mapping[str, str]) -> dict[str, dict[str, str]]:
-    by_switch: dict[str, dict[str, str]] = defaultdict(dict)
-    for path, content in files.items():
-        if path.startswith(SWITCH_PREFIX):
-            name, _, relpath = path[len(SWITCH_PREFIX):].partition("/")
-            by_switch[name][relpath] = content
-    return by_switch
 
 
 def _switch_target(settings: StackSettings, device: Device) -> SwitchTarget:
@@ -81,14 +71,14 @@ def _switch_target(settings: StackSettings, device: Device) -> SwitchTarget:
     return SwitchTarget("file", path=str(settings.switch_config_dir))
 
 
-def _rack_args(rack: PlannedRack, plan: Plan, devices: list[Device], switch_files: dict[str, dict[str, str]],
+def _rack_args(rack: PlannedRack, plan: Plan, devices: list[Device], tree: RenderedTree,
                settings: StackSettings) -> RackArgs:
     credential = settings.switch_credential if settings.target == "ssh" else None
     return RackArgs(
         rack=rack,
         pdus=tuple(PduArgs(p) for p in plan.pdus if p.rack == rack.name),
         servers=tuple(ServerArgs(d) for d in devices if d.kind in SERVER_KINDS),
-        switches=tuple(SwitchArgs(d, switch_files.get(d.name, {}), _switch_target(settings, d), credential)
+        switches=tuple(SwitchArgs(d, dict(tree.switch(d.name)), _switch_target(settings, d), credential)
                        for d in devices if d.kind in SWITCH_KINDS),
     )  # fmt: skip
 
@@ -103,7 +93,7 @@ def _require_module(flag: str, module: str) -> None:
                            f" set `clusterforge:{flag} false` (or --no-{flag}) to apply without it")
 
 
-def _group_args(group: str, hosts: tuple[str, ...], files: Mapping[str, str], settings: StackSettings,
+def _group_args(group: str, hosts: tuple[str, ...], tree: RenderedTree, settings: StackSettings,
                 roles_hash: str | None, suite_hash: str | None
                 ) -> tuple[HostProvisionArgs | None, VerificationArgs | None]:
     """Provisioning and verification of one inventory group (an SU, or the storage servers)."""
@@ -113,8 +103,7 @@ def _group_args(group: str, hosts: tuple[str, ...], files: Mapping[str, str], se
     provision = verification = None
     if settings.provision:
         assert roles_hash is not None
-        host_vars = {f"{ANSIBLE_PREFIX}host_vars/{h}.yml": files.get(f"{ANSIBLE_PREFIX}host_vars/{h}.yml", "")
-                     for h in hosts}
+        host_vars = {f"{ANSIBLE_DIR}/host_vars/{h}.yml": tree.host_vars(h) for h in hosts}  # hash keys as written
         secret_vars = None
         if settings.bmc_password is not None:
             secret_vars = pulumi.Output.from_input(settings.bmc_password).apply(lambda p: {"cf_bmc_password": p})
@@ -138,38 +127,36 @@ def _group_args(group: str, hosts: tuple[str, ...], files: Mapping[str, str], se
     return provision, verification
 
 
-def _unit_args(su: int, racks: tuple[RackArgs, ...], files: Mapping[str, str], settings: StackSettings,
+def _unit_args(su: int, racks: tuple[RackArgs, ...], tree: RenderedTree, settings: StackSettings,
                roles_hash: str | None, suite_hash: str | None) -> ScalableUnitArgs:
     hosts = tuple(s.device.name for r in racks for s in r.servers)
-    provision, verification = _group_args(f"su{su:02d}", hosts, files, settings, roles_hash, suite_hash)
+    provision, verification = _group_args(f"su{su:02d}", hosts, tree, settings, roles_hash, suite_hash)
     return ScalableUnitArgs(su=su, racks=racks, provision=provision, verification=verification)
 
 
-def _lab_args(plan: Plan, files: Mapping[str, str]) -> LabArgs:
+def _lab_args(plan: Plan, tree: RenderedTree) -> LabArgs:
     from clusterforge.lab.from_plan import lab_topology
 
-    topology = lab_topology(plan, dict(files))
+    topology = lab_topology(plan, tree)
     topology_json = topology.model_dump_json()
     return LabArgs(lab=topology.name, topology_json=topology_json, topology_hash=text_hash(topology_json))
 
 
-def write_rendered_inventory(files: Mapping[str, str], settings: StackSettings) -> None:
+def write_rendered_inventory(tree: RenderedTree, settings: StackSettings) -> None:
     """The Ansible tree HostProvision and Verification read. Written on real runs only, never by previews."""
     from clusterforge.render import write_tree
 
-    ansible = {path: content for path, content in files.items() if path.startswith(ANSIBLE_PREFIX)}
-    write_tree(settings.rendered_dir, ansible)
+    write_tree(settings.rendered_dir, tree.ansible_files())
 
 
-def declare_cluster(plan: Plan, files: Mapping[str, str], settings: StackSettings) -> Site:
+def declare_cluster(plan: Plan, tree: RenderedTree, settings: StackSettings) -> Site:
     if settings.provision and not settings.playbook:
         _require_module("provision", "clusterforge.provision.runner")
     if settings.verify:
         _require_module("verify", "clusterforge.verify.runner")
     if (settings.provision or settings.verify) and not pulumi.runtime.is_dry_run():
-        write_rendered_inventory(files, settings)
+        write_rendered_inventory(tree, settings)
 
-    switch_files = _files_by_switch(files)
     devices_by_rack: dict[str, list[Device]] = defaultdict(list)
     racks = {rack.name for rack in plan.racks}
     for device in plan.devices:
@@ -179,14 +166,14 @@ def declare_cluster(plan: Plan, files: Mapping[str, str], settings: StackSetting
             raise ValueError(f"{device.name}: rack {device.rack!r} is not in the plan")
         devices_by_rack[device.rack].append(device)
 
-    rack_args = {r.name: _rack_args(r, plan, devices_by_rack[r.name], switch_files, settings) for r in plan.racks}
+    rack_args = {r.name: _rack_args(r, plan, devices_by_rack[r.name], tree, settings) for r in plan.racks}
     roles_hash = None
     if settings.provision:
         roles_hash = tree_hash([paths.roles_dir(), paths.playbooks_dir()], paths.data_root())
     suite_hash = _suite_hash() if settings.verify else None
     su_ids = sorted({r.su for r in plan.racks if r.su is not None})
     units = tuple(
-        _unit_args(su, tuple(rack_args[r.name] for r in plan.racks if r.su == su), files, settings,
+        _unit_args(su, tuple(rack_args[r.name] for r in plan.racks if r.su == su), tree, settings,
                    roles_hash, suite_hash)
         for su in su_ids
     )  # fmt: skip
@@ -195,7 +182,7 @@ def declare_cluster(plan: Plan, files: Mapping[str, str], settings: StackSetting
                     switches=tuple(d.name for d in plan.devices if d.plane == plane and d.kind in SWITCH_KINDS))
         for plane, fabric in plan.fabric.items()
     )  # fmt: skip
-    fabric_files = switch_files.get(FABRIC_DIR)
+    fabric_files = dict(tree.fabric)
     # Fabric-wide files belong to no switch (the subnet manager host reads them): always a directory.
     fabric_config = SwitchConfigArgs(
         device=FABRIC_DIR, files=fabric_files, content_hash=files_hash(fabric_files),
@@ -203,11 +190,11 @@ def declare_cluster(plan: Plan, files: Mapping[str, str], settings: StackSetting
     ) if fabric_files else None  # fmt: skip
     storage_hosts = tuple(d.name for d in plan.devices if d.kind == DeviceKind.STORAGE)
     storage_provision, storage_verification = (
-        _group_args(STORAGE_GROUP, storage_hosts, files, settings, roles_hash, suite_hash) if storage_hosts
+        _group_args(STORAGE_GROUP, storage_hosts, tree, settings, roles_hash, suite_hash) if storage_hosts
         else (None, None))
     return Site(plan.cluster, SiteArgs(
         cluster=plan.cluster, site=plan.site, summary=plan.summary.to_dict(), networks=networks,
         racks=tuple(rack_args[r.name] for r in plan.racks if r.su is None), units=units,
-        lab=_lab_args(plan, files) if settings.target == "lab" else None, fabric_config=fabric_config,
+        lab=_lab_args(plan, tree) if settings.target == "lab" else None, fabric_config=fabric_config,
         storage_provision=storage_provision, storage_verification=storage_verification,
     ))  # fmt: skip

@@ -10,7 +10,9 @@ from clusterforge.render.switches.network_os import ansible_network_vars
 from clusterforge.render.yamltext import to_ansible_yaml
 from clusterforge.vocab import DeviceKind, Plane
 
-__all__ = ["render_ansible", "host_vars", "group_name"]
+__all__ = ["render_ansible", "ansible_tree", "host_vars", "group_name", "ANSIBLE_DIR"]
+
+ANSIBLE_DIR = "ansible"
 
 HEADER = "# Rendered by clusterforge from the Plan. Do not edit: change the inventory declaration.\n"
 
@@ -54,6 +56,12 @@ def host_vars(plan: Plan, device: Device) -> dict[str, Any]:
 
 
 def render_ansible(plan: Plan) -> dict[str, str]:
+    """The Ansible tree under ansible/ (the writer's layout)."""
+    return {f"{ANSIBLE_DIR}/{path}": text for path, text in ansible_tree(plan).items()}
+
+
+def ansible_tree(plan: Plan) -> dict[str, str]:
+    """inventory.yml and host_vars/<host>.yml, relative to the Ansible directory."""
     groups: dict[str, list[str]] = defaultdict(list)
     files: dict[str, str] = {}
     switch_hosts: dict[str, dict[str, Any]] = {}
@@ -66,9 +74,9 @@ def render_ansible(plan: Plan) -> dict[str, str]:
                 groups[group_name(device.rack)].append(device.name)
             groups[f"role_{group_name(device.kind)}"].append(device.name)
             if device.kind == DeviceKind.SERVER:
-                files[f"ansible/host_vars/{device.name}.yml"] = HEADER + to_ansible_yaml(host_vars(plan, device))
+                files[f"host_vars/{device.name}.yml"] = HEADER + to_ansible_yaml(host_vars(plan, device))
             else:
-                files[f"ansible/host_vars/{device.name}.yml"] = HEADER + to_ansible_yaml({
+                files[f"host_vars/{device.name}.yml"] = HEADER + to_ansible_yaml({
                     "ansible_host": device.management_ip, "cf_name": device.name, "cf_kind": device.kind,
                     "cf_rack": device.rack, "cf_interfaces": [i.to_dict() for i in device.interfaces
                                                               if i.plane != Plane.OOB],
@@ -88,5 +96,5 @@ def render_ansible(plan: Plan) -> dict[str, str]:
     for name in sorted(groups):
         children[name] = {"hosts": {host: None for host in groups[name]}}
     inventory = {"all": {"vars": {"cf_cluster": plan.cluster, "cf_site": plan.site}, "children": children}}
-    files["ansible/inventory.yml"] = HEADER + to_ansible_yaml(inventory)
+    files["inventory.yml"] = HEADER + to_ansible_yaml(inventory)
     return files

@@ -1,27 +1,13 @@
-"""The renderers `clusterforge render` runs, in order. Each returns {relative path: content}."""
+"""What `clusterforge render` writes: the rendered tree's flat view (render.tree)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from clusterforge.plan import Plan
-from clusterforge.render.ansible_inventory import render_ansible
-from clusterforge.render.assets import render_assets
-from clusterforge.render.switches import render_switches
+from clusterforge.render.tree import render_tree
 
-__all__ = ["RENDERERS", "render_all"]
-
-Renderer = Callable[[Plan], dict[str, str]]
-
-RENDERERS: list[tuple[str, Renderer]] = [
-    ("ansible", render_ansible),
-    ("assets", render_assets),
-    ("switches", render_switches),
-]
+__all__ = ["render_all"]
 
 
 def render_all(plan: Plan) -> dict[str, str]:
-    files: dict[str, str] = {}
-    for _, renderer in RENDERERS:
-        files.update(renderer(plan))
-    return files
+    """Every file `clusterforge render` writes, by path under the output directory."""
+    return render_tree(plan).files()

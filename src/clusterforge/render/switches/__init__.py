@@ -19,17 +19,24 @@ from clusterforge.render.switches.device_config import device_files, fabric_file
 from clusterforge.render.switches.facts import fabric_facts
 from clusterforge.render.switches.structured_config import device_structured_config
 
-__all__ = ["render_switches", "FABRIC_DIR"]
+__all__ = ["render_switches", "switch_tree", "FABRIC_DIR", "SWITCHES_DIR"]
 
+SWITCHES_DIR = "switches"
 FABRIC_DIR = "_fabric"  # fabric-wide files; switch names never start with "_"
 
 
-def render_switches(plan: Plan) -> dict[str, str]:
-    files: dict[str, str] = {}
+def switch_tree(plan: Plan) -> tuple[dict[str, dict[str, str]], dict[str, str]]:
+    """({switch name: {file name: text}}, {fabric-wide file name: text}), in Plan order."""
+    per_switch: dict[str, dict[str, str]] = {}
     for name, facts in fabric_facts(plan).items():
-        structured = device_structured_config(facts, plan.qos)
-        for filename, content in device_files(facts.nos, structured).items():
-            files[f"switches/{name}/{filename}"] = content
-    for filename, content in fabric_files(opensm_partitions(plan)).items():
-        files[f"switches/{FABRIC_DIR}/{filename}"] = content
+        per_switch[name] = device_files(facts.nos, device_structured_config(facts, plan.qos))
+    return per_switch, fabric_files(opensm_partitions(plan))
+
+
+def render_switches(plan: Plan) -> dict[str, str]:
+    """The writer's layout: switches/<name>/<file> and switches/_fabric/<file>."""
+    per_switch, fabric = switch_tree(plan)
+    files = {f"{SWITCHES_DIR}/{name}/{filename}": text for name, texts in per_switch.items()
+             for filename, text in texts.items()}
+    files.update({f"{SWITCHES_DIR}/{FABRIC_DIR}/{filename}": text for filename, text in fabric.items()})
     return files

@@ -1,0 +1,54 @@
+"""The rendered tree: every output of one Plan, by kind and key, and one flat view for the writer.
+
+Consumers read what they need by key (a switch's files by switch name, a host's host_vars by host
+name); only ``files()`` knows the on-disk layout (ansible/, assets.csv, switches/<name>/,
+switches/_fabric/), and ``render.write_tree`` writes that view atomically.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from clusterforge.plan import Plan
+from clusterforge.render.ansible_inventory import ANSIBLE_DIR, ansible_tree
+from clusterforge.render.assets import render_assets
+from clusterforge.render.switches import FABRIC_DIR, SWITCHES_DIR, switch_tree
+
+__all__ = ["RenderedTree", "render_tree"]
+
+_EMPTY: Mapping[str, str] = MappingProxyType({})
+
+
+@dataclass(frozen=True)
+class RenderedTree:
+    ansible: Mapping[str, str]  # relative to ansible/: inventory.yml, host_vars/<host>.yml
+    assets: Mapping[str, str]  # assets.csv
+    switches: Mapping[str, Mapping[str, str]]  # switch name -> {file name: text}
+    fabric: Mapping[str, str] = field(default_factory=dict)  # fabric-wide files (InfiniBand subnet manager)
+
+    def switch(self, name: str) -> Mapping[str, str]:
+        """One switch's files ({} for a switch that renders none, e.g. an access-plane bridge)."""
+        return self.switches.get(name, _EMPTY)
+
+    def host_vars(self, host: str) -> str:
+        return self.ansible.get(f"host_vars/{host}.yml", "")
+
+    def ansible_files(self) -> dict[str, str]:
+        """The Ansible tree as the writer lays it out (ansible/...)."""
+        return {f"{ANSIBLE_DIR}/{path}": text for path, text in self.ansible.items()}
+
+    def files(self) -> dict[str, str]:
+        """Every file by its path under the output directory: the one view the writer and diff read."""
+        files = self.ansible_files()
+        files.update(self.assets)
+        for name, texts in self.switches.items():
+            files.update({f"{SWITCHES_DIR}/{name}/{filename}": text for filename, text in texts.items()})
+        files.update({f"{SWITCHES_DIR}/{FABRIC_DIR}/{filename}": text for filename, text in self.fabric.items()})
+        return files
+
+
+def render_tree(plan: Plan) -> RenderedTree:
+    switches, fabric = switch_tree(plan)
+    return RenderedTree(ansible=ansible_tree(plan), assets=render_assets(plan), switches=switches, fabric=fabric)
