@@ -81,7 +81,7 @@ def roll(
              f" gated by checks {','.join(check)}" + ("" if kubeconfig else "; no --kubeconfig: nodes are not drained"))
     with tempfile.TemporaryDirectory(prefix="cf-roll-") as tmp:
         rendered = Path(tmp) / "rendered"
-        write_tree(rendered, render_all(spec, plan))
+        write_tree(rendered, render_all(plan))
         done: list[str] = []
         for number, batch in enumerate(batches, 1):
             label = f"batch {number}/{len(batches)} (SU {batch.su} #{batch.index}: {', '.join(batch.hosts)})"
