@@ -151,9 +151,8 @@ def _chips(group: _Group, box_w: float) -> list[dict[str, Any]]:
     return _chip_row(devices, box_w, compact=False) or _chip_row(devices, box_w, compact=True)
 
 
-def fabric_view(plan: Plan, plane: str) -> dict[str, Any]:
-    names = TIER_NAMES.get(plane, TIER_NAMES["data"])
-    summary = plan.fabric[plane]
+def _grouped(plan: Plan, plane: str) -> tuple[list, list[Device], list[int], set[int], dict, dict]:
+    """The plane's links and devices, each device in its (row, column) group."""
     links = [link for link in plan.links if link.plane == plane]
     involved = {link.a.device for link in links} | {link.b.device for link in links}
     members = [d for d in plan.devices if d.name in involved or (d.plane == plane and d.kind != DeviceKind.PDU)]
@@ -170,7 +169,11 @@ def fabric_view(plan: Plan, plane: str) -> dict[str, Any]:
         if device.su is not None:
             group.sus.add(device.su)
         where[device.name] = key
+    return links, members, sus, shown, groups, where
 
+
+def _bundled(links: list, groups: dict, where: dict) -> tuple[dict, Counter, dict]:
+    """Links between groups bundled per (upper, lower) pair; rail bundles; Gb/s down and up per group."""
     bundles: dict[tuple, dict[str, Any]] = {}
     rail_bundles: Counter = Counter()
     updown: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0.0, 0.0])  # group -> [down, up] Gb/s
@@ -189,7 +192,11 @@ def fabric_view(plan: Plan, plane: str) -> dict[str, Any]:
         updown[lower][1] += link.speed_gbps
         if groups[upper].devices[upper_device].rail is not None and lower[0] == "endpoint":
             rail_bundles[(upper, lower, upper_device)] += 1
+    return bundles, rail_bundles, updown
 
+
+def _boxes(groups: dict, sus: list[int], shown: set[int], updown: dict, names: dict) -> tuple[dict, list, dict, int]:
+    """One box per group, placed in its row and column: (boxes, rows, row y, page height)."""
     columns = [f"su{su}" for su in sus if su in shown]
     if any(key[1] == "fold" for key in groups):
         columns.insert(MAX_SU_COLUMNS - 2, "fold")  # between the first SUs and the last
@@ -204,7 +211,6 @@ def fabric_view(plan: Plan, plane: str) -> dict[str, Any]:
     span_x = MARGIN + (usable - span_w) / 2
     row_y = {row: HEADER_H + i * (ROW_H + ROW_GAP) for i, row in enumerate(rows)}
     height = HEADER_H + len(rows) * ROW_H + (len(rows) - 1) * ROW_GAP + 64
-
     boxes: dict[tuple[str, str], dict[str, Any]] = {}
     for key, group in sorted(groups.items(), key=lambda item: (ROWS.index(item[0][0]), item[0][1])):
         row, column = key
@@ -217,14 +223,16 @@ def fabric_view(plan: Plan, plane: str) -> dict[str, Any]:
         fill, stroke, text = KIND_COLOURS.get(kind, KIND_COLOURS["mgmt-switch"])
         down, up = updown[key]
         chips = _chips(group, w)
-        box = {"key": key, "x": x, "y": row_y[row], "w": w, "h": ROW_H, "fill": fill, "stroke": stroke,
-               "text": text, "title": _group_title(group, names), "lines": _group_lines(group, down, up),
-               "chips": chips, "chip_y": row_y[row] + ROW_H - CHIP_H - 10, "chip_h": CHIP_H,
-               "tooltip": _tooltip(sorted(group.devices))}
-        boxes[key] = box
+        boxes[key] = {"key": key, "x": x, "y": row_y[row], "w": w, "h": ROW_H, "fill": fill, "stroke": stroke,
+                      "text": text, "title": _group_title(group, names), "lines": _group_lines(group, down, up),
+                      "chips": chips, "chip_y": row_y[row] + ROW_H - CHIP_H - 10, "chip_h": CHIP_H,
+                      "tooltip": _tooltip(sorted(group.devices))}
+    return boxes, rows, row_y, height
 
-    edges = []
-    labels = []
+
+def _edges(boxes: dict, bundles: dict, rail_bundles: Counter, groups: dict) -> tuple[list, list]:
+    """Bundle edges (rails fanned out to their leaf chips) and their speed labels."""
+    edges, labels = [], []
     chip_x = {chip["name"]: box["x"] + chip["dx"] + chip["w"] / 2 for box in boxes.values() for chip in box["chips"]}
     for (upper, lower), bundle in sorted(bundles.items(), key=lambda item: (item[0][0], item[0][1])):
         top, bottom = boxes[upper], boxes[lower]
@@ -246,7 +254,16 @@ def fabric_view(plan: Plan, plane: str) -> dict[str, Any]:
                           "colour": "#7b8799", "opacity": 0.9})
         labels.append({"x": x, "y": (y1 + y2) / 2, "text": speeds, "sub": _gbps(bundle["gbps"]),
                        "w": 6.2 * max(len(speeds), 10) + 16})
+    return edges, labels
 
+
+def fabric_view(plan: Plan, plane: str) -> dict[str, Any]:
+    names = TIER_NAMES.get(plane, TIER_NAMES["data"])
+    summary = plan.fabric[plane]
+    links, members, sus, shown, groups, where = _grouped(plan, plane)
+    bundles, rail_bundles, updown = _bundled(links, groups, where)
+    boxes, rows, row_y, height = _boxes(groups, sus, shown, updown, names)
+    edges, labels = _edges(boxes, bundles, rail_bundles, groups)
     rails_present = sorted({d.rail for d in members if d.rail is not None and d.kind != DeviceKind.SERVER})
     ratios = ", ".join(f"{tier} {value:g}:1" for tier, value in summary.oversubscription.items())
     stats = [f"{summary.tiers} tiers", f"{summary.leaves} {names['leaf']}", f"{summary.spines} {names['spine']}"]
