@@ -47,46 +47,9 @@ def _table(header: list[str], rows: list[list[Any]]) -> list[str]:
     return lines + [""]
 
 
-def render_markdown(report: dict) -> str:
-    ev = report.get("evaluation", {})
-    m = report.get("measurements", {})
-    host = m.get("host", {})
-    spec = report.get("spec", {})
-    verdict = "PASSED" if ev.get("passed") else "FAILED"
-    lines = [f"# GPU acceptance: {verdict}", ""]
-    gpu_names = ", ".join(sorted({g.get("name", "?") for g in host.get("gpus", [])}))
-    versions = f"driver {host.get('driver')}, CUDA {host.get('cuda')}, torch {host.get('torch')}"
-    n_checks, n_failed = len(ev.get("checks", [])), len(ev.get("failed", []))
-    lines += [
-        f"- host: `{host.get('hostname')}`; GPUs: {host.get('gpu_count')} x {gpu_names}",
-        f"- {versions}, NCCL {host.get('nccl')}",
-        f"- declared: {spec.get('gpu_count')} x {spec.get('gpu_model')}, dense TFLOPS {spec.get('tflops_dense')}",
-        f"- started {report.get('started')}, finished {report.get('finished')}",
-        f"- options: `{json.dumps(report.get('options', {}))}`",
-        "",
-        f"{n_checks} checks, {n_failed} failed, {len(ev.get('findings', []))} findings.",
-        "",
-        "## Checks",
-        "",
-    ]
-    lines += _table(
-        ["check", "measured", "expected", "unit", "result", "detail"],
-        [
-            [
-                c["name"],
-                c["measured"],
-                c["expected"],
-                c["unit"],
-                "pass" if c["passed"] else "**FAIL**",
-                c["detail"],
-            ]
-            for c in ev.get("checks", [])
-        ],
-    )
-    lines += ["## Findings", ""]
-    lines += [f"- **{f['kind']}** ({f['severity']}): {f['message']}" for f in ev.get("findings", [])] or ["- none"]
-    lines.append("")
-
+def _matmul_section(m: dict) -> list[str]:
+    """Burst and sustained matmul per GPU and precision, with NVML telemetry."""
+    lines: list[str] = []
     mm = m.get("matmul") or {}
     burst, sus = mm.get("burst") or {}, mm.get("sustained") or {}
     if burst or sus:
@@ -153,7 +116,12 @@ def render_markdown(report: dict) -> str:
                 ],
                 trows,
             )
+    return lines
 
+
+def _membw_section(m: dict) -> list[str]:
+    """Copy bandwidth per GPU."""
+    lines: list[str] = []
     membw = m.get("membw") or {}
     if membw:
         lines += ["## Memory bandwidth", ""]
@@ -171,7 +139,12 @@ def render_markdown(report: dict) -> str:
                 if "error" not in r
             ],
         )
+    return lines
 
+
+def _allreduce_section(m: dict) -> list[str]:
+    """The all-reduce sweep against the reference figures."""
+    lines: list[str] = []
     ar = m.get("allreduce") or {}
     if ar.get("sweep"):
         base = ar.get("baseline") or {}
@@ -197,6 +170,12 @@ def render_markdown(report: dict) -> str:
                 for r in ar["sweep"]
             ],
         )
+    return lines
+
+
+def _scaling_section(m: dict) -> list[str]:
+    """DDP scaling: weak and strong efficiency per world size."""
+    lines: list[str] = []
     sc = m.get("scaling") or {}
     if sc.get("runs"):
         lines += [
@@ -228,6 +207,51 @@ def render_markdown(report: dict) -> str:
             f"parameters; {sc.get('tokens_per_gpu')} tokens per GPU (weak).",
             "",
         ]
+    return lines
+
+
+def render_markdown(report: dict) -> str:
+    ev = report.get("evaluation", {})
+    m = report.get("measurements", {})
+    host = m.get("host", {})
+    spec = report.get("spec", {})
+    verdict = "PASSED" if ev.get("passed") else "FAILED"
+    lines = [f"# GPU acceptance: {verdict}", ""]
+    gpu_names = ", ".join(sorted({g.get("name", "?") for g in host.get("gpus", [])}))
+    versions = f"driver {host.get('driver')}, CUDA {host.get('cuda')}, torch {host.get('torch')}"
+    n_checks, n_failed = len(ev.get("checks", [])), len(ev.get("failed", []))
+    lines += [
+        f"- host: `{host.get('hostname')}`; GPUs: {host.get('gpu_count')} x {gpu_names}",
+        f"- {versions}, NCCL {host.get('nccl')}",
+        f"- declared: {spec.get('gpu_count')} x {spec.get('gpu_model')}, dense TFLOPS {spec.get('tflops_dense')}",
+        f"- started {report.get('started')}, finished {report.get('finished')}",
+        f"- options: `{json.dumps(report.get('options', {}))}`",
+        "",
+        f"{n_checks} checks, {n_failed} failed, {len(ev.get('findings', []))} findings.",
+        "",
+        "## Checks",
+        "",
+    ]
+    lines += _table(
+        ["check", "measured", "expected", "unit", "result", "detail"],
+        [
+            [
+                c["name"],
+                c["measured"],
+                c["expected"],
+                c["unit"],
+                "pass" if c["passed"] else "**FAIL**",
+                c["detail"],
+            ]
+            for c in ev.get("checks", [])
+        ],
+    )
+    lines += ["## Findings", ""]
+    lines += [f"- **{f['kind']}** ({f['severity']}): {f['message']}" for f in ev.get("findings", [])] or ["- none"]
+    lines.append("")
+
+    for section in (_matmul_section, _membw_section, _allreduce_section, _scaling_section):
+        lines += section(m)
     errs = m.get("errors") or {}
     if errs:
         lines += ["## Step errors", ""] + [f"- `{k}`: {v}" for k, v in errs.items()] + [""]
