@@ -11,7 +11,8 @@ import pytest
 from hostile_fixtures import LAB_TEXT, assert_refused, line_of, run_cli, workdir
 from test_hostile_inputs import EDITS
 
-EVERY_COMMAND = ["merge-key", "vrf-newline", "quota"]  # one per layer: YAML, grammar, semantics
+EVERY_COMMAND = ["merge-key", "vrf-newline", "quota", "feed-rating"]  # one per layer (YAML, grammar, semantics)
+# and the feed-vs-PDU rating (issue 13)
 
 
 @pytest.mark.parametrize("case", [case for case in EDITS if case[0] in EVERY_COMMAND], ids=lambda case: case[0])

@@ -87,6 +87,8 @@ EDITS = [
      "cannot supply PDU model", None),
     ("feed-voltage", "voltage_v: 415", "voltage_v: 230", "site.facility.feed.voltage_v", "does not match PDU model",
      None),
+    ("feed-rating", "amperage_a: 32", "amperage_a: 63", "site.facility.feed.amperage_a",
+     "63 A circuit exceeds PDU model 'raritan-px3-415v-32a', rated 32 A", None),
     ("ib-on-sonic", "    transport: roce\n    nos: sonic", "    transport: infiniband\n    nos: sonic",
      "networks.data.nos", "cannot carry transport 'infiniband'", 1),
     ("asn-clash", "  fabric_links: 198.18.4.0/24", "  asn: {leaf_base: 100, spine_base: 100, core: 100}\n"
@@ -142,7 +144,7 @@ def test_corpus_covers_the_issue_classes():
     ids = {case[0] for case in EDITS}
     assert len(ids) >= 35
     assert {"nul", "vrf-newline", "version-template", "merge-key", "python-tag", "cidr-ipv6", "cidr-host-bits",
-            "inf", "duplicate-team", "quota", "feed-phases", "ib-on-sonic", "catalog-escape"} <= ids
+            "inf", "duplicate-team", "quota", "feed-phases", "feed-rating", "ib-on-sonic", "catalog-escape"} <= ids
 
 
 def test_binary_bytes(tmp_path: Path, capsys):

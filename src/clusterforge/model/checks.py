@@ -2,7 +2,7 @@
 
 * duplicates: team names, storage tier names/mounts/exports, NIC names within a server model (and one
   name per NIC);
-* power: a feed the PDU model cannot take (phases, voltage off by > 10 %);
+* power: a feed the PDU model cannot take (phases, voltage off by > 10 %, current above its rating);
 * transport/NOS: InfiniBand only on the infiniband NOS and vice versa, switch models of the plane's
   transport;
 * quotas: team GPU quotas within the cluster's GPUs;
@@ -71,9 +71,10 @@ def _feed_vs_pdu(spec: ClusterSpec) -> list[tuple[Loc, str]]:
     if feed.phases != pdu.phases:
         problems.append(((*where, "phases"), f"a {feed.phases}-phase feed cannot supply PDU model"
                          f" {facility.pdu_model!r}, which is {pdu.phases}-phase"))
-    # Not checked: feed current above the PDU's rating. The plan has one PDU per feed side and budgets
-    # from the feed, so inventory/superpod-4su.yaml (125 A feeds, 63 A PDUs, 4 DGX per rack) relies on
-    # it; refusing it needs several PDUs per side in the facility plan first.
+    if feed.amperage_a > pdu.rating_a:
+        problems.append(((*where, "amperage_a"), f"a {feed.amperage_a:g} A circuit exceeds PDU model"
+                         f" {facility.pdu_model!r}, rated {pdu.rating_a:g} A; declare circuits of at most"
+                         f" {pdu.rating_a:g} A and more of them per rack side (site.facility.pdus_per_side)"))
     if abs(feed.voltage_v - pdu.voltage_v) > VOLTAGE_TOLERANCE * pdu.voltage_v:
         problems.append(((*where, "voltage_v"), f"{feed.voltage_v:g} V does not match PDU model"
                          f" {facility.pdu_model!r} ({pdu.voltage_v:g} V, ±{VOLTAGE_TOLERANCE:.0%})"))

@@ -16,7 +16,10 @@ THREE_PHASE_FACTOR = math.sqrt(3)  # 1.732: line-to-line voltage times current t
 
 
 class Feed(Declared):
-    """One power feed into a rack (each rack gets an A and a B feed of this kind)."""
+    """One power circuit, feeding one PDU; a rack side (A or B) gets up to ``pdus_per_side`` of them.
+
+    The circuit's current may not exceed the PDU model's rating (``model.checks``).
+    """
 
     voltage_v: float = Field(gt=0, le=1000)
     amperage_a: float = Field(gt=0, le=1000)
@@ -40,6 +43,9 @@ class Facility(Declared):
     rack_power_limit_w: float = Field(default=40000, gt=0, le=1_000_000)
     headroom: float = Field(default=0.2, ge=0, lt=1)
     feed: Feed
+    pdus_per_side: int = Field(default=1, ge=1, le=4,
+                               description="most PDUs (each on its own feed circuit) per rack side; the plan places"
+                                           " as many as each rack's load needs with the headroom")
     redundancy: Literal["A/B", "none"] = "A/B"
     cooling: Cooling = Cooling()
     rack_max_weight_kg: float = Field(default=1360, gt=0, le=100_000)

@@ -36,26 +36,35 @@ __all__ = ["plan_cluster"]
 
 
 def _pdu_addresses(ctx: Context, rack_meta: dict[str, RackMeta]) -> dict[str, str | None]:
+    """Every PDU a rack may get (pdus_per_side pairs), addressed by stable ids only.
+
+    Pair 1 keeps the original layout; pair k sits one pair-region further (an SU's compute and network
+    racks, or the site racks), so neither adding an SU nor adding a pair renumbers an existing PDU.
+    """
     pools = ctx.pools
     env = ctx.spec.envelope
     site_switches = ((ctx.data.spines if ctx.data.tiers == 2 else 0) + ctx.data.cores + ctx.storage.site_switches
                      + 4 * agg_groups(ctx.spec))
     categories = (*SITE_CATEGORIES[:4], "storage", *SITE_CATEGORIES[4:])  # PDU ordinals never move
+    su_region = 2 * (env.max_racks_per_su + 4)
     out: dict[str, str | None] = {}
     for rack, meta in rack_meta.items():
         su, index, number = meta.su, meta.index, meta.number
-        for f, feed in enumerate(("A", "B")):
-            name = pdu_name(rack, feed)
-            if meta.role == "compute":
-                out[name] = pools.su_block(Plane.OOB, su).addr(pools.su_pdu_offset + 2 * (index - 1) + f)
-            elif meta.role == "network":
-                out[name] = (pools.su_block(Plane.OOB, su).addr(pools.su_pdu_offset + 2 * (env.max_racks_per_su
-                             + number - 1) + f) if number <= 4 else None)
-            else:
-                ordinal = categories.index(meta.category) * 4 + number - 1
-                offset = pools.site_switch_offset + site_switches + 2 * ordinal + f
-                out[name] = (pools.site_block(Plane.OOB).addr(offset)
-                             if number <= 4 and ordinal < SITE_PDU_RACKS else None)
+        for pair in range(1, ctx.spec.site.facility.pdus_per_side + 1):
+            for f, feed in enumerate(("A", "B")):
+                name = pdu_name(rack, feed, pair)
+                if meta.role == "compute":
+                    out[name] = pools.su_block(Plane.OOB, su).addr(pools.su_pdu_offset + su_region * (pair - 1)
+                                                                   + 2 * (index - 1) + f)
+                elif meta.role == "network":
+                    out[name] = (pools.su_block(Plane.OOB, su).addr(pools.su_pdu_offset + su_region * (pair - 1)
+                                 + 2 * (env.max_racks_per_su + number - 1) + f) if number <= 4 else None)
+                else:
+                    ordinal = categories.index(meta.category) * 4 + number - 1
+                    offset = (pools.site_switch_offset + site_switches + 2 * SITE_PDU_RACKS * (pair - 1)
+                              + 2 * ordinal + f)
+                    out[name] = (pools.site_block(Plane.OOB).addr(offset)
+                                 if number <= 4 and ordinal < SITE_PDU_RACKS else None)
     return out
 
 

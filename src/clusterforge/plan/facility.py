@@ -1,4 +1,8 @@
-"""Racks and power: placement at fixed U positions, A/B feeds, power, cooling, weight, phases.
+"""Racks and power: placement at fixed U positions, A/B feeds, PDUs, power, cooling, weight, phases.
+
+Each rack side gets as many PDUs (each on its own feed circuit, within the PDU's rating) as its load
+needs with the headroom and as its PSUs need outlets, up to site.facility.pdus_per_side; the first
+pair keeps the plain names (su01-r02-pdu-a/-b), further pairs are -pdu-a2/-b2, ...
 
 Placement is a pure function of stable ids: server slot k of rack r sits at U 1 + (k - 1) x height;
 ToR switches take the reserved top U; switches in network and site racks fill racks in ordinal order.
@@ -16,23 +20,27 @@ from clusterforge.plan.naming import asset_id, pdu_name
 from clusterforge.plan.objects import Device, Pdu, Rack
 from clusterforge.vocab import DeviceKind
 
-__all__ = ["RackBudget", "rack_budget", "series_position", "psu_feeds", "plan_racks"]
+__all__ = ["RackBudget", "rack_budget", "series_position", "psu_feeds", "pairs_needed", "spread_outlets", "plan_racks"]
 
 
 @dataclass(frozen=True)
 class RackBudget:
-    capacity_w: float  # what one feed side can carry (the rack must run on either alone)
+    capacity_w: float  # what one feed side can carry with all its PDUs (the rack must run on either side alone)
     budget_w: float  # capacity less headroom
     usable_u: int
-    outlets: int  # per feed side
+    outlets: int  # per feed side, all its PDUs
+    circuit_w: float  # what one PDU's feed circuit can carry (min with the rack limit)
+    pdus_per_side: int  # the most PDUs one side may get
 
 
 def rack_budget(spec: ClusterSpec) -> RackBudget:
     fac = spec.site.facility
-    side = fac.feed.capacity_w
-    capacity = min(fac.rack_power_limit_w, side)
-    outlets = spec.catalog.pdus[fac.pdu_model].outlets
-    return RackBudget(capacity, capacity * (1 - fac.headroom), fac.rack_u - fac.reserved_top_u, outlets)
+    pairs = fac.pdus_per_side
+    circuit = min(fac.rack_power_limit_w, fac.feed.capacity_w)
+    capacity = min(fac.rack_power_limit_w, pairs * fac.feed.capacity_w)
+    outlets = spec.catalog.pdus[fac.pdu_model].outlets * pairs
+    return RackBudget(capacity, capacity * (1 - fac.headroom), fac.rack_u - fac.reserved_top_u, outlets, circuit,
+                      pairs)
 
 
 def series_position(ordinal: int, height_u: int, draw_w: float, budget: RackBudget) -> tuple[int, int]:
@@ -48,15 +56,47 @@ def psu_feeds(count: int) -> tuple[str, ...]:
     return tuple("AB"[i % 2] for i in range(count))
 
 
-def _phase_loads(devices: list[Device], phases: int) -> list[float]:
-    """One feed side's outlets: each PSU outlet goes to the least-loaded phase, in device order."""
-    loads = [0.0] * phases
+def pairs_needed(power_w: float, outlets_per_side: int, budget: RackBudget, headroom: float, outlets: int) -> int:
+    """PDUs per side a rack needs: enough circuits for its load with the headroom, and enough outlets;
+    at least one, at most the declared pdus_per_side (beyond that the rack's budget check refuses it)."""
+    per_circuit = budget.circuit_w * (1 - headroom)
+    by_power = math.ceil(power_w / per_circuit) if per_circuit > 0 else budget.pdus_per_side
+    by_outlets = math.ceil(outlets_per_side / outlets)
+    return max(1, min(budget.pdus_per_side, max(by_power, by_outlets)))
+
+
+@dataclass
+class _Side:
+    """One feed side's PDUs as they fill: per PDU its load, outlets used and per-phase load."""
+
+    load: list[float]
+    used: list[int]
+    phases: list[list[float]]
+    outlets: dict[str, list[int]]  # device name -> the PDU (0-based pair) of each of its PSUs on this side
+
+
+def spread_outlets(devices: list[Device], pdus: int, phases: int, outlets: int) -> _Side:
+    """One feed side: each PSU outlet goes to the least-loaded PDU that has a free outlet (the least
+    loaded of all when none has), then to that PDU's least-loaded phase, in device order. A device's
+    PSUs on a side thus spread across the side's PDUs."""
+    side = _Side([0.0] * pdus, [0] * pdus, [[0.0] * phases for _ in range(pdus)], {})
     for device in devices:
-        outlets = max(1, len(device.psu_feeds) // 2)
-        for _ in range(outlets):
+        count = max(1, len(device.psu_feeds) // 2)
+        for _ in range(count):
+            free = [i for i in range(pdus) if side.used[i] < outlets] or list(range(pdus))
+            pdu = min(free, key=lambda i: (side.load[i], i))
+            loads = side.phases[pdu]
             phase = loads.index(min(loads))
-            loads[phase] += device.power_w / outlets
-    return loads
+            loads[phase] += device.power_w / count
+            side.load[pdu] += device.power_w / count
+            side.used[pdu] += 1
+            side.outlets.setdefault(device.name, []).append(pdu)
+    return side
+
+
+def _imbalance(loads: list[float]) -> float:
+    mean = sum(loads) / len(loads) if loads else 0
+    return (max(loads) - min(loads)) / mean * 100 if mean and len(loads) > 1 else 0.0
 
 
 def plan_racks(
@@ -65,13 +105,14 @@ def plan_racks(
     rack_meta: dict[str, tuple[int | None, int, str, Loc]],
     pdu_ip: dict[str, str | None],
 ) -> tuple[list[Rack], list[Pdu], list[tuple[Loc, str]], list[str]]:
-    """Aggregate placed devices per rack and check every facility limit.
+    """Aggregate placed devices per rack, place its PDUs (pairs_needed per side) and check every facility limit.
 
     rack_meta: rack name -> (su, index, role, loc of the declaration that sized it).
     """
     fac = spec.site.facility
     budget = rack_budget(spec)
     pdu_model = spec.catalog.pdus[fac.pdu_model]
+    sides = ("A", "B") if fac.redundancy == "A/B" else ("A",)
     by_rack: dict[str, list[Device]] = defaultdict(list)
     for device in devices:
         if device.rack:
@@ -85,13 +126,16 @@ def plan_racks(
         su, index, role, loc = rack_meta[name][:4]
         power = sum(d.power_w for d in members)
         used_u = sum(d.height_u for d in members)
-        pdu_weight = 2 * pdu_model.weight_kg
-        weight = fac.rack_empty_weight_kg + pdu_weight + sum(d.weight_kg for d in members)
+        outlets_per_side = sum(max(1, len(d.psu_feeds) // 2) for d in members)
+        pairs = pairs_needed(power, outlets_per_side, budget, fac.headroom, pdu_model.outlets)
+        capacity = min(fac.rack_power_limit_w, pairs * fac.feed.capacity_w)
+        budget_w = capacity * (1 - fac.headroom)
+        weight = fac.rack_empty_weight_kg + 2 * pairs * pdu_model.weight_kg + sum(d.weight_kg for d in members)
         floor = weight / fac.rack_footprint_m2
-        if power > budget.budget_w:
-            problems.append((loc, f"rack {name}: {power:,.0f} W exceeds its budget {budget.budget_w:,.0f} W"
-                             f" ({budget.capacity_w:,.0f} W per feed less {fac.headroom:.0%} headroom)"
-                             f" by {power - budget.budget_w:,.0f} W"))
+        if power > budget_w:
+            problems.append((loc, f"rack {name}: {power:,.0f} W exceeds its budget {budget_w:,.0f} W"
+                             f" ({capacity:,.0f} W per feed side on {pairs} PDU circuit(s) less {fac.headroom:.0%}"
+                             f" headroom) by {power - budget_w:,.0f} W"))
         if weight > fac.rack_max_weight_kg:
             problems.append((loc, f"rack {name}: {weight:,.0f} kg exceeds the rack limit"
                              f" {fac.rack_max_weight_kg:,.0f} kg by {weight - fac.rack_max_weight_kg:,.0f} kg"))
@@ -107,33 +151,38 @@ def plan_racks(
             elif power > fac.cooling.liquid_limit_w:
                 problems.append((loc, f"rack {name}: {power:,.0f} W exceeds the liquid-cooling limit"
                                  f" {fac.cooling.liquid_limit_w:,.0f} W"))
-        outlets_per_side = sum(max(1, len(d.psu_feeds) // 2) for d in members)
-        if outlets_per_side > pdu_model.outlets:
+        if outlets_per_side > pdu_model.outlets * pairs:
             problems.append((loc, f"rack {name}: {outlets_per_side} PSUs per feed exceed the"
-                             f" {pdu_model.outlets} outlets of {fac.pdu_model}"))
+                             f" {pdu_model.outlets * pairs} outlets of {pairs} x {fac.pdu_model}"))
         for device in members:
             if device.kind == DeviceKind.SERVER and set(device.psu_feeds) != {"A", "B"}:
                 problems.append((loc, f"{device.name}: PSUs do not reach both feeds"))
         phases = fac.feed.phases
-        loads = _phase_loads(members, phases)
-        mean = sum(loads) / phases if phases else 0
-        imbalance = (max(loads) - min(loads)) / mean * 100 if mean and phases > 1 else 0.0
+        side = spread_outlets(members, pairs, phases, pdu_model.outlets)
+        circuit = min(budget.circuit_w, capacity)
+        for pair in range(pairs):
+            if pairs > 1 and side.load[pair] > circuit:  # one pair: the rack budget above says it
+                problems.append((loc, f"rack {name}: PDU {pdu_name(name, 'A', pair + 1)} carries"
+                                 f" {side.load[pair]:,.0f} W when the other side fails, above its circuit's"
+                                 f" {circuit:,.0f} W"))
         names = []
-        for feed in ("A", "B") if fac.redundancy == "A/B" else ("A",):
-            pdu = pdu_name(name, feed)
-            names.append(pdu)
-            pdus.append(Pdu(pdu, name, feed, fac.pdu_model, budget.capacity_w, pdu_model.outlets,
-                            outlets_per_side, power, tuple(loads), pdu_ip.get(pdu),
-                            asset_id(spec.site.name, pdu)))
-        racks.append(Rack(name, su, index, role, power, budget.capacity_w, budget.budget_w, cooling, weight,
-                          floor, used_u, fac.rack_u, tuple(("A", "B") if fac.redundancy == "A/B" else ("A",)),
-                          tuple(names), imbalance))
+        for pair in range(pairs):
+            load = power if pairs == 1 else side.load[pair]
+            for feed in sides:
+                pdu = pdu_name(name, feed, pair + 1)
+                names.append(pdu)
+                pdus.append(Pdu(pdu, name, feed, fac.pdu_model, circuit, pdu_model.outlets, side.used[pair], load,
+                                tuple(side.phases[pair]), pdu_ip.get(pdu), asset_id(spec.site.name, pdu)))
+        imbalance = max(_imbalance(loads) for loads in side.phases) if phases > 1 else 0.0
+        racks.append(Rack(name, su, index, role, power, capacity, budget_w, cooling, weight,
+                          floor, used_u, fac.rack_u, sides, tuple(names), imbalance))
         if used_u > fac.rack_u:
             problems.append((loc, f"rack {name}: {used_u} U of devices exceed {fac.rack_u} U"))
-        per_phase = budget.capacity_w / phases
-        if phases > 1 and max(loads) > per_phase:
-            warnings.append(f"rack {name}: one phase carries {max(loads):,.0f} W of its {per_phase:,.0f} W share"
-                            f" (imbalance {imbalance:.0f} %)")
+        per_phase = circuit / phases
+        worst = max(range(pairs), key=lambda p: (max(side.phases[p]), -p))
+        if phases > 1 and max(side.phases[worst]) > per_phase:
+            warnings.append(f"rack {name}: one phase carries {max(side.phases[worst]):,.0f} W of its"
+                            f" {per_phase:,.0f} W share (imbalance {_imbalance(side.phases[worst]):.0f} %)")
     return racks, pdus, problems, warnings
 
 

@@ -126,16 +126,17 @@ def build_pools(spec: ClusterSpec, data: DataDims, storage: StorageDims) -> Pool
     su_switches += 2 * env.max_racks_per_su
     planes: dict[str, tuple[int, int, int, int]] = {}
     usage: dict[str, dict[str, object]] = {}
+    pairs = spec.site.facility.pdus_per_side  # PDU pair k's addresses follow pair k-1's region: none move
     site_switches = (data.spines if data.tiers == 2 else 0) + data.cores + storage.site_switches + 4 * agg_groups(spec)
     site_needs = {
         "management": NODE_OFFSET + env.storage_servers_max + 1,
         "storage": NODE_OFFSET + env.storage_servers_max + 1,
-        "oob": NODE_OFFSET + site_switches + env.storage_servers_max + 2 * SITE_PDU_RACKS + 1,
+        "oob": NODE_OFFSET + site_switches + env.storage_servers_max + 2 * SITE_PDU_RACKS * pairs + 1,
     }
     su_needs = {
         "management": NODE_OFFSET + env.max_nodes_per_su + 1,
         "storage": NODE_OFFSET + env.max_nodes_per_su + 1,
-        "oob": NODE_OFFSET + env.max_nodes_per_su + su_switches + 2 * (env.max_racks_per_su + 4) + 1,
+        "oob": NODE_OFFSET + env.max_nodes_per_su + su_switches + 2 * (env.max_racks_per_su + 4) * pairs + 1,
     }
     for plane in (Plane.MANAGEMENT, Plane.STORAGE, Plane.OOB):
         block = _pow2(su_needs[plane])

@@ -39,8 +39,9 @@ def site_rack(category: str, index: int) -> str:
     return f"site-{category}-r{index:02d}"
 
 
-def pdu_name(rack: str, feed: str) -> str:
-    return f"{rack}-pdu-{feed.lower()}"
+def pdu_name(rack: str, feed: str, pair: int = 1) -> str:
+    """The first PDU of a side keeps the plain name (su01-r02-pdu-a); further ones are -pdu-a2, -pdu-a3..."""
+    return f"{rack}-pdu-{feed.lower()}{pair if pair > 1 else ''}"
 
 
 def server_name(su: int, rack: int, slot: int) -> str:

@@ -109,15 +109,17 @@ def rack_view(rack: Rack, devices: list[Device], pdus: list[Pdu], facility: Faci
     fill_fraction = min(rack.power_w / rack.capacity_w, 1.0) if rack.capacity_w else 1.0
     budget_fraction = rack.budget_w / rack.capacity_w if rack.capacity_w else 1.0
     feeds = []
-    by_feed = {pdu.feed: pdu for pdu in pdus}
     strip_y, strip_h = HEADER_H, body_h
     for feed, x in (("A", X_PDU_A), ("B", X_PDU_B)):
-        pdu = by_feed.get(feed)
+        side = [pdu for pdu in pdus if pdu.feed == feed]  # one strip per side, all its PDUs (circuits)
+        load = sum(pdu.load_w for pdu in side)
+        capacity = sum(pdu.capacity_w for pdu in side)
         feeds.append({
             "feed": feed, "x": x, "y": strip_y, "w": PDU_W, "h": strip_h, "colour": FEED_COLOURS[feed],
-            "present": pdu is not None,
-            "label": f"{feed} · {pdu.name} · {fmt_kw(pdu.load_w)}" if pdu else f"{feed} · no PDU",
-            "load_fraction": pdu.load_w / pdu.capacity_w if pdu and pdu.capacity_w else 0.0,
+            "present": bool(side),
+            "label": f"{feed} · {' + '.join(pdu.name for pdu in side)} · {fmt_kw(load)}" if side
+                     else f"{feed} · no PDU",
+            "load_fraction": load / capacity if capacity else 0.0,
         })
     weight_status = status_for(rack.weight_kg, facility.rack_max_weight_kg)
     floor_status = status_for(rack.floor_load_kg_m2, facility.floor_load_kg_m2)
