@@ -146,3 +146,22 @@ def test_storage_servers_are_provisioned_before_the_units_and_verified(tmp_path:
     order = [r.name if not r.typ.endswith(":Lab") else "<lab>" for r in mocks.resources]
     # the SU's servers mount the storage servers' volumes: their provisioning waits for it
     assert order.index("<lab>") < order.index("storage-provision") < order.index("su01-provision")
+
+
+def test_every_pdu_of_a_side_is_a_component(tmp_path: Path) -> None:
+    """superpod-4su: two PDU pairs per compute rack (63 A circuits), each its own Pdu component."""
+    mocks = RecordingMocks()
+    pulumi.runtime.set_mocks(mocks, project="clusterforge-cluster", stack="mock", preview=True)
+    inventory = REPO / "inventory" / "superpod-4su.yaml"
+    spec, plan, _ = load_and_plan(inventory)
+    site = declare_cluster(plan, render_tree(plan), _settings(tmp_path, inventory=inventory))
+
+    @pulumi.runtime.test
+    def wait():
+        return site.urn
+
+    wait()
+    pdus = sorted(r.name for r in mocks.resources if r.typ == "clusterforge:facility:Pdu")
+    assert pdus == sorted(p.name for p in plan.pdus)
+    assert [p for p in pdus if p.startswith("su01-r01-")] == [
+        "su01-r01-pdu-a", "su01-r01-pdu-a2", "su01-r01-pdu-b", "su01-r01-pdu-b2"]
