@@ -10,6 +10,7 @@ from pathlib import Path
 
 from clusterforge.model import PLANES, ClusterSpec, DeclarationError, Loc, SourceMap, load_cluster
 from clusterforge.plan import Plan, PlanError, plan_cluster
+from clusterforge.vocab import DeviceKind
 
 __all__ = ["load_and_plan", "DeclarationError", "fabric_loc", "asn_problems"]
 
@@ -38,10 +39,11 @@ def asn_problems(plan: Plan) -> list[tuple[Loc, str]]:
         if asn is None:
             continue
         if asn > ASN_MAX:
-            field = "leaf_base" if device.kind == "leaf" else ("core" if device.kind == "core" else "spine_base")
+            field = ("leaf_base" if device.kind == DeviceKind.LEAF
+                     else "core" if device.kind == DeviceKind.CORE else "spine_base")
             problems.append((("networks", "asn", field), f"{device.name} would get ASN {asn}, above {ASN_MAX}"))
             break
-        (leaves if device.kind == "leaf" else others).setdefault(asn, device.name)
+        (leaves if device.kind == DeviceKind.LEAF else others).setdefault(asn, device.name)
     clash = sorted(set(leaves) & set(others))
     if clash:
         problems.append((("networks", "asn"), f"leaf {leaves[clash[0]]} and {others[clash[0]]} share ASN {clash[0]}"

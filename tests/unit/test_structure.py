@@ -26,7 +26,7 @@ ALLOWED = {
     "paths": set(),
     "model": {"vocab"},
     "plan": {"model", "vocab"},
-    "loading": {"model", "plan"},
+    "loading": {"model", "plan", "vocab"},
     "render": {"model", "plan", "vocab", "paths"},
     "lab": {"model", "plan", "vocab", "paths", "render"},  # reads each router's frr.conf from the rendered tree
     "provision": {"paths"},

@@ -19,6 +19,7 @@ import typer
 
 from clusterforge.cli._common import Format, emit_json, err, format_option, load, out, say, usage_error
 from clusterforge.cli.ops import DoctorTarget as HostTarget
+from clusterforge.vocab import DeviceKind
 
 __all__ = ["register"]
 
@@ -43,7 +44,7 @@ def replace(
     target = HostTarget(target).value
     spec, plan, _ = load(inventory)
     device = next((d for d in plan.devices if d.name == host), None)
-    if device is None or device.kind not in ("server", "storage"):
+    if device is None or device.kind not in (DeviceKind.SERVER, DeviceKind.STORAGE):
         usage_error(f"not a server of {inventory}: {host}")
     addresses = ", ".join(f"{i.name} {i.ip}" for i in device.interfaces if i.ip)
     say(err, f"replace {host}: identity from the declaration: {addresses}")

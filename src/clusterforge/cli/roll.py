@@ -20,6 +20,7 @@ import typer
 
 from clusterforge.cli._common import Format, emit_json, err, format_option, load, out, say, usage_error
 from clusterforge.cli.ops import DoctorTarget as HostTarget
+from clusterforge.vocab import DeviceKind
 
 __all__ = ["drain_commands", "register", "uncordon_command"]
 
@@ -69,7 +70,8 @@ def roll(
         raise typer.Exit(3)
     spec, plan, _ = load(inventory)
     sizes = {u.id: u.rollout_batch for u in spec.scalable_units}
-    servers = [(d.name, d.su, d.rack) for d in plan.devices if d.kind == "server" and d.su and (not su or d.su in su)]
+    servers = [(d.name, d.su, d.rack) for d in plan.devices
+               if d.kind == DeviceKind.SERVER and d.su and (not su or d.su in su)]
     batches = rollout_batches(servers, sizes)
     if not batches:
         usage_error("no servers to roll" + (f" in SU {', '.join(map(str, su))}" if su else ""))

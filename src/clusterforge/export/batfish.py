@@ -26,7 +26,7 @@ from clusterforge.vocab import DeviceKind
 
 __all__ = ["BatfishSnapshot", "export_batfish"]
 
-_HOST_KINDS = ("server", "storage")
+_HOST_KINDS = DeviceKind.HOSTS
 _RANCID_EOS = "!RANCID-CONTENT-TYPE: arista\n"
 
 

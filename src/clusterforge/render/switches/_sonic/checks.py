@@ -7,10 +7,11 @@ from __future__ import annotations
 from clusterforge.model import ClusterSpec
 from clusterforge.plan import Plan
 from clusterforge.plan.headroom import lossless_budget_problems
+from clusterforge.vocab import DeviceKind, Nos
 
 __all__ = ["sonic_declaration_problems", "port_speed_problems"]
 
-_SWITCH_KINDS = ("leaf", "spine", "core", "mgmt-switch")
+_SWITCH_KINDS = DeviceKind.SWITCHES
 
 
 def port_speed_problems(spec: ClusterSpec, plan: Plan) -> list[tuple[tuple, str]]:
@@ -24,7 +25,7 @@ def port_speed_problems(spec: ClusterSpec, plan: Plan) -> list[tuple[tuple, str]
             return
         plane = spec.networks.plane(device.plane)
         model = spec.catalog.switches.get(device.model)
-        if plane.nos != "sonic" or model is None or model.sonic is None:
+        if plane.nos != Nos.SONIC or model is None or model.sonic is None:
             return
         known = model.sonic.by_name.get(port)
         if known is None or speed in known.speeds_gbps or (device.model, plane.nos, speed) in seen:
