@@ -76,5 +76,12 @@ def test_replace_reimages_provisions_and_verifies_one_host(tmp_path: Path) -> No
         after = {r.host: r.pid for r in status(topology)}
         assert after[HOST] != before[HOST]
         assert all(after[h] == before[h] for h in before if h != HOST)  # nothing else was touched
+        # `clusterforge provision` on the replaced host: nothing left to change, progress per host on stderr
+        again = subprocess.run([sys.executable, "-m", "clusterforge.cli", "provision", str(declaration),
+                                "--limit", HOST, "--tags", "nouveau"], capture_output=True, text=True, env=env,
+                               timeout=900)
+        assert again.returncode == 0, again.stdout + again.stderr[-3000:]
+        assert re.search(rf"^{HOST}: ok=\d+ changed=0 failed=0 unreachable=0$", again.stdout, re.M), again.stdout
+        assert re.search(rf"provision +\d+s {HOST}: done, \d+ tasks \(ok=", again.stderr), again.stderr[-2000:]
     finally:
         down(topology.name)

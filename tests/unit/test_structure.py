@@ -158,4 +158,5 @@ def test_entry_point_is_the_cli_package():
     assert main is import_module("clusterforge.cli.app").main
     names = {c.name for c in app.registered_commands} | {g.name for g in app.registered_groups}
     assert names == {"validate", "plan", "render", "lab", "preview", "up", "destroy", "drift", "doctor", "verify",
-                     "accept", "report", "diff", "export", "collection", "replace", "roll"}
+                     "accept", "report", "diff", "export", "collection", "replace", "roll",
+                     "provision"}

@@ -9,7 +9,7 @@ import sys
 
 import typer
 
-from clusterforge.cli import apply, core, export, lab, ops, replace, report, roll, verify
+from clusterforge.cli import apply, core, export, lab, ops, provision, replace, report, roll, verify
 from clusterforge.cli._common import err, out, print_problems, say
 from clusterforge.loading import DeclarationError
 
@@ -43,7 +43,8 @@ def _root(show_version: bool = typer.Option(False, "--version", callback=_print_
     """Infrastructure as code for AI GPU clusters: declare, plan, apply, verify."""
 
 
-for _group in (core, lab, apply, ops, replace, roll, verify, report, export):  # the order of `clusterforge --help`
+# the order of `clusterforge --help`
+for _group in (core, lab, apply, provision, ops, replace, roll, verify, report, export):
     _group.register(app)
 
 

@@ -1,0 +1,65 @@
+"""`clusterforge provision`: the site playbook on the declared servers, outside Pulumi, with per-task progress.
+
+What `up` runs per SU (HostProvision), for a host or a few: each host's finished tasks stream to
+stderr as they happen (changed and failed ones at once, the rest every tenth), then the per-host
+totals. Exit codes: 0 every host converged, 1 a host failed or was unreachable, 2 usage.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import typer
+
+from clusterforge.cli._common import Format, emit_json, err, format_option, load, out, say, usage_error
+from clusterforge.cli.ops import DoctorTarget as HostTarget
+
+__all__ = ["register"]
+
+
+def provision(
+    inventory: Path = typer.Argument(..., help="inventory YAML"),
+    target: HostTarget = typer.Option(HostTarget.lab, "--target", "-t", help="lab (the lab's ssh_config) | ssh"),
+    ssh_config: Path | None = typer.Option(None, "--ssh-config", help="OpenSSH config (default: the lab's for lab)"),
+    limit: list[str] = typer.Option([], "--limit", "-l", help="only these hosts or groups (repeatable)"),
+    tags: list[str] = typer.Option([], "--tags", help="only these site playbook tags (repeatable)"),
+    format: Format = format_option(),
+) -> None:
+    """Run the site playbook (Ansible roles) on the declared servers, streaming per-host task progress."""
+    from clusterforge.provision import run_site
+    from clusterforge.render import render_all, write_tree
+
+    spec, plan, _ = load(inventory)
+    names = {d.name for d in plan.devices if d.kind in ("server", "storage")}
+    unknown = [h for h in limit if h not in names and not h.startswith("su")]
+    if unknown:
+        usage_error(f"not a server or SU group of {inventory}: {', '.join(unknown)}")
+    if HostTarget(target) is HostTarget.lab and ssh_config is None:
+        from clusterforge.lab import ssh_config_path
+
+        ssh_config = ssh_config_path(plan.cluster)
+    with tempfile.TemporaryDirectory(prefix="cf-provision-") as tmp:
+        rendered = Path(tmp) / "rendered"
+        write_tree(rendered, render_all(plan))
+        result = run_site(rendered / "ansible" / "inventory.yml", Path(tmp) / "runner", limit=list(limit) or None,
+                          tags=list(tags) or None,
+                          extravars={"cf_lab": True} if HostTarget(target) is HostTarget.lab else None,
+                          ssh_config=ssh_config, progress=lambda line: say(err, f"provision {line}"))
+    failed = {**result.failed_hosts, **{h: f"unreachable: {m}" for h, m in result.unreachable_messages.items()}}
+    if format is Format.json:
+        emit_json({"ok": result.ok, "status": result.status, "seconds": round(result.duration_s, 1),
+                   "changed": result.changed_per_host, "failed": failed})
+    else:
+        for host in sorted(result.stats):
+            c = result.stats[host]
+            say(out, f"{host}: ok={c['ok']} changed={c['changed']} failed={c['failed']} unreachable={c['unreachable']}")
+        for host, why in sorted(failed.items()):
+            say(out, f"FAIL {host}: {why}")
+        say(out, f"provision: {result.status} in {result.duration_s:.0f} s")
+    if not result.ok:
+        raise typer.Exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("provision")(provision)
