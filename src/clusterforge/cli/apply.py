@@ -112,7 +112,7 @@ def _say_err(line: str) -> None:
 
 def _prepare(handle: Any, stack: str) -> None:
     """Another run holds the stack: exit 1 saying so; an interrupted one: release and clear what it left."""
-    from clusterforge.ops.engine_run import StackBusy, prepare
+    from clusterforge.cli.engine_run import StackBusy, prepare
 
     try:
         prepare(handle, stack, _say_err)
@@ -122,7 +122,7 @@ def _prepare(handle: Any, stack: str) -> None:
 
 
 def _guarded(action: Any, handle: Any, stack: str, verb: str) -> Any:
-    from clusterforge.ops.engine_run import Interrupted, guarded
+    from clusterforge.cli.engine_run import Interrupted, guarded
 
     try:
         return guarded(action, handle, stack, verb, _say_err)
