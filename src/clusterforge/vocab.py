@@ -76,6 +76,7 @@ class LinkTier(ChoiceSet):
     SERVER_SPINE = "server-spine"  # storage servers straight onto the storage spines
     NODE_TOR = "node-tor"
     TOR_AGG = "tor-agg"
+    AGG_CORE = "agg-core"  # management/oob: aggregation pairs joined by a core pair
 
     CHOICES = (
         (NODE_LEAF, "Node NIC to leaf"),
@@ -86,6 +87,7 @@ class LinkTier(ChoiceSet):
         (SERVER_SPINE, "Storage server to the storage top tier"),
         (NODE_TOR, "Node to management/OOB ToR"),
         (TOR_AGG, "ToR to aggregation"),
+        (AGG_CORE, "Aggregation to access core"),
     )
     SERVER_P2P = "storage-server"  # the /31 pool of storage servers on a routed top tier (no Link carries it)
     P2P = (DATA_LEAF_SPINE, DATA_SPINE_CORE, STORAGE_LEAF_SPINE, SERVER_P2P, STORAGE_SPINE_CORE)  # /31 pools, in order

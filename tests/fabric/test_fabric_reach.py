@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 from fabric_examples import example
 
 from clusterforge.plan.fabric_checks import check_fabric
 from clusterforge.plan.fabric_reach import unreachable_pairs
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _without(plan, keep):
@@ -43,3 +46,16 @@ def test_a_bond_reaches_through_either_member():
     cut = _without(plan, lambda link: not (link.plane == "storage" and link.tier == "node-leaf"
                                            and link.a.port.endswith("1")))
     assert unreachable_pairs(cut) == []
+
+
+def test_aggregation_pairs_without_their_core_are_islands():
+    from clusterforge.model import load_cluster
+    from clusterforge.model.scale import scaled
+    from clusterforge.plan import plan_cluster
+    from clusterforge.vocab import LinkTier
+
+    plan = plan_cluster(scaled(load_cluster(REPO / "inventory" / "lab.yaml")[0], 64))
+    assert any(link.tier == LinkTier.AGG_CORE for link in plan.links)
+    assert unreachable_pairs(plan) == []
+    islands = unreachable_pairs(_without(plan, lambda link: link.tier != LinkTier.AGG_CORE))
+    assert {p.split(":")[0] for p in islands} == {"management plane", "oob plane"}

@@ -1,7 +1,8 @@
 """Every example grown to 64 SUs plans three-tier storage (and data, where one spine tier is too small),
 passes the fabric checks (up-down reachability included) and renders; at 128 SUs the 64-port cores
 of the examples cannot reach every SU, so the plan is refused with the fix named, and with chassis
-cores declared it passes. Growing a three-tier storage plane only creates.
+cores declared it passes. Management/oob past one aggregation pair get an access core pair (a
+chassis where the aggregation model has too few ports). Growing three-tier planes only creates.
 
 512 SUs is the benchmark's size (benchmarks/scale_examples.py), not a test's.
 """

@@ -8,7 +8,9 @@ the declared SU (k-1) mod len(declared), with id k) and the address pools, which
 Three tiers of 64-port switches end near 64 SUs: a core must take a link from every SU (data) or
 pod (storage), and a fourth tier is not planned. `chassis_cores=True` declares, for the data and
 storage planes, a core model with CHASSIS_PORTS ports (a modular chassis: the spine model's line
-rate, lanes and SONiC port map, scaled up; figures illustrative), as large clusters do.
+rate, lanes and SONiC port map, scaled up; figures illustrative), as large clusters do. The
+management/oob planes get such a core whenever their aggregation pairs outnumber the ports of
+the aggregation model (a core takes a link from every aggregation switch).
 """
 
 from __future__ import annotations
@@ -43,6 +45,23 @@ def _chassis(spine: dict) -> dict:
     return model
 
 
+def _access_cores(data: dict, sus: int) -> None:
+    """Management/oob past one aggregation pair need a core pair taking a link from every aggregation
+    switch; where the aggregation model is too small for that, declare its chassis as core_model."""
+    nets, switches, racks = data["networks"], data["catalog"]["switches"], data["envelope"]["max_racks_per_su"]
+    fewest = min(switches[nets[p]["spine_model"]]["ports"] for p in ("management", "oob"))
+    per = fewest // racks
+    if 1 <= per < sus:
+        per = max((fewest - 2) // racks, 1)
+    aggs = 2 * -(-sus // per)
+    for name in ("management", "oob"):
+        agg = nets[name]["spine_model"]
+        if aggs > 2 and not nets[name].get("core_model") and switches[agg]["ports"] < aggs:
+            core = f"{agg}-chassis-{CHASSIS_PORTS}"
+            switches[core] = _chassis(switches[agg])
+            nets[name]["core_model"] = core
+
+
 def scaled(spec: ClusterSpec, sus: int, chassis_cores: bool = False) -> ClusterSpec:
     if sus < 1:
         raise ValueError(f"a cluster has at least one scalable unit, not {sus}")
@@ -56,6 +75,7 @@ def scaled(spec: ClusterSpec, sus: int, chassis_cores: bool = False) -> ClusterS
     for name in ("data", "storage", "management", "oob"):
         nets[name]["supernet"] = SCALED_POOLS[name]
     nets["fabric_links"], nets["loopbacks"] = SCALED_POOLS["fabric_links"], SCALED_POOLS["loopbacks"]
+    _access_cores(data, sus)
     if chassis_cores:
         for name in ("data", "storage"):
             spine = nets[name]["spine_model"]

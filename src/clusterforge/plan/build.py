@@ -17,7 +17,7 @@ from clusterforge.plan.bom import bill_of_materials
 from clusterforge.plan.context import Context
 from clusterforge.plan.errors import PlanError
 from clusterforge.plan.fabric import plan_access_planes, plan_data_fabric
-from clusterforge.plan.fabric_dims import agg_groups, data_dims, storage_dims
+from clusterforge.plan.fabric_dims import access_cores, agg_groups, data_dims, storage_dims
 from clusterforge.plan.facility import plan_racks, rack_budget, server_feed_warning
 from clusterforge.plan.facts import management_vrf, plane_attrs, server_facts, site_facts, switch_models
 from clusterforge.plan.ipam import SITE_PDU_RACKS, build_pools
@@ -44,7 +44,7 @@ def _pdu_addresses(ctx: Context, rack_meta: dict[str, RackMeta]) -> dict[str, st
     pools = ctx.pools
     env = ctx.spec.envelope
     site_switches = ((ctx.data.spines if ctx.data.tiers == 2 else 0) + ctx.data.cores + ctx.storage.site_switches
-                     + 4 * agg_groups(ctx.spec))
+                     + 4 * agg_groups(ctx.spec) + 2 * access_cores(ctx.spec))
     categories = (*SITE_CATEGORIES[:4], "storage", *SITE_CATEGORIES[4:])  # PDU ordinals never move
     su_region = 2 * (env.max_racks_per_su + 4)
     out: dict[str, str | None] = {}

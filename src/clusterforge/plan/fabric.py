@@ -7,6 +7,7 @@ functions of stable ids: leaf port = node slot; spine port = global leaf ordinal
 from __future__ import annotations
 
 from clusterforge.model import ScalableUnit
+from clusterforge.plan.access_core import plan_access_cores
 from clusterforge.plan.cables import cable_class
 from clusterforge.plan.context import Context
 from clusterforge.plan.errors import PlanError
@@ -249,6 +250,7 @@ def plan_access_planes(ctx: Context, sw: SwitchBuilder, units: list[ScalableUnit
                 sw.add(agg_name(plane, 2 * g + a), DeviceKind.MGMT_SWITCH, plane, decl.spine_model, None, rack, u,
                        sw.site_oob(site_ordinal(ctx, "agg", ordinal)))
         _provision_aggs(ctx, sw, plane, per_agg)
+        links += plan_access_cores(ctx, sw, plane)
         for unit in units:
             su = unit.id
             per_rack = unit.rack_stride

@@ -13,7 +13,8 @@ from clusterforge.model import ClusterSpec
 from clusterforge.plan.errors import PlanError
 from clusterforge.vocab import Plane
 
-__all__ = ["DataDims", "StorageDims", "data_dims", "storage_dims", "agg_groups", "sus_per_agg"]
+__all__ = ["DataDims", "StorageDims", "data_dims", "storage_dims", "agg_groups", "sus_per_agg", "access_cores",
+           "ACCESS_CORE_UPLINKS"]
 
 
 def _split(ports: int, ratio: float) -> int:
@@ -198,17 +199,46 @@ def _storage_three_tiers(spec: ClusterSpec, uplinks: int, leaf_ratio: float) -> 
                       " (or spine_model), or a smaller envelope.max_sus")])
 
 
+ACCESS_CORE_UPLINKS = 2  # past one aggregation pair: each aggregation switch's last two ports go to the core pair
+
+
 def sus_per_agg(spec: ClusterSpec) -> int:
-    """SUs one management/oob aggregation pair serves: one port per rack of the envelope (both planes)."""
+    """SUs one management/oob aggregation pair serves: one port per rack of the envelope (both planes),
+    less the two core uplinks when the envelope needs more than one pair."""
     fewest = min(spec.catalog.switches[spec.networks.plane(p).spine_model].ports
                  for p in (Plane.MANAGEMENT, Plane.OOB) if spec.networks.plane(p).spine_model)
-    per = fewest // spec.envelope.max_racks_per_su
+    racks = spec.envelope.max_racks_per_su
+    per = fewest // racks
+    if per >= 1 and per < spec.envelope.max_sus:
+        per = (fewest - ACCESS_CORE_UPLINKS) // racks
     if per < 1:
         raise PlanError([(("networks", "management", "spine_model"), f"an aggregation switch with {fewest} ports"
-                          f" cannot take the {spec.envelope.max_racks_per_su} ToR uplinks of one SU")])
+                          f" cannot take the {racks} ToR uplinks of one SU (and its core uplinks)")])
     return per
 
 
 def agg_groups(spec: ClusterSpec) -> int:
     """Aggregation pairs per access plane, sized by the envelope."""
     return math.ceil(spec.envelope.max_sus / sus_per_agg(spec))
+
+
+def access_cores(spec: ClusterSpec) -> int:
+    """Core switches per access plane: a pair joining every aggregation pair, once there is more than one.
+
+    Each core takes one link from every aggregation switch of its plane; a core model without the
+    ports is refused naming networks.<plane>.core_model.
+    """
+    groups = agg_groups(spec)
+    if groups == 1:
+        return 0
+    problems = []
+    for plane in (Plane.MANAGEMENT, Plane.OOB):
+        decl = spec.networks.plane(plane)
+        model = decl.core_model or decl.spine_model
+        if model and spec.catalog.switches[model].ports < 2 * groups:
+            problems.append((("networks", plane, "core_model"), f"{2 * groups} aggregation switches need an access"
+                             f" core with {2 * groups} ports, {model} has {spec.catalog.switches[model].ports};"
+                             " declare a larger core_model"))
+    if problems:
+        raise PlanError(problems)
+    return 2

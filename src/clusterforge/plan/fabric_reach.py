@@ -7,9 +7,8 @@ endpoint is a host NIC, or a bond (the union of what its members reach). A
 three-tier plan whose cores each reach only some SU spines partitions the fabric even though
 every port, address and ratio is right; this check finds that. Pure, on a finished Plan.
 
-Links are oriented (a = child, b = parent); a switch-to-switch link climbs from a to b. Only the
-routed/InfiniBand fabrics (data, storage) are checked: the management and oob planes are L2
-domains per aggregation pair whose gateway is not a planned device (a known limit).
+Links are oriented (a = child, b = parent); a switch-to-switch link climbs from a to b. Every
+plane is checked: the management and oob planes climb ToR -> aggregation pair (-> access core).
 """
 
 from __future__ import annotations
@@ -17,7 +16,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from clusterforge.plan.objects import Plan
-from clusterforge.vocab import DeviceKind, Plane
+from clusterforge.vocab import DeviceKind
 
 __all__ = ["unreachable_pairs"]
 
@@ -31,8 +30,8 @@ def unreachable_pairs(plan: Plan) -> list[str]:
     endpoints: dict[str, dict[tuple[str, str], set[str]]] = defaultdict(lambda: defaultdict(set))
     for link in plan.links:
         a, b = kinds.get(link.a.device), kinds.get(link.b.device)
-        if a is None or b is None or link.plane not in Plane.FABRICS:
-            continue  # unknown devices are another check's problem; access planes are L2 (see above)
+        if a is None or b is None:
+            continue  # unknown devices are another check's problem
         if a in hosts and b not in hosts:  # a NIC, or a bond through any of its members
             nic = bond_of.get((link.a.device, link.a.port), link.a.port)
             endpoints[link.plane][(link.a.device, nic)].add(link.b.device)

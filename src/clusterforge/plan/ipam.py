@@ -20,7 +20,7 @@ from netaddr import IPNetwork
 
 from clusterforge.model import ClusterSpec
 from clusterforge.plan.errors import PlanError
-from clusterforge.plan.fabric_dims import DataDims, StorageDims, agg_groups
+from clusterforge.plan.fabric_dims import DataDims, StorageDims, access_cores, agg_groups
 from clusterforge.plan.numbering import NODE_OFFSET
 from clusterforge.vocab import LinkTier, LoopbackRole, Plane, Transport
 
@@ -127,7 +127,8 @@ def build_pools(spec: ClusterSpec, data: DataDims, storage: StorageDims) -> Pool
     planes: dict[str, tuple[int, int, int, int]] = {}
     usage: dict[str, dict[str, object]] = {}
     pairs = spec.site.facility.pdus_per_side  # PDU pair k's addresses follow pair k-1's region: none move
-    site_switches = (data.spines if data.tiers == 2 else 0) + data.cores + storage.site_switches + 4 * agg_groups(spec)
+    site_switches = ((data.spines if data.tiers == 2 else 0) + data.cores + storage.site_switches
+                     + 4 * agg_groups(spec) + 2 * access_cores(spec))
     site_needs = {
         "management": NODE_OFFSET + env.storage_servers_max + 1,
         "storage": NODE_OFFSET + env.storage_servers_max + 1,

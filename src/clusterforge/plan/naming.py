@@ -7,7 +7,7 @@ from typing import NamedTuple
 __all__ = [
     "server_name", "su_label", "compute_rack", "network_rack", "site_rack", "pdu_name", "data_leaf", "spine_name",
     "su_spine_name", "core_name", "storage_leaf", "storage_spine", "mgmt_tor", "oob_tor", "agg_name",
-    "storage_server", "asset_id", "storage_pod_spine", "storage_core",
+    "storage_server", "asset_id", "storage_pod_spine", "storage_core", "access_core",
 ]
 
 
@@ -96,6 +96,10 @@ def oob_tor(rack: str) -> str:
 
 def agg_name(plane: str, index: int) -> str:
     return f"{'mgmt' if plane == 'management' else plane}-agg-{index + 1}"
+
+
+def access_core(plane: str, index: int) -> str:
+    return f"{'mgmt' if plane == 'management' else plane}-core-{index + 1}"
 
 
 def asset_id(site: str, name: str) -> str:

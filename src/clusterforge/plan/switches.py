@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from netaddr import IPNetwork
 
 from clusterforge.plan.context import Context
-from clusterforge.plan.fabric_dims import agg_groups
+from clusterforge.plan.fabric_dims import access_cores, agg_groups
 from clusterforge.plan.facility import series_position
 from clusterforge.plan.naming import RackMeta, asset_id, network_rack, site_rack
 from clusterforge.plan.numbering import NODE_OFFSET
@@ -17,7 +17,7 @@ from clusterforge.vocab import Plane
 __all__ = ["SwitchBuilder", "SITE_CATEGORIES"]
 
 # site racks hold one category each, in this order of oob ordinals
-SITE_CATEGORIES = ("spine", "core", "storage-spine", "agg", "storage-core")  # new ones go last
+SITE_CATEGORIES = ("spine", "core", "storage-spine", "agg", "storage-core", "access-core")  # new ones last
 
 
 @dataclass
@@ -101,6 +101,7 @@ def site_ordinal(ctx: Context, category: str, index: int) -> int:
         "core": ctx.data.cores,
         "storage-spine": ctx.storage.spines * (ctx.storage.pods if ctx.storage.tiers == 3 else 1),
         "storage-core": ctx.storage.cores,
+        "access-core": 2 * access_cores(ctx.spec),
         "agg": 4 * agg_groups(ctx.spec),
     }
     offset = 0
