@@ -59,7 +59,7 @@ def load_and_plan(path: str | Path) -> tuple[ClusterSpec, Plan, SourceMap]:
         plan = plan_cluster(spec)
     except PlanError as exc:
         raise DeclarationError([source.problem(loc, message) for loc, message in exc.problems]) from None
-    from clusterforge.render.switches._sonic.checks import sonic_declaration_problems
+    from clusterforge.plan.sonic_checks import sonic_declaration_problems
 
     sonic = sonic_declaration_problems(spec, plan)  # port speeds and lossless headroom the HWSKU allows
     if sonic:

@@ -62,7 +62,7 @@ def test_headroom_beyond_the_pool_is_refused_by_name():
 
 
 def test_a_port_speed_the_hwsku_does_not_allow_is_refused():
-    from clusterforge.render.switches._sonic.checks import port_speed_problems
+    from clusterforge.plan.sonic_checks import port_speed_problems
 
     spec, plan, _ = example("lab")
     assert port_speed_problems(spec, plan) == []

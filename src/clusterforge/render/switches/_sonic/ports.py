@@ -25,7 +25,7 @@ def PORT(facts: SwitchFacts, qos: SwitchQos) -> dict[str, Any] | None:  # noqa: 
         if known is None:
             raise ValueError(f"{facts.name}: {port.name} is not a port of {platform.hwsku}")
         speed = port.speed_gbps or known.speed_gbps
-        if speed not in known.speeds_gbps:  # refused at load time already (_sonic/checks.py)
+        if speed not in known.speeds_gbps:  # refused at load time already (plan/sonic_checks.py)
             raise ValueError(f"{facts.name}: {port.name} at {speed}G is not a speed {platform.hwsku} allows there")
         entry = {"admin_status": "up", "alias": known.alias, "index": str(known.index), "lanes": known.lanes,
                  "mtu": str(port.mtu), "speed": str(speed * 1000)}  # SONiC counts Mb/s

@@ -1,12 +1,13 @@
 """What a SONiC switch would refuse, found at declaration time so every command reports it with its
 file and line: a port speed the HWSKU's breakout mode does not allow, lossless headroom that does
-not fit the HWSKU's ingress lossless pool (plan/headroom.py)."""
+not fit the HWSKU's ingress lossless pool (plan/headroom.py). Pure functions of spec and plan; loading.py
+runs them, so no renderer is needed to refuse a declaration."""
 
 from __future__ import annotations
 
 from clusterforge.model import ClusterSpec
-from clusterforge.plan import Plan
 from clusterforge.plan.headroom import lossless_budget_problems
+from clusterforge.plan.objects import Plan
 from clusterforge.vocab import DeviceKind, Nos
 
 __all__ = ["sonic_declaration_problems", "port_speed_problems"]
