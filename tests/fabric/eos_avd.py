@@ -74,12 +74,12 @@ def avd_structured_config(sc: dict[str, Any]) -> dict[str, Any]:
     if "router_bgp" in sc:
         bgp = sc["router_bgp"]
         out["router_bgp"] = {
-            "as": str(bgp["as"]), "router_id": bgp["router_id"],
-            "maximum_paths": {"paths": bgp["maximum_paths"], "ecmp": bgp["maximum_paths"]},
+            "as": str(bgp.asn), "router_id": bgp.router_id,
+            "maximum_paths": {"paths": bgp.maximum_paths, "ecmp": bgp.maximum_paths},
             "bgp_defaults": ["bgp bestpath as-path multipath-relax"],
-            "neighbors": [{"ip_address": n["ip"], "remote_as": str(n["remote_as"]), "description": n["description"]}
-                          for n in bgp["neighbors"]],
-            "address_family_ipv4": {"networks": [{"prefix": p} for p in bgp["networks"]]},
+            "neighbors": [{"ip_address": n.ip, "remote_as": str(n.remote_as), "description": n.description}
+                          for n in bgp.neighbors],
+            "address_family_ipv4": {"networks": [{"prefix": p} for p in bgp.networks]},
         }
     return out
 

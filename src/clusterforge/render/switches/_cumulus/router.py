@@ -13,7 +13,7 @@ __all__ = ["router", "vrf"]
 
 def router(facts: SwitchFacts, qos: SwitchQos) -> dict[str, Any] | None:
     bgp = router_bgp(facts)
-    return {"asn": bgp["as"], "router_id": bgp["router_id"]} if bgp else None
+    return {"asn": bgp.asn, "router_id": bgp.router_id} if bgp else None
 
 
 def vrf(facts: SwitchFacts, qos: SwitchQos) -> dict[str, Any] | None:

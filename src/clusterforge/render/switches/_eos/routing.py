@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from clusterforge.plan.records import SwitchQos
+from clusterforge.render.switches._frr.router_bgp import RouterBgp
 from clusterforge.render.switches._frr.router_bgp import router_bgp as _bgp
 from clusterforge.render.switches.facts import SwitchFacts
 
@@ -16,5 +17,5 @@ def ip_routing(facts: SwitchFacts, qos: SwitchQos) -> dict[str, Any]:
     return {"default": facts.device.asn is not None, "mgmt_vrf": facts.mgmt_vrf if facts.mgmt else None}
 
 
-def router_bgp(facts: SwitchFacts, qos: SwitchQos) -> dict[str, Any] | None:
+def router_bgp(facts: SwitchFacts, qos: SwitchQos) -> RouterBgp | None:
     return _bgp(facts)

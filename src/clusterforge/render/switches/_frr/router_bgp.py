@@ -7,11 +7,11 @@ switch's Plan ASN. The switch originates its loopback and the subnets it serves 
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
 
 from clusterforge.render.switches.facts import SwitchFacts, address_of, network_of
 
-__all__ = ["router_bgp", "ECMP_MIN_PATHS"]
+__all__ = ["BgpNeighbor", "RouterBgp", "router_bgp", "ECMP_MIN_PATHS"]
 
 # ECMP width floor: SONiC's own bgpd template ships `maximum-paths 64`. A leaf with more uplinks
 # than that gets one path per uplink. Fixed rather than per-neighbour-count so that a spine's
@@ -19,19 +19,38 @@ __all__ = ["router_bgp", "ECMP_MIN_PATHS"]
 ECMP_MIN_PATHS = 64
 
 
-def router_bgp(facts: SwitchFacts) -> dict[str, Any] | None:
+@dataclass(frozen=True, slots=True)
+class BgpNeighbor:
+    """One numbered eBGP session: the peer's /31 address and ASN, named after the peer's port."""
+
+    ip: str
+    remote_as: int
+    description: str
+    interface: str
+
+
+@dataclass(frozen=True, slots=True)
+class RouterBgp:
+    """The BGP process every routed NOS renders (FRR on SONiC, NVUE on Cumulus, EOS): a typed record, so a
+    misspelt field is an AttributeError when the structured config is built, not a template failure."""
+
+    asn: int
+    router_id: str
+    neighbors: tuple[BgpNeighbor, ...]
+    networks: tuple[str, ...]
+    maximum_paths: int
+
+
+def router_bgp(facts: SwitchFacts) -> RouterBgp | None:
     device = facts.device
     if device.asn is None or facts.loopback is None or not facts.loopback.ip:
         return None
-    neighbors = [
-        {"ip": p.peer_ip, "remote_as": p.peer_asn, "description": p.description, "interface": p.name}
-        for p in facts.bgp_peers
-    ]
+    neighbors = tuple(BgpNeighbor(p.peer_ip, p.peer_asn, p.description, p.name) for p in facts.bgp_peers)
     uplinks = sum(1 for p in facts.bgp_peers if p.direction == "up")
-    return {
-        "as": device.asn,
-        "router_id": address_of(facts.loopback.ip),
-        "neighbors": neighbors,
-        "networks": [network_of(facts.loopback.ip), *facts.host_subnets],
-        "maximum_paths": max(ECMP_MIN_PATHS, uplinks),
-    }
+    return RouterBgp(
+        asn=device.asn,
+        router_id=address_of(facts.loopback.ip),
+        neighbors=neighbors,
+        networks=(network_of(facts.loopback.ip), *facts.host_subnets),
+        maximum_paths=max(ECMP_MIN_PATHS, uplinks),
+    )
