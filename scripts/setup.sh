@@ -5,6 +5,7 @@
 #   2. the project venv (.venv) with clusterforge and its test tools
 #   3. the Pulumi engine (PATH, or built from the Go module proxy: scripts/setup-pulumi.sh)
 #   4. the lab's cached Debian rootfs (scripts/lab-rootfs.sh; root only)
+#   5. PostgreSQL, Redis and Nautobot for the source-of-truth tests (scripts/setup-sot.sh)
 #
 #   scripts/setup.sh [--no-lab]
 set -euo pipefail
@@ -49,6 +50,7 @@ if [[ ! -f $stamp || pyproject.toml -nt $stamp ]]; then
 fi
 
 scripts/setup-pulumi.sh
+scripts/setup-sot.sh  # PostgreSQL, Redis and Nautobot for the source-of-truth tests
 
 if [[ $lab == yes ]]; then
     if [[ $(id -u) -eq 0 ]]; then

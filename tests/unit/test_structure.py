@@ -34,10 +34,11 @@ ALLOWED = {
     # with the YAML dialect render writes it in (render.yamltext)
     "verify": {"paths", "__init__", "render"},
     "export": {"model", "plan", "vocab", "render"},
+    "sot": {"model", "plan", "vocab", "render", "export"},
     "ops": set(),  # process trees and interrupts: a utility layer the Pulumi providers use
     "pulumi": {"model", "plan", "vocab", "paths", "loading", "render", "lab", "provision", "verify", "ops"},
     "cli": {"model", "plan", "vocab", "paths", "loading", "render", "lab", "provision", "verify", "pulumi", "ops",
-            "export"},
+            "export", "sot"},
 }
 # Known exceptions, each with its reason; the list may only shrink (it is empty: keep it so).
 EXCEPTIONS: set[tuple[str, str]] = set()
@@ -152,4 +153,4 @@ def test_entry_point_is_the_cli_package():
     names = {c.name for c in app.registered_commands} | {g.name for g in app.registered_groups}
     assert names == {"validate", "plan", "render", "lab", "preview", "up", "destroy", "drift", "doctor", "verify",
                      "accept", "report", "diff", "export", "collection", "replace", "roll",
-                     "provision"}
+                     "provision", "sot"}

@@ -1,0 +1,78 @@
+"""The objects a Plan puts into the source of truth (pure: no server) and the client's manners."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from clusterforge.export.devicetypes import device_types
+from clusterforge.loading import load_and_plan
+from clusterforge.render.switches.facts import fabric_facts
+from clusterforge.sot import NautobotClient, SotError
+from clusterforge.sot.desired import Ref, cluster_tag, desired
+from clusterforge.sot.sync import KINDS
+
+ROOT = Path(__file__).parents[2]
+
+
+@pytest.fixture(scope="module")
+def lab():
+    spec, plan, _ = load_and_plan(ROOT / "inventory" / "lab.yaml")
+    nos = {name: facts.nos for name, facts in fabric_facts(spec, plan).items()}
+    return plan, desired(spec, plan, device_types(spec, plan), nos)
+
+
+def test_every_planned_thing_is_wanted_once(lab) -> None:
+    plan, wants = lab
+    kinds = Counter(w.kind for w in wants)
+    assert kinds["device"] == len(plan.devices) + len(plan.pdus)
+    assert kinds["cable"] == len(plan.links)
+    assert kinds["rack"] == len(plan.racks)
+    assert kinds["power-cable"] == len(plan.pdus)
+    addresses = {i.ip for d in plan.devices for i in d.interfaces if i.ip}
+    assert kinds["ip-address"] == len(addresses) and kinds["prefix"] == len(plan.pools)
+    keys = [(w.kind, w.key) for w in wants]
+    assert len(keys) == len(set(keys))
+    assert set(kinds) <= set(KINDS)
+
+
+def test_references_point_backwards(lab) -> None:
+    """Dependency order: every reference names an object wanted earlier (or a bond within the kind); a port
+    without planned attributes is instantiated from its device type when the device is created."""
+    _, wants = lab
+    seen: set[tuple[str, tuple]] = set()
+    for want in wants:
+        for value in want.fields.values():
+            refs = value if isinstance(value, list) else [value]
+            for ref in refs:
+                if not isinstance(ref, Ref) or ref.kind == want.kind:
+                    continue
+                if ref.kind in ("interface", "power-port"):
+                    assert ("device", ref.key[:1]) in seen, (want.kind, want.key, ref)
+                else:
+                    assert (ref.kind, ref.key) in seen, (want.kind, want.key, ref)
+        seen.add((want.kind, want.key))
+
+
+def test_as_built_fields_are_written_on_create_only(lab) -> None:
+    plan, wants = lab
+    devices = {w.key[0]: w for w in wants if w.kind == "device"}
+    for device in plan.devices:
+        want = devices[device.name]
+        assert want.once == {"status": "Planned", "asset_tag": device.asset_id}
+        assert "serial" not in want.fields and "status" not in want.fields
+        assert Ref("tag", (cluster_tag(plan),)) in want.fields["tags"]
+
+
+def test_client_refuses_bad_urls_and_missing_tokens_and_hides_the_token() -> None:
+    with pytest.raises(SotError, match="expected http"):
+        NautobotClient("ftp://x", "t")
+    with pytest.raises(SotError, match="no API token"):
+        NautobotClient("http://127.0.0.1:9", "")
+    client = NautobotClient("http://127.0.0.1:9", "secret-token-value")
+    assert "secret-token-value" not in repr(client)
+    with pytest.raises(SotError) as caught:
+        client.status()
+    assert "secret-token-value" not in str(caught.value) and "cannot reach" in str(caught.value)
