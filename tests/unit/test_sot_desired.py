@@ -20,7 +20,7 @@ ROOT = Path(__file__).parents[2]
 @pytest.fixture(scope="module")
 def lab():
     spec, plan, _ = load_and_plan(ROOT / "inventory" / "lab.yaml")
-    nos = {name: facts.nos for name, facts in fabric_facts(spec, plan).items()}
+    nos = {name: facts.nos for name, facts in fabric_facts(plan).items()}
     return plan, desired(spec, plan, device_types(spec, plan), nos)
 
 

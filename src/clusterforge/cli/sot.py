@@ -76,7 +76,7 @@ def push_cmd(inventory: Path = typer.Argument(..., help="inventory YAML"), url: 
 
     spec, plan, _ = load(inventory)
     client = _client(url, token_env, token_from_stack, state_dir)
-    nos = {name: facts.nos for name, facts in fabric_facts(spec, plan).items()}
+    nos = {name: facts.nos for name, facts in fabric_facts(plan).items()}
     try:
         report = push(client, desired(spec, plan, device_types(spec, plan), nos), cluster_tag(plan))
     except SotError as exc:
