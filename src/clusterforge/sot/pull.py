@@ -37,7 +37,7 @@ def as_built(client: NautobotClient, plan: Plan) -> dict[str, dict[str, str]]:
 
 def as_built_register(spec: ClusterSpec, plan: Plan, facts: dict[str, dict[str, str]]) -> str:
     """The asset register (render/assets.py) with serial, asset tag and status per row."""
-    planned = csv.reader(io.StringIO(render_assets(spec, plan)["assets.csv"]))
+    planned = csv.reader(io.StringIO(render_assets(plan)["assets.csv"]))
     header = next(planned)
     name_at = header.index("name")
     buffer = io.StringIO()
