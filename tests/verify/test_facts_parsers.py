@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from clusterforge.verify.gpu_names import gpu_model_matches
-from clusterforge.verify.hosts._facts import (
+from clusterforge.verify.hosts._parsers import (
     clock_offset_s,
     containerd_nvidia_runtime,
     count_nvswitches,

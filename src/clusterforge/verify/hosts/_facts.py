@@ -1,5 +1,6 @@
 """What the checks read from a host: ``HostFacts`` runs the commands once per host through a
-testinfra ``Host`` and caches the answers; the pure parsers live in ``_parsers`` (re-exported here).
+testinfra ``Host`` and caches the answers; the pure parsers live in ``_parsers``, which the check
+modules import directly.
 
 Parsers never decide pass/fail; the check modules compare their output with host_vars.
 """
@@ -10,34 +11,17 @@ import re
 import shlex
 from typing import Any
 
-from clusterforge.verify.hosts._parsers import (  # noqa: F401 - the check modules import them from here
-    CONTAINER_KINDS,
-    NVIDIA_PCI_VENDOR,
-    NVSWITCH_PCI_CLASS_PREFIX,
+from clusterforge.verify.hosts._parsers import (
     Link,
     Mount,
-    clock_offset_s,
-    containerd_nvidia_runtime,
     count_nvswitches,
-    has_modprobe_directive,
-    parse_fabric_states,
     parse_ip_addr_json,
-    parse_nvcc_release,
     parse_nvidia_smi_csv,
     parse_proc_modules,
     parse_proc_mounts,
-    parse_unit_file,
-    split_options,
-    upstream_version,
-    version_matches_pin,
 )
 
-__all__ = [
-    "CONTAINER_KINDS", "HostFacts", "Link", "Mount", "clock_offset_s", "containerd_nvidia_runtime",
-    "count_nvswitches", "has_modprobe_directive", "parse_fabric_states",
-    "parse_ip_addr_json", "parse_nvcc_release", "parse_nvidia_smi_csv", "parse_proc_modules",
-    "parse_proc_mounts", "parse_unit_file", "split_options", "upstream_version", "version_matches_pin",
-]  # fmt: skip
+__all__ = ["HostFacts"]
 
 
 class HostFacts:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from clusterforge.verify.hosts._facts import containerd_nvidia_runtime
+from clusterforge.verify.hosts._parsers import containerd_nvidia_runtime
 
 RUNTIME_CONFIG_DEFAULT = "/etc/containerd/config.toml"
 CDI_SPECS = ("/etc/cdi/nvidia.yaml", "/etc/cdi/nvidia.json", "/var/run/cdi/nvidia.yaml", "/var/run/cdi/nvidia.json")

@@ -6,8 +6,8 @@
 
 from __future__ import annotations
 
-from clusterforge.verify.hosts._facts import parse_nvcc_release
 from clusterforge.verify.hosts._gates import require_gpu_planned
+from clusterforge.verify.hosts._parsers import parse_nvcc_release
 
 
 def _login(facts, script: str):

@@ -11,8 +11,8 @@ from __future__ import annotations
 import pytest
 
 from clusterforge.verify.gpu_names import gpu_model_matches
-from clusterforge.verify.hosts._facts import upstream_version, version_matches_pin
 from clusterforge.verify.hosts._gates import kernel_module_expected, require_gpu_planned, require_gpus_visible
+from clusterforge.verify.hosts._parsers import upstream_version, version_matches_pin
 
 # The userland every driver install ships, whatever the package names of the source
 # (Debian non-free, Ubuntu -server, NVIDIA's CUDA repo): found by file, then mapped to its package.

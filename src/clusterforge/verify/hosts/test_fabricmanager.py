@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from clusterforge.verify.hosts._facts import parse_fabric_states
 from clusterforge.verify.hosts._gates import require_gpus_visible, require_systemd
+from clusterforge.verify.hosts._parsers import parse_fabric_states
 
 SERVICE_DEFAULT = "nvidia-fabricmanager"
 

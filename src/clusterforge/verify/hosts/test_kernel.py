@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from clusterforge.verify.hosts._facts import has_modprobe_directive
+from clusterforge.verify.hosts._parsers import has_modprobe_directive
 
 
 def test_nouveau_blacklisted(facts):

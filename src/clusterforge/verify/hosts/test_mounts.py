@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from clusterforge.verify.hosts._facts import parse_unit_file, split_options
 from clusterforge.verify.hosts._gates import require_systemd
+from clusterforge.verify.hosts._parsers import parse_unit_file, split_options
 
 # The unit parallel_fs installs: up once the storage-plane interface has its address.
 STORAGE_NETWORK_UNIT = "parallel-fs-storage-network.service"

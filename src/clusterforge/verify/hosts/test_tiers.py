@@ -14,7 +14,7 @@ import shlex
 
 import pytest
 
-from clusterforge.verify.hosts._facts import split_options
+from clusterforge.verify.hosts._parsers import split_options
 from clusterforge.verify.hosts._storage import LIVE_FSTYPES, kernel_visible, parse_fio_write_mbps
 
 WORK_DIR = ".clusterforge-verify"

@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from clusterforge.verify.hosts._facts import clock_offset_s
+from clusterforge.verify.hosts._parsers import clock_offset_s
 
 # GPU servers and storage servers alike.
 HOST_KINDS = ("server", "storage")
