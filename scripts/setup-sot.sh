@@ -11,24 +11,13 @@ cd "$repo"
 say() { printf 'setup-sot: %s\n' "$*"; }
 NAUTOBOT_VERSION=3.2.7
 
-packages=(postgresql redis-server)
-missing=()
-for p in "${packages[@]}"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
-    if [[ $(id -u) -eq 0 ]]; then
-        say "installing Debian packages: ${missing[*]}"
-        export DEBIAN_FRONTEND=noninteractive
-        apt-get update -qq
-        apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-        # the tests run their own instances; the system ones must not hold ports or memory
-        for service in postgresql redis-server; do
-            systemctl disable --now "$service" >/dev/null 2>&1 || service "$service" stop >/dev/null 2>&1 || true
-        done
-    else
-        say "warning: missing Debian packages (need root to install): ${missing[*]}"
-    fi
+source "$repo/scripts/lib/apt.sh"
+apt_ensure postgresql redis-server
+if ((${#apt_installed[@]})); then
+    # the tests run their own instances; the system ones must not hold ports or memory
+    for service in postgresql redis-server; do
+        systemctl disable --now "$service" >/dev/null 2>&1 || service "$service" stop >/dev/null 2>&1 || true
+    done
 fi
 
 python=.venv/bin/python

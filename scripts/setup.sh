@@ -16,24 +16,14 @@ say() { printf 'setup: %s\n' "$*"; }
 lab=yes
 [[ "${1:-}" == "--no-lab" ]] && lab=no
 
-packages=(debootstrap systemd-container frr iproute2 openssh-client openssh-server python3-venv chromium fonts-dejavu-core ca-certificates)
-missing=()
-for p in "${packages[@]}"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
-    if [[ $(id -u) -eq 0 ]]; then
-        say "installing Debian packages: ${missing[*]}"
-        export DEBIAN_FRONTEND=noninteractive
-        apt-get update -qq
-        apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-        # the lab runs FRR inside containers only; the host's own FRR must not route anything
-        systemctl disable --now frr >/dev/null 2>&1 || true
-        # sshd is here for the switch-push tests, which start their own on 127.0.0.1; no system daemon
-        systemctl disable --now ssh >/dev/null 2>&1 || true
-    else
-        say "warning: missing Debian packages (need root to install): ${missing[*]}"
-    fi
+source "$repo/scripts/lib/apt.sh"
+apt_ensure debootstrap systemd-container frr iproute2 openssh-client openssh-server python3-venv chromium \
+    fonts-dejavu-core ca-certificates
+if ((${#apt_installed[@]})); then
+    # the lab runs FRR inside containers only; the host's own FRR must not route anything
+    systemctl disable --now frr >/dev/null 2>&1 || true
+    # sshd is here for the switch-push tests, which start their own on 127.0.0.1; no system daemon
+    systemctl disable --now ssh >/dev/null 2>&1 || true
 fi
 
 python=${PYTHON:-python3}
