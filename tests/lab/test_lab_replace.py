@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from lab_fixtures import skip_reason
+from verify_lab_copy import on_host as on_lab_host
+from verify_lab_copy import planned_lab, verify_lab_declaration
 
 ROOT = Path(__file__).resolve().parents[2]
 SRC = ROOT / "src"
@@ -24,32 +25,17 @@ HOST = "su01-r02-gpu01"
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
 
 
-def _declaration(directory: Path) -> Path:
-    """The verify lab's declaration beside a copy of the catalog (catalog files stay inside its directory)."""
-    shutil.copytree(ROOT / "inventory" / "catalog", directory / "catalog")
-    text = re.sub(r"catalog_files: \[[^\]]*\]", "catalog_files: [catalog/servers.yaml, catalog/switches.yaml,"
-                  " catalog/pdus.yaml, catalog/cables.yaml]", (ROOT / "tests/verify/data/verify-lab.yaml").read_text())
-    (directory / "cfverify.yaml").write_text(text)
-    return directory / "cfverify.yaml"
-
-
 def test_replace_reimages_provisions_and_verifies_one_host(tmp_path: Path) -> None:
     reason = skip_reason()
     if reason:
         pytest.skip(reason)
-    from clusterforge.lab import down, ssh_command, status, up
-    from clusterforge.lab.from_plan import lab_topology
-    from clusterforge.loading import load_and_plan
-    from clusterforge.render import render_tree
+    from clusterforge.lab import down, status, up
 
-    declaration = _declaration(tmp_path)
-    spec, plan, _ = load_and_plan(declaration)
-    topology = lab_topology(plan, render_tree(plan))
+    declaration = verify_lab_declaration(tmp_path)
+    plan, topology = planned_lab(declaration)
 
     def on_host(script: str) -> str:
-        proc = subprocess.run(ssh_command(topology.name, HOST, [script]), capture_output=True, text=True, timeout=60)
-        assert proc.returncode == 0, proc.stderr
-        return proc.stdout.strip()
+        return on_lab_host(topology, HOST, script)
 
     down(topology.name)
     try:

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from lab_fixtures import skip_reason
+from verify_lab_copy import on_host, planned_lab, verify_lab_declaration
 
 ROOT = Path(__file__).resolve().parents[2]
 SRC = ROOT / "src"
@@ -27,33 +27,23 @@ LATER = ("su01-r01-gpu02", "su01-r02-gpu02")
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
 
 
-def _declaration(directory: Path) -> Path:
-    shutil.copytree(ROOT / "inventory" / "catalog", directory / "catalog")
-    text = re.sub(r"catalog_files: \[[^\]]*\]", "catalog_files: [catalog/servers.yaml, catalog/switches.yaml,"
-                  " catalog/pdus.yaml, catalog/cables.yaml]", (ROOT / "tests/verify/data/verify-lab.yaml").read_text())
+def _in_batches_of_two(text: str) -> str:
     text = text.replace("    racks: 2\n", "    racks: 2\n    rollout_batch: 2\n", 1)
     assert "rollout_batch: 2" in text
-    (directory / "cfverify.yaml").write_text(text)
-    return directory / "cfverify.yaml"
+    return text
 
 
 def test_roll_stops_at_a_failing_batch_then_passes_when_repaired(tmp_path: Path) -> None:
     reason = skip_reason()
     if reason:
         pytest.skip(reason)
-    from clusterforge.lab import down, ssh_command, up
-    from clusterforge.lab.from_plan import lab_topology
-    from clusterforge.loading import load_and_plan
-    from clusterforge.render import render_tree
+    from clusterforge.lab import down, up
 
-    declaration = _declaration(tmp_path)
-    spec, plan, _ = load_and_plan(declaration)
-    topology = lab_topology(plan, render_tree(plan))
+    declaration = verify_lab_declaration(tmp_path, edit=_in_batches_of_two)
+    _, topology = planned_lab(declaration)
 
     def on(host: str, script: str) -> str:
-        proc = subprocess.run(ssh_command(topology.name, host, [script]), capture_output=True, text=True, timeout=60)
-        assert proc.returncode == 0, proc.stderr
-        return proc.stdout.strip()
+        return on_host(topology, host, script)
 
     def roll() -> subprocess.CompletedProcess[str]:
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")])}

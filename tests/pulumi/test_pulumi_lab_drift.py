@@ -14,16 +14,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from verify_lab_copy import planned_lab, verify_lab_declaration
 
 from clusterforge.lab import missing_prerequisites, status
-from clusterforge.lab.from_plan import lab_topology
-from clusterforge.loading import load_and_plan
-from clusterforge.render import render_tree
 
 pytestmark = [pytest.mark.pulumi, pytest.mark.slow, pytest.mark.lab]
 
-REPO = Path(__file__).resolve().parents[2]
-VERIFY_LAB = REPO / "tests" / "verify" / "data" / "verify-lab.yaml"
 SRC = Path(__file__).resolve().parents[2] / "src"
 STACK = "labdrift"
 VICTIM = "su01-r01-gpu02"
@@ -36,25 +32,12 @@ def _cli(backend, *args: str) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, env=env, timeout=900)
 
 
-def _declaration(directory: Path) -> Path:
-    """The verify lab's declaration beside a copy of the catalog (catalog files stay inside its directory)."""
-    import re
-    import shutil
-
-    shutil.copytree(REPO / "inventory" / "catalog", directory / "catalog")
-    text = re.sub(r"catalog_files: \[[^\]]*\]", "catalog_files: [catalog/servers.yaml, catalog/switches.yaml,"
-                  " catalog/pdus.yaml, catalog/cables.yaml]", VERIFY_LAB.read_text())
-    (directory / "cfverify.yaml").write_text(text)
-    return directory / "cfverify.yaml"
-
-
 def test_a_lost_lab_host_is_drift_and_up_boots_it(backend, tmp_path: Path) -> None:
     why = missing_prerequisites()
     if why:
         pytest.skip("the lab cannot run here: " + ", ".join(why))
-    DECLARATION = _declaration(tmp_path)  # noqa: N806
-    spec, plan, _ = load_and_plan(DECLARATION)
-    topology = lab_topology(plan, render_tree(plan))
+    DECLARATION = verify_lab_declaration(tmp_path)  # noqa: N806
+    _, topology = planned_lab(DECLARATION)
     up_args = ("up", str(DECLARATION), "--stack", STACK, "--target", "lab", "--no-provision", "--no-verify", "--yes")
     try:
         first = _cli(backend, *up_args)

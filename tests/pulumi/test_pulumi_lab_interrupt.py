@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -20,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from pulumi_fixtures import state_file
+from verify_lab_copy import verify_lab_declaration
 
 from clusterforge.lab import missing_prerequisites
 from clusterforge.pulumi import automation
@@ -30,14 +30,6 @@ pytestmark = [pytest.mark.pulumi, pytest.mark.slow, pytest.mark.lab]
 ROOT = Path(__file__).resolve().parents[2]
 STACK = "labint"
 HOSTS = ("su01-r01-gpu01", "su01-r01-gpu02", "su01-r02-gpu01", "su01-r02-gpu02")
-
-
-def _declaration(directory: Path) -> Path:
-    shutil.copytree(ROOT / "inventory" / "catalog", directory / "catalog")
-    text = re.sub(r"catalog_files: \[[^\]]*\]", "catalog_files: [catalog/servers.yaml, catalog/switches.yaml,"
-                  " catalog/pdus.yaml, catalog/cables.yaml]", (ROOT / "tests/verify/data/verify-lab.yaml").read_text())
-    (directory / "cfverify.yaml").write_text(text)
-    return directory / "cfverify.yaml"
 
 
 def _procs() -> dict[int, tuple[int, int, str, str, float]]:
@@ -68,7 +60,7 @@ def test_interrupt_during_lab_provisioning_then_up_converges(backend, tmp_path: 
     why = missing_prerequisites()
     if why:
         pytest.skip("the lab cannot run here: " + ", ".join(why))
-    declaration = _declaration(tmp_path)
+    declaration = verify_lab_declaration(tmp_path)
     automation.open_stack(STACK, {"inventory": str(declaration), "target": "lab", "provision": "true",
                                            "verify": "false", "provisionTags": "nouveau"}, backend)
     work_dir = automation.stack_work_dir(backend, STACK)

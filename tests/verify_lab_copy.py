@@ -1,0 +1,47 @@
+"""The verify lab (tests/verify/data/verify-lab.yaml, ``cfverify``) for the tests that bring it up
+themselves: its declaration copied beside the catalog, the lab it plans to, and commands on its hosts
+(a plain module in tests/, importable from every test directory; conftest.py names clash across them).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+from clusterforge.lab import LabTopology
+from clusterforge.plan import Plan
+
+ROOT = Path(__file__).resolve().parents[1]
+VERIFY_LAB = ROOT / "tests" / "verify" / "data" / "verify-lab.yaml"
+CATALOG_FILES = "catalog_files: [catalog/servers.yaml, catalog/switches.yaml, catalog/pdus.yaml, catalog/cables.yaml]"
+
+
+def verify_lab_declaration(directory: Path, edit: Callable[[str], str] | None = None) -> Path:
+    """The verify lab's declaration beside a copy of the catalog (catalog files stay inside its
+    directory), with ``edit`` applied to its text first."""
+    shutil.copytree(ROOT / "inventory" / "catalog", directory / "catalog")
+    text = re.sub(r"catalog_files: \[[^\]]*\]", CATALOG_FILES, VERIFY_LAB.read_text())
+    (directory / "cfverify.yaml").write_text(edit(text) if edit else text)
+    return directory / "cfverify.yaml"
+
+
+def planned_lab(declaration: Path) -> tuple[Plan, LabTopology]:
+    """``declaration``'s plan and the lab it plans (the topology ``lab.up`` brings up)."""
+    from clusterforge.lab.from_plan import lab_topology
+    from clusterforge.loading import load_and_plan
+    from clusterforge.render import render_tree
+
+    _, plan, _ = load_and_plan(declaration)
+    return plan, lab_topology(plan, render_tree(plan))
+
+
+def on_host(topology: LabTopology, host: str, script: str) -> str:
+    """``script``'s output (stripped) on a lab host, over the lab's SSH; fails the test when it fails."""
+    from clusterforge.lab import ssh_command
+
+    proc = subprocess.run(ssh_command(topology.name, host, [script]), capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.strip()
