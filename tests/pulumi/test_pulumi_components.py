@@ -36,6 +36,28 @@ def _settings(tmp_path: Path, **overrides) -> StackSettings:
     return StackSettings(**{**values, **overrides})
 
 
+def _declare(tmp_path: Path, inventory: Path = INVENTORY, **overrides):
+    """The mock's records and the plan once ``inventory`` is declared with these settings and the site resolved."""
+    mocks = RecordingMocks()
+    pulumi.runtime.set_mocks(mocks, project="clusterforge-cluster", stack="mock", preview=True)
+    spec, plan, _ = load_and_plan(inventory)
+    site = declare_cluster(plan, render_tree(plan), _settings(tmp_path, inventory=inventory, **overrides))
+
+    @pulumi.runtime.test
+    def wait():
+        return site.urn
+
+    wait()
+    return mocks, plan
+
+
+def _declare_lab_provisioning(tmp_path: Path, **overrides):
+    """``_declare`` on the lab target with provisioning on (a playbook that does nothing)."""
+    playbook = tmp_path / "noop.yml"
+    playbook.write_text("- hosts: all\n  tasks: []\n")
+    return _declare(tmp_path, target="lab", provision=True, playbook=playbook, **overrides)
+
+
 @pytest.fixture
 def declared(tmp_path: Path):
     """URN of every registered resource, and the mock's records, for the lab declared with `files`."""
@@ -101,19 +123,7 @@ def test_no_provisioning_resources_when_the_flags_are_off(declared) -> None:
 
 
 def test_lab_target_declares_the_lab_before_provisioning(tmp_path: Path) -> None:
-    mocks = RecordingMocks()
-    pulumi.runtime.set_mocks(mocks, project="clusterforge-cluster", stack="mock", preview=True)
-    spec, plan, _ = load_and_plan(INVENTORY)
-    playbook = tmp_path / "noop.yml"
-    playbook.write_text("- hosts: all\n  tasks: []\n")
-    site = declare_cluster(plan, render_tree(plan),
-                           _settings(tmp_path, target="lab", provision=True, playbook=playbook))
-
-    @pulumi.runtime.test
-    def wait():
-        return site.urn
-
-    wait()
+    mocks, plan = _declare_lab_provisioning(tmp_path)
     by_type = {r.typ.rsplit(":", 1)[1]: r for r in mocks.resources}
     assert by_type["Lab"].inputs["lab"] == "lab"
     assert by_type["HostProvision"].inputs["extravars"] == {"cf_lab": True}
@@ -125,19 +135,7 @@ def test_lab_target_declares_the_lab_before_provisioning(tmp_path: Path) -> None
 
 
 def test_storage_servers_are_provisioned_before_the_units_and_verified(tmp_path: Path) -> None:
-    mocks = RecordingMocks()
-    pulumi.runtime.set_mocks(mocks, project="clusterforge-cluster", stack="mock", preview=True)
-    spec, plan, _ = load_and_plan(INVENTORY)
-    playbook = tmp_path / "noop.yml"
-    playbook.write_text("- hosts: all\n  tasks: []\n")
-    site = declare_cluster(plan, render_tree(plan),
-                           _settings(tmp_path, target="lab", provision=True, verify=True, playbook=playbook))
-
-    @pulumi.runtime.test
-    def wait():
-        return site.urn
-
-    wait()
+    mocks, plan = _declare_lab_provisioning(tmp_path, verify=True)
     by_name = {r.name: r for r in mocks.resources}
     storage = sorted(d.name for d in plan.devices if d.kind == "storage")
     assert by_name["storage-provision"].inputs["group"] == "storage_servers"
@@ -150,17 +148,7 @@ def test_storage_servers_are_provisioned_before_the_units_and_verified(tmp_path:
 
 def test_every_pdu_of_a_side_is_a_component(tmp_path: Path) -> None:
     """superpod-4su: two PDU pairs per compute rack (63 A circuits), each its own Pdu component."""
-    mocks = RecordingMocks()
-    pulumi.runtime.set_mocks(mocks, project="clusterforge-cluster", stack="mock", preview=True)
-    inventory = REPO / "inventory" / "superpod-4su.yaml"
-    spec, plan, _ = load_and_plan(inventory)
-    site = declare_cluster(plan, render_tree(plan), _settings(tmp_path, inventory=inventory))
-
-    @pulumi.runtime.test
-    def wait():
-        return site.urn
-
-    wait()
+    mocks, plan = _declare(tmp_path, REPO / "inventory" / "superpod-4su.yaml")
     pdus = sorted(r.name for r in mocks.resources if r.typ == "clusterforge:facility:Pdu")
     assert pdus == sorted(p.name for p in plan.pdus)
     assert [p for p in pdus if p.startswith("su01-r01-")] == [
