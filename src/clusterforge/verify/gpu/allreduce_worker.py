@@ -15,11 +15,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import socket
-import time
 
 from clusterforge.verify.gpu import metrics
+from clusterforge.verify.gpu._dist import join, leave, time_per_call
 from clusterforge.verify.gpu.launch import emit_result
 
 DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
@@ -40,11 +39,7 @@ def main(argv=None) -> int:
     import torch
     import torch.distributed as dist
 
-    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
-    torch.cuda.set_device(local_rank)
-    dev = torch.device("cuda", local_rank)
-    dist.init_process_group("nccl", device_id=dev)
-    rank, world = dist.get_rank(), dist.get_world_size()
+    local_rank, dev, rank, world = join(torch, dist)
 
     # --- smoke: all_reduce of ones -> world size on every rank
     t = torch.ones(1, device=dev)
@@ -68,16 +63,7 @@ def main(argv=None) -> int:
         for size in (metrics.parse_size(s) for s in args.sizes.split(",")):
             count = size // elem
             x = torch.rand(count, device=dev, dtype=torch.float32).to(dtype)
-            for _ in range(args.warmup):
-                dist.all_reduce(x)
-            torch.cuda.synchronize()
-            dist.barrier(device_ids=[local_rank])
-            torch.cuda.synchronize()
-            t0 = time.perf_counter()
-            for _ in range(args.iters):
-                dist.all_reduce(x)
-            torch.cuda.synchronize()
-            per_op = (time.perf_counter() - t0) / args.iters
+            per_op, _ = time_per_call(torch, dist, local_rank, args.warmup, args.iters, dist.all_reduce, x)
             times = torch.tensor([per_op], device=dev, dtype=torch.float64)
             all_times = [torch.zeros_like(times) for _ in range(world)]
             dist.all_gather(all_times, times)
@@ -118,8 +104,7 @@ def main(argv=None) -> int:
         if args.out:
             with open(args.out, "w") as f:
                 json.dump(result, f, indent=2)
-    dist.barrier(device_ids=[local_rank])
-    dist.destroy_process_group()
+    leave(dist, local_rank)
     return 0
 
 

@@ -17,9 +17,8 @@ synchronize; rank 0's time per step. The loss must stay finite.
 from __future__ import annotations
 
 import argparse
-import os
-import time
 
+from clusterforge.verify.gpu._dist import join, leave, time_per_call
 from clusterforge.verify.gpu.launch import emit_result
 
 
@@ -57,11 +56,7 @@ def main(argv=None) -> int:
     import torch.distributed as dist
     from torch.nn.parallel import DistributedDataParallel as DDP
 
-    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
-    torch.cuda.set_device(local_rank)
-    dev = torch.device("cuda", local_rank)
-    dist.init_process_group("nccl", device_id=dev)
-    rank, world = dist.get_rank(), dist.get_world_size()
+    local_rank, dev, rank, world = join(torch, dist)
     max_world = args.max_world or world
 
     torch.manual_seed(1234)  # same initial weights on every rank (DDP also broadcasts rank 0's)
@@ -94,16 +89,7 @@ def main(argv=None) -> int:
             raise SystemExit(f"unknown phase {phase!r}")
         x = torch.randn(local_tokens, args.d_model, device=dev, generator=gen)
         y = torch.randn(local_tokens, args.d_model, device=dev, generator=gen)
-        for _ in range(args.warmup):
-            step(x, y)
-        torch.cuda.synchronize()
-        dist.barrier(device_ids=[local_rank])
-        torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        for _ in range(args.steps):
-            loss = step(x, y)
-        torch.cuda.synchronize()
-        step_s = (time.perf_counter() - t0) / args.steps
+        step_s, loss = time_per_call(torch, dist, local_rank, args.warmup, args.steps, step, x, y)
         t = torch.tensor([step_s], device=dev, dtype=torch.float64)
         dist.all_reduce(t, op=dist.ReduceOp.MAX)
         finite = torch.tensor([int(bool(torch.isfinite(loss).item()))], device=dev)
@@ -132,8 +118,7 @@ def main(argv=None) -> int:
     }
     if rank == 0:
         emit_result(result)
-    dist.barrier(device_ids=[local_rank])
-    dist.destroy_process_group()
+    leave(dist, local_rank)
     return 0
 
 
