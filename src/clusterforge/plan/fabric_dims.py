@@ -9,7 +9,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from clusterforge.model import ClusterSpec
+from clusterforge.model import ClusterSpec, Loc, SwitchModel
+from clusterforge.model import Plane as PlaneDecl
 from clusterforge.plan.errors import PlanError
 from clusterforge.vocab import Plane
 
@@ -52,14 +53,19 @@ def _spine_count(total_uplinks_per_leaf: int, leaves: int, spine_ports: int, min
     return None
 
 
-def data_dims(spec: ClusterSpec) -> DataDims:
-    plane = spec.networks.data
-    env = spec.envelope
-    loc = ("networks", "data")
+def _leaf_spine_models(spec: ClusterSpec, name: str) -> tuple[PlaneDecl, Loc, SwitchModel, SwitchModel]:
+    """A routed fabric plane's declaration, where it is declared, and its leaf and spine switch models
+    (both required)."""
+    plane = spec.networks.plane(name)
+    loc = ("networks", name)
     if not plane.leaf_model or not plane.spine_model:
-        raise PlanError([(loc, "the data plane needs leaf_model and spine_model")])
-    leaf = spec.catalog.switches[plane.leaf_model]
-    spine = spec.catalog.switches[plane.spine_model]
+        raise PlanError([(loc, f"the {name} plane needs leaf_model and spine_model")])
+    return plane, loc, spec.catalog.switches[plane.leaf_model], spec.catalog.switches[plane.spine_model]
+
+
+def data_dims(spec: ClusterSpec) -> DataDims:
+    plane, loc, leaf, spine = _leaf_spine_models(spec, "data")
+    env = spec.envelope
     ratio = plane.oversubscription
     down_max = _split(leaf.ports, ratio) - plane.reserved_leaf_ports
     if down_max < 1:
@@ -136,13 +142,8 @@ SERVER_CORES_MAX = 2  # 3-tier: every storage server on the same core pair (one 
 
 
 def storage_dims(spec: ClusterSpec) -> StorageDims:
-    plane = spec.networks.storage
+    plane, loc, leaf, spine = _leaf_spine_models(spec, "storage")
     env = spec.envelope
-    loc = ("networks", "storage")
-    if not plane.leaf_model or not plane.spine_model:
-        raise PlanError([(loc, "the storage plane needs leaf_model and spine_model")])
-    leaf = spec.catalog.switches[plane.leaf_model]
-    spine = spec.catalog.switches[plane.spine_model]
     ratio = plane.oversubscription
     down = env.max_nodes_per_su  # one port of each node's bond per leaf of the pair
     uplinks = math.ceil(down / ratio)
