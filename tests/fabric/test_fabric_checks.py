@@ -29,6 +29,15 @@ def _index(plan: Plan, predicate) -> int:
     return next(i for i, link in enumerate(plan.links) if predicate(link))
 
 
+def _with_a_leaf_spine_link(**changes) -> list[str]:
+    """The fabric problems of the lab plan with its first data leaf-spine link changed so."""
+    plan = lab()
+    links = list(plan.links)
+    i = _index(plan, lambda link: link.tier == "data-leaf-spine")
+    links[i] = dataclasses.replace(links[i], **changes)
+    return check_fabric(with_links(plan, links))
+
+
 def test_a_port_used_twice_is_reported():
     plan = lab()
     links = list(plan.links)
@@ -41,29 +50,17 @@ def test_a_port_used_twice_is_reported():
 
 
 def test_ends_disagreeing_on_speed_are_reported():
-    plan = lab()
-    links = list(plan.links)
-    i = _index(plan, lambda link: link.tier == "data-leaf-spine")
-    links[i] = dataclasses.replace(links[i], speed_gbps=400)
-    problems = check_fabric(with_links(plan, links))
+    problems = _with_a_leaf_spine_link(speed_gbps=400)
     assert any("runs at 800 Gb/s, the link at 400 Gb/s" in p for p in problems)
 
 
 def test_a_link_mtu_off_its_plane_is_reported():
-    plan = lab()
-    links = list(plan.links)
-    i = _index(plan, lambda link: link.tier == "data-leaf-spine")
-    links[i] = dataclasses.replace(links[i], mtu=1500)
-    problems = check_fabric(with_links(plan, links))
+    problems = _with_a_leaf_spine_link(mtu=1500)
     assert any("MTU 1500 but the data plane's MTU is 9000" in p for p in problems)
 
 
 def test_a_link_address_not_on_the_interface_is_reported():
-    plan = lab()
-    links = list(plan.links)
-    i = _index(plan, lambda link: link.tier == "data-leaf-spine")
-    links[i] = dataclasses.replace(links[i], a_ip="198.18.4.99/31")
-    assert any("the link says 198.18.4.99/31" in p for p in check_fabric(with_links(plan, links)))
+    assert any("the link says 198.18.4.99/31" in p for p in _with_a_leaf_spine_link(a_ip="198.18.4.99/31"))
 
 
 def test_a_link_across_planes_is_reported():
