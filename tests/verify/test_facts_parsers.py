@@ -147,13 +147,8 @@ def test_nvcc_release(text, release):
     assert parse_nvcc_release(text) == release
 
 
-CONTAINERD_V2 = """\
-version = 2
-[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nvidia]
-  runtime_type = "io.containerd.runc.v2"
-  [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nvidia.options]
-    BinaryName = "/usr/bin/nvidia-container-runtime"
-"""
+# containerd's v2 config with the nvidia runtime (test_lab_checks.py installs the same file on a lab host)
+CONTAINERD_V2 = (Path(__file__).parent / "data" / "containerd-nvidia-v2.toml").read_text()
 CONTAINERD_V3 = """\
 version = 3
 [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.nvidia]

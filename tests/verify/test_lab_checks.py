@@ -225,13 +225,8 @@ def test_nouveau_checks_pass_after_the_nouveau_role(fresh_lab):
     assert result.failed == 0, failures(result)
 
 
-CONTAINERD_WITH_NVIDIA = """\
-version = 2
-[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nvidia]
-  runtime_type = "io.containerd.runc.v2"
-  [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nvidia.options]
-    BinaryName = "/usr/bin/nvidia-container-runtime"
-"""
+# containerd's v2 config with the nvidia runtime (its parser is tested on the same file in test_facts_parsers.py)
+CONTAINERD_WITH_NVIDIA = (Path(__file__).parent / "data" / "containerd-nvidia-v2.toml").read_text()
 
 
 def test_container_runtime_checks_fail_then_pass(fresh_lab):
