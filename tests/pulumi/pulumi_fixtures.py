@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +16,7 @@ from clusterforge.pulumi.automation import Backend, engine_binary
 REPO = workspace()
 
 LAB_INVENTORY = REPO / "inventory" / "lab.yaml"
+SRC = Path(__file__).resolve().parents[2] / "src"
 SECOND_SU = "  - {id: 2, server_model: hgx-h200-2gpu, nodes: 4, racks: 2}\n"
 
 
@@ -45,3 +49,16 @@ def with_second_su(text: str) -> str:
 
 def state_file(backend: Backend, stack: str) -> Path:
     return backend.state_dir / "pulumi" / ".pulumi" / "stacks" / "clusterforge-cluster" / f"{stack}.json"
+
+
+def cli_env(backend: Backend) -> dict[str, str]:
+    """This process's environment for a ``clusterforge`` child: the test's backend, and this checkout's
+    src first on PYTHONPATH."""
+    return {**os.environ, "CLUSTERFORGE_STATE_DIR": str(backend.state_dir), "CLUSTERFORGE_BACKEND_URL": backend.url,
+            "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")])}
+
+
+def run_cli(backend: Backend, *args: str, timeout: float) -> subprocess.CompletedProcess[str]:
+    """``clusterforge ARGS...`` in a child process on the test's backend, its output captured."""
+    return subprocess.run([sys.executable, "-c", "from clusterforge.cli import main; main()", *args],
+                          capture_output=True, text=True, env=cli_env(backend), timeout=timeout)

@@ -8,27 +8,20 @@ rendered file again; `drift` is then clean (exit 0).
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from pulumi_fixtures import LAB_INVENTORY
+from pulumi_fixtures import LAB_INVENTORY, run_cli
 
 from clusterforge.pulumi import automation
 
 pytestmark = [pytest.mark.pulumi, pytest.mark.slow]
 
 STACK = "drift"
-SRC = Path(__file__).resolve().parents[2] / "src"
 
 
 def _cli(backend, *args: str) -> subprocess.CompletedProcess[str]:
-    import os
-
-    env = {**os.environ, "CLUSTERFORGE_STATE_DIR": str(backend.state_dir), "CLUSTERFORGE_BACKEND_URL": backend.url,
-           "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")])}
-    return subprocess.run([sys.executable, "-c", "from clusterforge.cli import main; main()", *args],
-                          capture_output=True, text=True, env=env, timeout=600)
+    return run_cli(backend, *args, timeout=600)
 
 
 def test_drift_is_reported_without_change_and_up_repairs_it(backend, tmp_path: Path) -> None:

@@ -22,14 +22,13 @@ import time
 from pathlib import Path
 
 import pytest
-from pulumi_fixtures import LAB_INVENTORY, state_file
+from pulumi_fixtures import LAB_INVENTORY, cli_env, state_file
 
 from clusterforge.pulumi import automation
 from clusterforge.pulumi.recovery import lock_files
 
 pytestmark = [pytest.mark.pulumi, pytest.mark.slow]
 
-SRC = Path(__file__).resolve().parents[2] / "src"
 # every host the site playbook provisions on inventory/lab.yaml: the storage server, then the SU's GPU servers
 PROVISIONED = ("stor-001", "su01-r01-gpu01", "su01-r01-gpu02", "su01-r02-gpu01", "su01-r02-gpu02")
 PLAYBOOK = """\
@@ -112,9 +111,7 @@ class Run:
             "inventory": str(LAB_INVENTORY), "target": "files", "provision": "true", "verify": "false",
             "switchConfigDir": str(work / "switch-configs"), "playbook": str(playbook),
         }, backend)  # fmt: skip
-        self.env = {**os.environ, "CLUSTERFORGE_STATE_DIR": str(backend.state_dir),
-                    "CLUSTERFORGE_BACKEND_URL": backend.url,
-                    "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")])}
+        self.env = cli_env(backend)
 
     def start(self) -> subprocess.Popen:
         argv = [sys.executable, "-c", "from clusterforge.cli import main; main()", "up", str(LAB_INVENTORY),

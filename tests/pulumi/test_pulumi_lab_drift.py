@@ -10,26 +10,22 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from pulumi_fixtures import run_cli
 from verify_lab_copy import planned_lab, verify_lab_declaration
 
 from clusterforge.lab import missing_prerequisites, status
 
 pytestmark = [pytest.mark.pulumi, pytest.mark.slow, pytest.mark.lab]
 
-SRC = Path(__file__).resolve().parents[2] / "src"
 STACK = "labdrift"
 VICTIM = "su01-r01-gpu02"
 
 
 def _cli(backend, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "CLUSTERFORGE_STATE_DIR": str(backend.state_dir), "CLUSTERFORGE_BACKEND_URL": backend.url,
-           "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")])}
-    return subprocess.run([sys.executable, "-c", "from clusterforge.cli import main; main()", *args],
-                          capture_output=True, text=True, env=env, timeout=900)
+    return run_cli(backend, *args, timeout=900)
 
 
 def test_a_lost_lab_host_is_drift_and_up_boots_it(backend, tmp_path: Path) -> None:

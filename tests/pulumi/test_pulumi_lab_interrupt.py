@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
-from pulumi_fixtures import state_file
+from pulumi_fixtures import cli_env, state_file
 from verify_lab_copy import verify_lab_declaration
 
 from clusterforge.lab import missing_prerequisites
@@ -27,7 +27,6 @@ from clusterforge.pulumi.recovery import lock_files
 
 pytestmark = [pytest.mark.pulumi, pytest.mark.slow, pytest.mark.lab]
 
-ROOT = Path(__file__).resolve().parents[2]
 STACK = "labint"
 HOSTS = ("su01-r01-gpu01", "su01-r01-gpu02", "su01-r02-gpu01", "su01-r02-gpu02")
 
@@ -64,8 +63,7 @@ def test_interrupt_during_lab_provisioning_then_up_converges(backend, tmp_path: 
     automation.open_stack(STACK, {"inventory": str(declaration), "target": "lab", "provision": "true",
                                            "verify": "false", "provisionTags": "nouveau"}, backend)
     work_dir = automation.stack_work_dir(backend, STACK)
-    env = {**os.environ, "CLUSTERFORGE_STATE_DIR": str(backend.state_dir), "CLUSTERFORGE_BACKEND_URL": backend.url,
-           "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
+    env = cli_env(backend)
     up = [sys.executable, "-m", "clusterforge.cli", "up", str(declaration), "--stack", STACK, "--target", "lab",
           "--provision", "--no-verify", "--yes"]
     since = _boot_ticks()
