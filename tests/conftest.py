@@ -20,7 +20,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 LAB_INVENTORY = ROOT / "inventory" / "lab.yaml"
 LAB_EXTRAVARS = {"cf_lab": True}
-SHARED_CACHES = ("rootfs", "aptcache")
+SHARED_CACHES = ("rootfs", "aptcache", "images")
 
 
 def _test_lab_home() -> Path:
@@ -71,6 +71,18 @@ class Converged:
     ssh_config: Path
 
 
+def _booting_images(plan, tree, topology):
+    """The lab's GPU servers boot their golden image, as `clusterforge up` has them do: built here once by
+    the image playbook on a builder host (the roles from a bare rootfs), then found in the shared cache."""
+    from clusterforge.pulumi.images import booting, lab_images
+    from clusterforge.pulumi.providers.host_image import build_image
+
+    specs = lab_images(plan, tree)
+    for spec in specs:
+        build_image(spec.name, spec.profile, TEST_LAB_HOME / "image-work" / spec.name, LAB_EXTRAVARS)
+    return booting(topology, specs)
+
+
 @pytest.fixture(scope="session")
 def lab_cluster(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> LabCluster:
     from clusterforge.lab import down, missing_prerequisites, up
@@ -85,7 +97,7 @@ def lab_cluster(tmp_path_factory: pytest.TempPathFactory, request: pytest.Fixtur
     files = render_all(plan)
     out = tmp_path_factory.mktemp("lab-cluster") / "rendered"
     write_tree(out, files)
-    topology = lab_topology(plan, render_tree(plan))
+    topology = _booting_images(plan, render_tree(plan), lab_topology(plan, render_tree(plan)))
     skip_if_lab_owned_elsewhere(topology.name)
     down(topology.name)  # start from the base image, whatever an earlier run left
     request.addfinalizer(lambda: down(topology.name))

@@ -61,7 +61,8 @@ def test_interrupt_during_lab_provisioning_then_up_converges(backend, tmp_path: 
         pytest.skip("the lab cannot run here: " + ", ".join(why))
     declaration = verify_lab_declaration(tmp_path)
     automation.open_stack(STACK, {"inventory": str(declaration), "target": "lab", "provision": "true",
-                                           "verify": "false", "provisionTags": "nouveau"}, backend)
+                                           "verify": "false", "provisionTags": "nouveau",
+                                           "image": "false"}, backend)
     work_dir = automation.stack_work_dir(backend, STACK)
     env = cli_env(backend)
     up = [sys.executable, "-m", "clusterforge.cli", "up", str(declaration), "--stack", STACK, "--target", "lab",

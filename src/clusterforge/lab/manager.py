@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from . import container, links, names, netns, overlay, rootfs, sshcfg
+from . import container, image, links, names, netns, overlay, rootfs, sshcfg
 from .orphans import orphaned_pids, stop_orphans
 from .state import LabState
 from .topology import LabTopology
@@ -122,6 +122,7 @@ def up(
                            + "; another lab with these addresses is running (take it down first)")
         base = rootfs.ensure_rootfs(progress=progress)
         key, pub = overlay.ensure_lab_key(lab)
+        layers = {h.name: image.layers_for(h.image) for h in topology.hosts}  # raises for an image not built
         host_names = [h.name for h in topology.hosts]
         st.update(
             lab=lab,
@@ -147,7 +148,7 @@ def up(
 
         def prepare(name: str) -> tuple[str, bool]:
             h = topology.host(name)
-            root, mounted = overlay.mount(lab, name, base)
+            root, mounted = overlay.mount(lab, name, base, layers[name])
             d = st.host(name)
             if mounted or not container.is_running(d.get("pid"), root):
                 return overlay.prepare(topology, h, root, pub), mounted

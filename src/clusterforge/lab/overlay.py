@@ -51,15 +51,19 @@ def is_mounted(path: Path) -> bool:
     return path.resolve() in mounts_under(path)
 
 
-def mount(lab: str, host: str, rootfs: Path) -> tuple[Path, bool]:
-    """Mount the host's overlay (idempotent). Returns (mount point, created)."""
+def mount(lab: str, host: str, rootfs: Path, layers: tuple[Path, ...] = ()) -> tuple[Path, bool]:
+    """Mount the host's overlay (idempotent). Returns (mount point, created).
+
+    ``layers`` (topmost first) sit between the base ``rootfs`` and the host's own upper layer: a golden
+    image the host boots from (clusterforge.lab.image)."""
     d = host_dir(lab, host)
     root = d / "root"
     if is_mounted(root):
         return root, False
     for sub in ("upper", "work", "root"):
         (d / sub).mkdir(parents=True, exist_ok=True)
-    opts = f"lowerdir={rootfs},upperdir={d / 'upper'},workdir={d / 'work'}"
+    lower = ":".join(str(p) for p in (*layers, rootfs))
+    opts = f"lowerdir={lower},upperdir={d / 'upper'},workdir={d / 'work'}"
     run(["mount", "-t", "overlay", f"cf-{lab}-{host}", "-o", opts, root])
     return root, True
 

@@ -119,12 +119,16 @@ def is_current(suite: str = SUITE, packages: tuple[str, ...] = PACKAGES) -> bool
 
 
 def _in_use(path: Path) -> bool:
-    """True when an overlay mount uses ``path`` as lower layer (a lab is running on it)."""
+    """True when an overlay mount uses ``path`` as a lower layer (a lab is running on it)."""
     try:
         mounts = Path("/proc/mounts").read_text()
     except OSError:
         return False
-    return f"lowerdir={path}" in mounts
+    for line in mounts.splitlines():
+        for opt in (line.split()[3:4] or [""])[0].split(","):
+            if opt.startswith("lowerdir=") and str(path) in opt[len("lowerdir="):].split(":"):
+                return True
+    return False
 
 
 def ensure_rootfs(

@@ -18,6 +18,7 @@ _LABEL = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
 # Linux interface names: at most 15 bytes, no '/', ':' or whitespace.
 _IFNAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,14}$")
 # A bind target inside a container: absolute, no ':' (nspawn's --bind separator), no spaces.
+_IMAGE = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
 _DATA_DIR = re.compile(r"^(/[A-Za-z0-9._-]+)+$")
 
 
@@ -104,12 +105,22 @@ class LabHost(_Frozen):
     # removed with the lab): storage bricks, which need a file system that keeps trusted.* xattrs.
     data_dirs: tuple[str, ...] = ()
     fuse: bool = Field(default=False, description="pass /dev/fuse in (FUSE file system clients and servers)")
+    # A golden image layer (clusterforge.lab.image) between the base rootfs and the host's own layer:
+    # the host boots with what the image's roles installed. None: the base rootfs alone.
+    image: str | None = None
 
     @field_validator("name")
     @classmethod
     def _label(cls, v: str) -> str:
         if not _LABEL.match(v):
             raise ValueError(f"host name {v!r} must be a lowercase DNS label (no dots)")
+        return v
+
+    @field_validator("image")
+    @classmethod
+    def _image(cls, v: str | None) -> str | None:
+        if v is not None and not _IMAGE.match(v):
+            raise ValueError(f"image {v!r} must be an image name: lowercase letters, digits and '-' (max 63)")
         return v
 
     @field_validator("data_dirs")

@@ -64,8 +64,10 @@ def run_site(
     skip_tags: str | Iterable[str] | None = None,
     progress: Callable[[str], Any] | None = None,
     cancel: Callable[[], bool] | None = None,
+    playbook: str = SITE_PLAYBOOK,
 ) -> ProvisionResult:
-    """Run playbooks/site.yml against ``inventory_path`` and collect per-host results.
+    """Run playbooks/site.yml (or ``playbook``, a name in the playbooks directory) against
+    ``inventory_path`` and collect per-host results.
 
     ``private_data_dir`` receives ansible-runner's artifacts (events, stdout, rc).
     ``ssh_config`` is passed to every ssh/scp/sftp call as ``-F``. ``progress`` receives one
@@ -81,7 +83,7 @@ def run_site(
     run = ansible_runner.run(
         private_data_dir=str(private_data_dir),
         project_dir=str(playbooks_dir),
-        playbook=SITE_PLAYBOOK,
+        playbook=playbook,
         inventory=str(Path(inventory_path).resolve()),
         limit=_join(limit),
         tags=_join(tags),

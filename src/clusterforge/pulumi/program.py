@@ -5,7 +5,8 @@ picks each resource's delivery target from the settings. Declaration order, top 
 
   1. Site                        the root
   2. Network per plane           data, storage, management, oob (as the Plan's fabric summary)
-  3. Lab                         lab target only: the emulated hosts (before anything reaches them)
+  3. HostImage per profile       lab target: the golden images the GPU servers boot (built once)
+     Lab                         lab target only: the emulated hosts (before anything reaches them)
   4. site Racks                  spines, aggregation, storage: Pdu / Server / Switch (+ SwitchConfig)
   5. fabric SwitchConfig         fabric-wide files (InfiniBand subnet manager), when rendered
   6. storage HostProvision       the storage servers (their volumes), then their Verification
@@ -28,7 +29,9 @@ from clusterforge.pulumi._hashing import files_hash, text_hash, tree_hash
 from clusterforge.pulumi.compute import ServerArgs
 from clusterforge.pulumi.fabric import SwitchArgs
 from clusterforge.pulumi.facility import PduArgs, RackArgs
+from clusterforge.pulumi.images import ImageSpec, booting, lab_images
 from clusterforge.pulumi.network import NetworkArgs
+from clusterforge.pulumi.providers.host_image import HostImageArgs
 from clusterforge.pulumi.providers.host_provision import HostProvisionArgs
 from clusterforge.pulumi.providers.lab import LabArgs
 from clusterforge.pulumi.providers.switch_config import SwitchConfigArgs, SwitchTarget
@@ -134,10 +137,21 @@ def _unit_args(su: int, racks: tuple[RackArgs, ...], tree: RenderedTree, setting
     return ScalableUnitArgs(su=su, racks=racks, provision=provision, verification=verification)
 
 
-def _lab_args(plan: Plan, tree: RenderedTree) -> LabArgs:
+def _image_args(plan: Plan, tree: RenderedTree, settings: StackSettings) -> tuple[HostImageArgs, ...]:
+    """The golden images the lab's GPU servers boot (lab target, site playbook provisioning only)."""
+    if settings.target != "lab" or not settings.image or not settings.provision or settings.playbook:
+        return ()
+    return tuple(HostImageArgs(name=spec.name, profile=spec.profile, hosts=spec.hosts,
+                               work_dir=str(settings.work_dir / "image" / spec.name), extravars={"cf_lab": True})
+                 for spec in lab_images(plan, tree))
+
+
+def _lab_args(plan: Plan, tree: RenderedTree, images: tuple[HostImageArgs, ...] = ()) -> LabArgs:
     from clusterforge.lab.from_plan import lab_topology
 
     topology = lab_topology(plan, tree)
+    if images:
+        topology = booting(topology, [ImageSpec(i.name, i.profile, i.hosts) for i in images])
     topology_json = topology.model_dump_json()
     return LabArgs(lab=topology.name, topology_json=topology_json, topology_hash=text_hash(topology_json))
 
@@ -189,12 +203,14 @@ def declare_cluster(plan: Plan, tree: RenderedTree, settings: StackSettings) -> 
         target=SwitchTarget("file", path=str(settings.switch_config_dir)),
     ) if fabric_files else None  # fmt: skip
     storage_hosts = tuple(d.name for d in plan.devices if d.kind == DeviceKind.STORAGE)
+    images = _image_args(plan, tree, settings)
     storage_provision, storage_verification = (
         _group_args(STORAGE_GROUP, storage_hosts, tree, settings, roles_hash, suite_hash) if storage_hosts
         else (None, None))
     return Site(plan.cluster, SiteArgs(
         cluster=plan.cluster, site=plan.site, summary=plan.summary.to_dict(), networks=networks,
         racks=tuple(rack_args[r.name] for r in plan.racks if r.su is None), units=units,
-        lab=_lab_args(plan, tree) if settings.target == "lab" else None, fabric_config=fabric_config,
+        lab=_lab_args(plan, tree, images) if settings.target == "lab" else None, images=images,
+        fabric_config=fabric_config,
         storage_provision=storage_provision, storage_verification=storage_verification,
     ))  # fmt: skip

@@ -14,6 +14,8 @@
   hostSshConfig        files/ssh targets: ssh_config for reaching the hosts (lab: the lab's)  [none]
   playbook             run this playbook instead of playbooks/site.yml (run_site)        [none]
   provisionTags        Ansible --tags for provisioning runs                              [all]
+  image                lab target: GPU servers boot a golden image that playbooks/image.yml
+                       builds once per software profile (HostImage), then converge     [true]
   verifyRun            set by `clusterforge up` on every run: the host checks run each `up`  [none]
 
 All keys live in the `clusterforge` namespace (`clusterforge:target`).
@@ -59,6 +61,7 @@ class StackSettings:
     provision_tags: str | None = None
     host_ssh_config: Path | None = None
     verify_run: str | None = None
+    image: bool = True
 
     @property
     def rendered_dir(self) -> Path:
@@ -94,7 +97,7 @@ class StackSettings:
             switch_credential=config.get_secret("switchSshKey"), bmc_password=config.get_secret("bmcPassword"),
             playbook=path(playbook) if playbook else None, provision_tags=config.get("provisionTags"),
             host_ssh_config=path(host_ssh_config) if host_ssh_config else None,
-            verify_run=config.get("verifyRun"),
+            verify_run=config.get("verifyRun"), image=_flag(config, "image", True),
         )  # fmt: skip
 
 

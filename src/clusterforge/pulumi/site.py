@@ -11,6 +11,7 @@ import pulumi
 
 from clusterforge.pulumi.facility import Rack, RackArgs
 from clusterforge.pulumi.network import Network, NetworkArgs
+from clusterforge.pulumi.providers.host_image import HostImage, HostImageArgs
 from clusterforge.pulumi.providers.host_provision import HostProvision, HostProvisionArgs
 from clusterforge.pulumi.providers.lab import Lab, LabArgs
 from clusterforge.pulumi.providers.switch_config import SwitchConfig, SwitchConfigArgs
@@ -29,6 +30,7 @@ class SiteArgs:
     racks: tuple[RackArgs, ...]  # site-level racks: spines, aggregation, storage
     units: tuple[ScalableUnitArgs, ...]
     lab: LabArgs | None = None
+    images: tuple[HostImageArgs, ...] = ()  # golden images the lab's hosts boot (before the lab)
     fabric_config: SwitchConfigArgs | None = None  # fabric-wide files (the InfiniBand subnet manager's)
     # the storage servers (group storage_servers): provisioned before any SU, whose servers mount them
     storage_provision: HostProvisionArgs | None = None
@@ -42,7 +44,9 @@ class Site(pulumi.ComponentResource):
         super().__init__("clusterforge:site:Site", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         self.networks = [Network(n.plane, n, child) for n in args.networks]
-        self.lab = Lab(args.lab.lab, args.lab, child) if args.lab is not None else None
+        self.images = [HostImage(f"image-{i.name}", i, child) for i in args.images]
+        self.lab = (Lab(args.lab.lab, args.lab, pulumi.ResourceOptions(parent=self, depends_on=self.images))
+                    if args.lab is not None else None)
         self.racks = [Rack(r.rack.name, r, child) for r in args.racks]
         self.fabric_config = (SwitchConfig(f"{name}-fabric-config", args.fabric_config, child)
                               if args.fabric_config is not None else None)
