@@ -130,7 +130,7 @@ def image(inventory: Path = typer.Argument(..., help="inventory YAML"),
         started = time.monotonic()
         try:
             stamp = build_image(spec.name, spec.profile, state_dir() / "image" / spec.name, {"cf_lab": True},
-                                say=lambda line: err.print(line, markup=False, highlight=False))
+                                say=lambda line: err.print(line, markup=False, highlight=False, soft_wrap=True))
         except (LabError, ImageBuildFailed) as exc:
             err.print(f"lab image: {exc}", markup=False, highlight=False)
             raise typer.Exit(3) from None

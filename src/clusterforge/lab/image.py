@@ -32,8 +32,7 @@ STAMP = "image.json"
 SCRUB = (
     "etc/hostname", "etc/hosts", "etc/machine-id", "etc/ssh/ssh_host_ed25519_key",
     "etc/ssh/ssh_host_ed25519_key.pub", "root/.ssh/authorized_keys", "root/.ansible",
-    "etc/apt/apt.conf.d/01clusterforge-proxy", "var/log/journal", "var/cache/apt/archives",
-    "var/cache/apt/pkgcache.bin", "var/cache/apt/srcpkgcache.bin", "tmp", "var/tmp", "run",
+    "etc/apt/apt.conf.d/01clusterforge-proxy", "var/log/journal", "var/cache/apt/archives", "tmp", "var/tmp", "run",
     "var/lib/systemd/random-seed", "var/lib/dbus/machine-id",
 )  # fmt: skip
 
