@@ -87,3 +87,43 @@ def test_inputs_hash_follows_image_roles_only(tmp_path):
     with open(tmp_path / "roles" / "cuda_toolkit" / "defaults" / "main.yml", "a") as f:
         f.write("\n# in the image\n")
     assert build_inputs_hash(tmp_path / "playbooks", tmp_path / "roles", tmp_path) != before
+
+
+def test_host_image_diff_reads_the_cache(tmp_path, monkeypatch):
+    """A new name replaces the image; an image gone from the cache is drift the update rebuilds."""
+    import json
+
+    from clusterforge.lab import image
+    from clusterforge.pulumi.providers.host_image import HostImageProvider
+
+    monkeypatch.setenv("CLUSTERFORGE_LAB_HOME", str(tmp_path))
+    provider = HostImageProvider()
+    props = {"name": "gpu-00000000000000aa", "profile": {}, "hosts": ["h1"], "work_dir": "/w", "extravars": {}}
+    renamed = provider.diff("id", props, {**props, "name": "gpu-00000000000000bb"})
+    assert renamed.changes and renamed.replaces == ["name"]
+    missing = provider.diff("id", props, props)
+    assert missing.changes and not missing.replaces
+    image.layer(props["name"]).mkdir(parents=True)
+    (image.image_dir(props["name"]) / image.STAMP).write_text(json.dumps({"name": props["name"]}))
+    assert not provider.diff("id", props, props).changes
+    assert provider.diff("id", props, {**props, "hosts": ["h1", "h2"]}).changes
+
+
+def test_commands_on_a_running_lab_take_its_images(tmp_path, monkeypatch, lab_servers):
+    """`replace` and `lab up|status` plan the lab without images; the lab `up` booted from images is the same
+    lab and is used as it runs; another lab of that name is not."""
+    from clusterforge.lab.from_plan import lab_topology
+    from clusterforge.lab.manager import as_running
+    from clusterforge.lab.state import LabState
+    from clusterforge.pulumi.images import booting
+
+    monkeypatch.setenv("CLUSTERFORGE_LAB_HOME", str(tmp_path))
+    _, plan, _ = load_and_plan(ROOT / "inventory" / "lab.yaml")
+    planned = lab_topology(plan, render_tree(plan))
+    assert as_running(planned) == planned  # nothing runs
+    running = booting(planned, plan_images(lab_servers, "h", "r"))
+    LabState(planned.name).update(topology=running.model_dump(mode="json"))
+    assert as_running(planned) == running
+    assert {h.image for h in as_running(planned).hosts if h.kind == "server"} != {None}
+    other = planned.model_copy(update={"hosts": planned.hosts[1:]})
+    assert as_running(other) == other

@@ -18,11 +18,13 @@ lab_app = typer.Typer(help="The local lab: the whole cluster as containers, name
 
 
 def topology_for(inventory: Path):
+    """The lab of ``inventory``: as it runs now when it does (with the golden images `up` gave it)."""
     from clusterforge.lab.from_plan import lab_topology
+    from clusterforge.lab.manager import as_running
     from clusterforge.render import render_tree
 
     spec, plan, _ = load(inventory)
-    return lab_topology(plan, render_tree(plan))
+    return as_running(lab_topology(plan, render_tree(plan)))
 
 
 def _lab_errors(fn):

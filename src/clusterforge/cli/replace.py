@@ -55,8 +55,9 @@ def replace(
         if target == "lab":
             from clusterforge.lab import LabError, reimage
             from clusterforge.lab.from_plan import lab_topology
+            from clusterforge.lab.manager import as_running
 
-            topology = lab_topology(plan, tree)
+            topology = as_running(lab_topology(plan, tree))  # the golden images the running lab boots
             try:
                 lab = reimage(topology, host, progress=lambda h, m: say(err, f"lab {h or topology.name}: {m}"))
             except LabError as exc:

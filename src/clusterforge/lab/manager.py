@@ -87,6 +87,26 @@ def _topology_from_state(lab: str) -> LabTopology:
     return LabTopology.model_validate(st.data["topology"])
 
 
+def as_running(topology: LabTopology) -> LabTopology:
+    """``topology`` as the lab that runs now: when its state holds the same topology but for the
+    images its hosts boot (`clusterforge up` boots golden images; a plan alone does not name them),
+    the running one, so commands on a running lab (replace, lab up/status) neither refuse it nor re-image it."""
+    st = LabState.load(topology.name)
+    if not st.exists or "topology" not in st.data:
+        return topology
+    try:
+        running = LabTopology.model_validate(st.data["topology"])
+    except ValueError:
+        return topology
+    def strip(t: LabTopology) -> dict[str, Any]:
+        d = t.model_dump(mode="json")
+        for h in d["hosts"]:
+            h.pop("image", None)
+        return d
+
+    return running if strip(running) == strip(topology) else topology
+
+
 def up(
     topology: LabTopology,
     *,
