@@ -12,7 +12,7 @@ import pytest
 from lab_fixtures import leftovers, skip_reason
 
 from clusterforge.lab import LabError, LabHost, LabInterface, LabSegment, LabTopology, down, image, overlay, rootfs, up
-from clusterforge.lab.builder import BUILDER_HOST, build_layer, builder_topology
+from clusterforge.lab.builder import BUILDER_HOST, UNSAFE_IO, build_layer, builder_topology
 
 pytestmark = pytest.mark.skipif(skip_reason() is not None, reason=skip_reason() or "")
 
@@ -98,10 +98,12 @@ def test_builder_to_booted_host_end_to_end(tmp_path, image_name):
 
         ssh("mkdir -p /opt/cf-image && echo golden > /opt/cf-image/marker && rm -f /etc/motd")
         seen["machine_id"] = ssh("cat /etc/machine-id").strip()
+        seen["unsafe_io"] = ssh(f"cat /{UNSAFE_IO}").strip()  # dpkg skips fsync on the builder only
         return {"marker": "golden"}
 
     stamp = build_layer(image_name, converge)
     assert stamp["cached"] is False and stamp["marker"] == "golden"
+    assert seen["unsafe_io"] == "force-unsafe-io" and not os.path.lexists(image.layer(image_name) / UNSAFE_IO)
     assert not any(leftovers(builder_topology(image_name).name).values())
     assert build_layer(image_name, converge)["cached"] is True  # second call: from the cache
 

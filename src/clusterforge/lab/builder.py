@@ -19,11 +19,15 @@ from . import container, image, overlay
 from .manager import _lock, down, up
 from .state import LabState
 from .topology import LabHost, LabInterface, LabSegment, LabTopology
-from .util import LabError, Progress, _noop
+from .util import LabError, Progress, _noop, write_atomic
 
 __all__ = ["BUILDER_HOST", "build_layer", "builder_topology"]
 
 BUILDER_HOST = "builder"
+# dpkg on the builder writes without an fsync per file (what Debian's own container images do): the
+# layer is captured only after the builder has stopped cleanly, and a build that dies leaves no image.
+# The file is the builder's alone: image.SCRUB removes it from the layer, so hosts keep safe writes.
+UNSAFE_IO = "etc/dpkg/dpkg.cfg.d/clusterforge-image-build"
 # The builder's management subnet: in the benchmarking range, away from the blocks the examples plan
 # (198.18.0.0/16). A running lab on the same addresses is refused by the lab's control-address check.
 BUILDER_SUBNET = "198.19.254"
@@ -66,6 +70,7 @@ def build_layer(name: str, converge: Converge, *, progress: Progress | None = No
     down(topology.name, grace=0)  # a builder a killed run left behind: start clean
     try:
         result = up(topology, progress=progress, boot_timeout=boot_timeout)
+        write_atomic(overlay.root_dir(topology.name, BUILDER_HOST) / UNSAFE_IO, "force-unsafe-io\n")
         meta = converge(result.ssh_config, BUILDER_HOST)
         converged = time.monotonic()
         upper = _stop_and_unmount(topology.name, BUILDER_HOST)

@@ -33,7 +33,7 @@ SCRUB = (
     "etc/hostname", "etc/hosts", "etc/machine-id", "etc/ssh/ssh_host_ed25519_key",
     "etc/ssh/ssh_host_ed25519_key.pub", "root/.ssh/authorized_keys", "root/.ansible",
     "etc/apt/apt.conf.d/01clusterforge-proxy", "var/log/journal", "var/cache/apt/archives", "tmp", "var/tmp", "run",
-    "var/lib/systemd/random-seed", "var/lib/dbus/machine-id",
+    "var/lib/systemd/random-seed", "var/lib/dbus/machine-id", "etc/dpkg/dpkg.cfg.d/clusterforge-image-build",
 )  # fmt: skip
 
 
