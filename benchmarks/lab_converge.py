@@ -5,13 +5,14 @@ inventory/lab.yaml with SU 2 added (4 more GPU servers, the envelope already hol
 target with a throwaway Pulumi backend, through the CLI as a user runs it:
 
   up-1su    `clusterforge up` of inventory/lab.yaml as declared (1 SU): seconds, then `destroy`
-  up-2su    `clusterforge up` of the 2-SU declaration: seconds, and when each HostProvision group
-            (storage_servers, su01, su02) streamed its first and last progress line, so the overlap of
-            su01 and su02 shows they ran side by side
+  up-2su    `clusterforge up` of the 2-SU declaration: seconds, and when the engine started and
+            finished each dynamic resource (HostImage, Lab, HostProvision and Verification per group),
+            so the overlap of su01's and su02's provisioning shows they ran side by side
   steady    a second `up` of the 2-SU stack: seconds (nothing to create or provision)
   one/all   on that lab, every GPU server re-imaged (back to its golden image), the storage servers
             already converged: the site playbook on 1 server, then on all 8 (`--limit servers`);
-            the ratio all/one is the cost of converging 8 hosts at once on this machine
+            the ratio all/one is the cost of converging 8 hosts at once on this machine, printed with
+            the share of both cores that was busy meanwhile (the hosts and Ansible share 2 cores here)
 
 Every figure is printed; nothing is asserted. Needs root and the lab prerequisites; takes ~15 min warm.
 
@@ -35,7 +36,8 @@ REPO = Path(__file__).resolve().parents[1]
 SRC = REPO / "src"
 SECOND_SU = "  - {id: 2, server_model: hgx-h200-2gpu, nodes: 4, racks: 2}\n"
 ANCHOR = "    racks: 2\n\nnetworks:"
-GROUP_LINE = re.compile(r"provision (su\d\d|storage_servers): ")
+# The engine's own lines for each dynamic resource: "<type> <name> creating (0s)" / "... created (12s)".
+RESOURCE_LINE = re.compile(r"dynamic/clusterforge:(\w+) (\S+) (creating|created|updating|updated) \(")
 
 
 def declarations(directory: Path) -> tuple[Path, Path]:
@@ -50,8 +52,15 @@ def declarations(directory: Path) -> tuple[Path, Path]:
     return one, two
 
 
+def cpu_busy() -> tuple[int, int]:
+    """(busy, total) jiffies of this machine so far (/proc/stat)."""
+    fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = fields[3] + fields[4]
+    return sum(fields) - idle, sum(fields)
+
+
 def cli(state: Path, *args: str) -> tuple[float, dict[str, list[float]], str]:
-    """Run the CLI; returns (seconds, {group: [first line s, last line s]}, output tail)."""
+    """Run the CLI; returns (seconds, {resource: [started s, finished s]}, output tail)."""
     env = {**os.environ, "CLUSTERFORGE_STATE_DIR": str(state), "CLUSTERFORGE_BACKEND_URL": f"file://{state}/pulumi",
            "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")])}
     (state / "pulumi").mkdir(parents=True, exist_ok=True)
@@ -64,23 +73,27 @@ def cli(state: Path, *args: str) -> tuple[float, dict[str, list[float]], str]:
     for line in proc.stdout:
         now = time.monotonic() - started
         tail = (tail + [line])[-40:]
-        m = GROUP_LINE.search(line)
+        m = RESOURCE_LINE.search(line)
         if m:
-            span = groups.setdefault(m.group(1), [now, now])
-            span[1] = now
+            span = groups.setdefault(f"{m.group(1)} {m.group(2)}", [now, now])
+            if m.group(3) in ("created", "updated"):
+                span[1] = now
     rc = proc.wait()
     if rc != 0:
         raise SystemExit(f"clusterforge {' '.join(args)} exited {rc}:\n{''.join(tail)}")
     return time.monotonic() - started, groups, "".join(tail)
 
 
-def converge(inventory: Path, ssh_config: Path, limit: str, work: Path) -> tuple[float, dict[str, int]]:
+def converge(inventory: Path, ssh_config: Path, limit: str, work: Path) -> tuple[float, dict[str, int], float]:
+    """The site playbook on ``limit``: (seconds, changed tasks per host, share of both cores busy)."""
     from clusterforge.provision import run_site
 
+    busy0, total0 = cpu_busy()
     result = run_site(inventory, work, limit=limit, extravars={"cf_lab": True}, ssh_config=ssh_config)
+    busy1, total1 = cpu_busy()
     if not result.ok:
         raise SystemExit(f"site playbook on {limit} failed: {result.failed_hosts or result.status}")
-    return result.duration_s, result.changed_per_host
+    return result.duration_s, result.changed_per_host, round((busy1 - busy0) / max(1, total1 - total0), 2)
 
 
 def main() -> int:
@@ -107,14 +120,15 @@ def main() -> int:
     try:
         seconds, groups, _ = cli(state, "up", str(one), "--stack", "bench1", *up)
         figures["up_1su_s"] = round(seconds, 1)
-        figures["up_1su_groups"] = {g: [round(a, 1), round(b, 1)] for g, (a, b) in groups.items()}
+        figures["up_1su_resources"] = {g: [round(a, 1), round(b, 1)] for g, (a, b) in groups.items()}
         cli(state, "destroy", str(one), "--stack", "bench1", "--yes")
 
         seconds, groups, _ = cli(state, "up", str(two), "--stack", "bench2", *up)
         figures["up_2su_s"] = round(seconds, 1)
-        figures["up_2su_groups"] = {g: [round(a, 1), round(b, 1)] for g, (a, b) in groups.items()}
-        if "su01" in groups and "su02" in groups:
-            (a1, b1), (a2, b2) = groups["su01"], groups["su02"]
+        figures["up_2su_resources"] = {g: [round(a, 1), round(b, 1)] for g, (a, b) in groups.items()}
+        one_su, two_su = "HostProvision su01-provision", "HostProvision su02-provision"
+        if one_su in groups and two_su in groups:
+            (a1, b1), (a2, b2) = groups[one_su], groups[two_su]
             figures["su_overlap_s"] = round(max(0.0, min(b1, b2) - max(a1, a2)), 1)
         figures["steady_2su_s"] = round(cli(state, "up", str(two), "--stack", "bench2", *up)[0], 1)
 
@@ -129,12 +143,12 @@ def main() -> int:
         for host in servers:  # every server back to its golden image, as a new node would boot
             reimage(topology, host)
         ssh = ssh_config_path(topology.name)
-        one_s, one_changed = converge(inventory, ssh, servers[0], tmp / "runner-one")
+        one_s, one_changed, one_busy = converge(inventory, ssh, servers[0], tmp / "runner-one")
         reimage(topology, servers[0])
-        all_s, all_changed = converge(inventory, ssh, "servers", tmp / "runner-all")
+        all_s, all_changed, all_busy = converge(inventory, ssh, "servers", tmp / "runner-all")
         figures.update(one_host_s=round(one_s, 1), all_hosts_s=round(all_s, 1), hosts=len(servers),
                        all_over_one=round(all_s / one_s, 2), changed_one=one_changed[servers[0]],
-                       changed_all=sorted(set(all_changed.values())))
+                       changed_all=sorted(set(all_changed.values())), cpu_busy_one=one_busy, cpu_busy_all=all_busy)
     finally:
         if not args.keep:
             try:
