@@ -27,6 +27,12 @@ case "${1:-}" in
     *) echo "usage: scripts/setup.sh [--no-lab | --up INVENTORY]" >&2; exit 2 ;;
 esac
 
+# The engine builds beside the rest (it needs only Go, which the machine has), in a process group of
+# its own: an interrupt or a failure here stops it and its compilers too.
+setsid scripts/setup-pulumi.sh &
+engine_pid=$!
+trap '[[ -n ${engine_pid:-} ]] && kill -- "-$engine_pid" 2>/dev/null; true' EXIT
+
 source "$repo/scripts/lib/apt.sh"
 packages=(debootstrap systemd-container frr iproute2 openssh-client openssh-server python3-venv ca-certificates)
 [[ -n $up_inventory ]] || packages+=(chromium fonts-dejavu-core)  # report screenshots in the tests
@@ -37,12 +43,6 @@ if ((${#apt_installed[@]})); then
     # sshd is here for the switch-push tests, which start their own on 127.0.0.1; no system daemon
     systemctl disable --now ssh >/dev/null 2>&1 || true
 fi
-
-# The engine builds beside the rest, in a process group of its own: an interrupt or a failure here
-# stops it and its compilers too.
-setsid scripts/setup-pulumi.sh &
-engine_pid=$!
-trap '[[ -n ${engine_pid:-} ]] && kill -- "-$engine_pid" 2>/dev/null; true' EXIT
 
 python=${PYTHON:-python3}
 if [[ ! -x .venv/bin/python ]]; then
