@@ -70,7 +70,7 @@ def test_host_boots_layer_over_base_and_writes_only_its_own_layer(tmp_path, imag
         assert (root / "opt/payload/tool").read_text() == "installed by the image\n"
         assert (root / "etc/hostname").read_text() == "localhost\n"  # the base's, not the builder's
         assert not (root / "etc/motd").exists()  # the image's whiteout hides the base file
-        assert rootfs._in_use(base) and rootfs._in_use(image.layer(image_name))
+        assert rootfs.in_use(base) and rootfs.in_use(image.layer(image_name))
         assert image_name not in image.prune(set())  # in use: kept
         (root / "opt/payload/tool").write_text("changed on the host\n")
         assert (image.layer(image_name) / "opt/payload/tool").read_text() == "installed by the image\n"
@@ -78,7 +78,7 @@ def test_host_boots_layer_over_base_and_writes_only_its_own_layer(tmp_path, imag
     finally:
         overlay.unmount_all(overlay.host_dir(lab, "h1"))
         down(lab)
-    assert not rootfs._in_use(image.layer(image_name))
+    assert not rootfs.in_use(image.layer(image_name))
 
 
 def test_a_host_cannot_boot_an_image_that_is_not_built():

@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from .rootfs import in_use
 from .util import LabError, lab_home, write_atomic
 
 __all__ = ["SCRUB", "capture", "image_dir", "is_built", "layer", "layers_for", "prune", "read_stamp", "scrub"]
@@ -126,13 +127,9 @@ def prune(keep: set[str]) -> list[str]:
     root = lab_home() / "images"
     if not root.is_dir():
         return []
-    try:
-        mounts = Path("/proc/mounts").read_text()
-    except OSError:
-        mounts = ""
     removed = []
     for d in sorted(root.iterdir()):
-        if d.name in keep or str(d / "layer") in mounts:
+        if d.name in keep or in_use(d / "layer"):
             continue
         _remove(d)
         removed.append(d.name)

@@ -118,7 +118,7 @@ def is_current(suite: str = SUITE, packages: tuple[str, ...] = PACKAGES) -> bool
     return bool(have) and have.get("hash") == wanted_stamp(suite, packages)["hash"]
 
 
-def _in_use(path: Path) -> bool:
+def in_use(path: Path) -> bool:
     """True when an overlay mount uses ``path`` as a lower layer (a lab is running on it)."""
     try:
         mounts = Path("/proc/mounts").read_text()
@@ -145,7 +145,7 @@ def ensure_rootfs(
         have = current_stamp(final)
         if not force and have and have.get("hash") == want["hash"]:
             return final
-        if final.exists() and _in_use(final):
+        if final.exists() and in_use(final):
             raise LabError(f"rootfs {final} is stale but a lab is running on it; run `lab down` first")
         progress(None, f"building {suite} rootfs with debootstrap from {want['mirror']}")
         t0 = time.monotonic()

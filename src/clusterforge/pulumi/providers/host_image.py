@@ -103,17 +103,13 @@ class HostImageProvider(ResourceProvider):
 
     @staticmethod
     def _build(props: dict[str, Any]) -> dict[str, Any]:
+        from clusterforge.lab import image
+
         _lifeline.watch()
         stamp = build_image(props["name"], props["profile"], Path(props["work_dir"]), props.get("extravars"),
                             say=_lifeline.say, cancel=_lifeline.cancelled)
-        return {**props, "layer": stamp.get("layer") or str(_layer(props["name"])), "bytes": stamp.get("bytes"),
+        return {**props, "layer": str(image.layer(props["name"])), "bytes": stamp.get("bytes"),
                 "cached": bool(stamp.get("cached"))}
-
-
-def _layer(name: str) -> Path:
-    from clusterforge.lab import image
-
-    return image.layer(name)
 
 
 class HostImage(Resource, module="clusterforge", name="HostImage"):
