@@ -45,11 +45,12 @@ TEST_LAB_HOME = _test_lab_home()
 
 
 def skip_if_lab_owned_elsewhere(lab: str) -> None:
-    """Skip when a lab of this name runs from another home: taking it down would break someone's lab."""
-    from clusterforge.lab import netns
+    """Skip when a lab of this name runs from another home: taking it down would break someone's lab.
+    One whose processes are all gone (killed without `down`) is debris, which `up` clears."""
+    from clusterforge.lab import debris, netns
     from clusterforge.lab.util import lab_dir
 
-    if netns.list_lab(lab) and not (lab_dir(lab) / "state.json").exists():
+    if netns.list_lab(lab) and not (lab_dir(lab) / "state.json").exists() and debris.live_pids(lab):
         pytest.skip(f"lab {lab!r} is running from another lab home (`make up`?); the tests leave it alone"
                     f" (take it down with `make down` to run the lab tests)")
 

@@ -36,7 +36,7 @@ def small_topology(name: str = LAB) -> LabTopology:
     * rtr1 (FRR) on the oob bridge only, reached there through a ``control_extra`` address
     * rtr2 (FRR) with no address this machine reaches: a p2p link to rtr1 (BGP peer) only
     """
-    mgmt = lambda i: LabInterface(name="mgmt0", segment="mgmt", ip=f"198.18.8.{i}/24", mtu=1500)  # noqa: E731
+    mgmt = lambda i: LabInterface(name="mgmt0", segment="mgmt", ip=f"198.19.24.{i}/24", mtu=1500)  # noqa: E731
     return LabTopology(
         name=name,
         segments=[
@@ -51,44 +51,44 @@ def small_topology(name: str = LAB) -> LabTopology:
                 name="srv1",
                 interfaces=[
                     mgmt(11),
-                    LabInterface(name="rail0", segment="data-rtr1-srv1", ip="198.18.0.1/31", mtu=9000),
+                    LabInterface(name="rail0", segment="data-rtr1-srv1", ip="198.19.16.1/31", mtu=9000),
                 ],
-                routes=[LabRoute(dst="198.18.0.0/22", via="198.18.0.0", dev="rail0", metric=100)],
+                routes=[LabRoute(dst="198.19.16.0/22", via="198.19.16.0", dev="rail0", metric=100)],
             ),
             LabHost(
                 name="srv2",
                 interfaces=[
                     mgmt(12),
-                    LabInterface(name="stor0", segment="storage", ip="198.18.12.12/24", mtu=9000, vlan=20),
+                    LabInterface(name="stor0", segment="storage", ip="198.19.28.12/24", mtu=9000, vlan=20),
                 ],
-                routes=[LabRoute(dst="default", via="198.18.8.254", dev="mgmt0")],
+                routes=[LabRoute(dst="default", via="198.19.24.254", dev="mgmt0")],
             ),
             LabHost(
                 name="srv3",
                 interfaces=[
                     mgmt(13),
-                    LabInterface(name="stor0", segment="storage", ip="198.18.12.13/24", mtu=9000, vlan=20),
+                    LabInterface(name="stor0", segment="storage", ip="198.19.28.13/24", mtu=9000, vlan=20),
                 ],
             ),
             LabHost(
                 name="rtr1",
                 kind="router",
                 interfaces=[
-                    LabInterface(name="eth0", segment="oob", ip="198.18.14.1/24"),
-                    LabInterface(name="swp1", segment="data-rtr1-srv1", ip="198.18.0.0/31", mtu=9000),
-                    LabInterface(name="swp2", segment="fabric-rtr1-rtr2", ip="198.18.4.0/31", mtu=9000),
+                    LabInterface(name="eth0", segment="oob", ip="198.19.30.1/24"),
+                    LabInterface(name="swp1", segment="data-rtr1-srv1", ip="198.19.16.0/31", mtu=9000),
+                    LabInterface(name="swp2", segment="fabric-rtr1-rtr2", ip="198.19.20.0/31", mtu=9000),
                 ],
-                frr_conf=_frr("rtr1", 65100, "198.18.5.1", {"198.18.0.1": 65101, "198.18.4.1": 65200}),
+                frr_conf=_frr("rtr1", 65100, "198.19.21.1", {"198.19.16.1": 65101, "198.19.20.1": 65200}),
             ),
             LabHost(
                 name="rtr2",
                 kind="router",
-                interfaces=[LabInterface(name="swp1", segment="fabric-rtr1-rtr2", ip="198.18.4.1/31", mtu=9000)],
-                frr_conf=_frr("rtr2", 65200, "198.18.5.2", {"198.18.4.0": 65100}),
+                interfaces=[LabInterface(name="swp1", segment="fabric-rtr1-rtr2", ip="198.19.20.1/31", mtu=9000)],
+                frr_conf=_frr("rtr2", 65200, "198.19.21.2", {"198.19.20.0": 65100}),
             ),
         ],
-        control=LabInterface(segment="mgmt", ip="198.18.8.254/24"),
-        control_extra=("198.18.14.254/24",),
+        control=LabInterface(segment="mgmt", ip="198.19.24.254/24"),
+        control_extra=("198.19.30.254/24",),
     )
 
 

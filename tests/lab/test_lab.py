@@ -50,23 +50,23 @@ def test_systemd_boots_cleanly(lab, lab_topology, lab_hosts):
 
 
 def test_management_reachable_between_servers(lab, lab_hosts):
-    assert lab_hosts["srv1"].run("ping -c1 -W2 198.18.8.12").rc == 0
-    assert lab_hosts["srv3"].run("ping -c1 -W2 198.18.8.11").rc == 0
+    assert lab_hosts["srv1"].run("ping -c1 -W2 198.19.24.12").rc == 0
+    assert lab_hosts["srv3"].run("ping -c1 -W2 198.19.24.11").rc == 0
 
 
 def test_data_address_only_on_data_segment(lab, lab_hosts):
     # rtr1 and srv1 share the p2p data link: jumbo frames pass without fragmentation
-    assert lab_hosts["rtr1"].run("ping -c1 -W2 -M do -s 8972 198.18.0.1").rc == 0
+    assert lab_hosts["rtr1"].run("ping -c1 -W2 -M do -s 8972 198.19.16.1").rc == 0
     # srv2 is only on mgmt (and storage): srv1's data address must not be reachable from it
-    assert lab_hosts["srv2"].run("ping -c1 -W1 198.18.0.1").rc != 0
+    assert lab_hosts["srv2"].run("ping -c1 -W1 198.19.16.1").rc != 0
     # nor from the control node, which sits on the management bridge only (sshd listens there)
-    assert tcp_banner("198.18.8.11") and not tcp_banner("198.18.0.1")
+    assert tcp_banner("198.19.24.11") and not tcp_banner("198.19.16.1")
 
 
 def test_jumbo_storage_bridge(lab, lab_hosts):
-    assert lab_hosts["srv2"].run("ping -c1 -W2 -M do -s 8972 198.18.12.13").rc == 0
+    assert lab_hosts["srv2"].run("ping -c1 -W2 -M do -s 8972 198.19.28.13").rc == 0
     # 1500-byte management path does not carry jumbo frames
-    assert lab_hosts["srv2"].run("ping -c1 -W1 -M do -s 8972 198.18.8.13").rc != 0
+    assert lab_hosts["srv2"].run("ping -c1 -W1 -M do -s 8972 198.19.24.13").rc != 0
 
 
 def test_mgmt_and_data_never_share_a_bridge(lab, lab_topology):
@@ -98,12 +98,12 @@ def test_frr_runs_on_routers_and_peers(lab, lab_hosts):
         assert rtr.process.filter(comm="bgpd")
         assert rtr.check_output("sysctl -n net.ipv4.ip_forward") == "1"
     conf = lab_hosts["rtr1"].check_output("vtysh -c 'show running-config'")
-    assert "router bgp 65100" in conf and "neighbor 198.18.0.1 remote-as 65101" in conf
+    assert "router bgp 65100" in conf and "neighbor 198.19.16.1 remote-as 65101" in conf
     # rtr1 <-> rtr2 over their p2p fabric link: the session comes up
     deadline, state = time.monotonic() + 60, None
     while time.monotonic() < deadline:
-        out = lab_hosts["rtr1"].check_output("vtysh -c 'show bgp neighbors 198.18.4.1 json'")
-        state = json.loads(out).get("198.18.4.1", {}).get("bgpState")
+        out = lab_hosts["rtr1"].check_output("vtysh -c 'show bgp neighbors 198.19.20.1 json'")
+        state = json.loads(out).get("198.19.20.1", {}).get("bgpState")
         if state == "Established":
             break
         time.sleep(1)
@@ -113,8 +113,8 @@ def test_frr_runs_on_routers_and_peers(lab, lab_hosts):
 
 
 def test_planned_routes_installed(lab, lab_hosts):
-    assert "via 198.18.0.0 dev rail0 metric 100" in lab_hosts["srv1"].check_output("ip route show 198.18.0.0/22")
-    assert "default via 198.18.8.254 dev mgmt0" in lab_hosts["srv2"].check_output("ip route show default")
+    assert "via 198.19.16.0 dev rail0 metric 100" in lab_hosts["srv1"].check_output("ip route show 198.19.16.0/22")
+    assert "default via 198.19.24.254 dev mgmt0" in lab_hosts["srv2"].check_output("ip route show default")
     assert lab_hosts["srv3"].check_output("ip route show default") == ""
 
 
@@ -126,9 +126,9 @@ def test_control_extra_address_sits_on_its_own_bridge(lab, lab_topology):
         ).stdout  # fmt: skip
         return {f"{a['local']}/{a['prefixlen']}" for link in json.loads(out) for a in link["addr_info"]}
 
-    assert "198.18.14.254/24" in addrs("oob") and "198.18.14.254/24" not in addrs("mgmt")
-    assert "198.18.8.254/24" in addrs("mgmt")
-    assert tcp_banner("198.18.14.1")  # rtr1 is managed over oob
+    assert "198.19.30.254/24" in addrs("oob") and "198.19.30.254/24" not in addrs("mgmt")
+    assert "198.19.24.254/24" in addrs("mgmt")
+    assert tcp_banner("198.19.30.1")  # rtr1 is managed over oob
     assert lab_topology.reachable_ip("rtr2") is None  # rtr2 only through its namespace (ProxyCommand)
 
 

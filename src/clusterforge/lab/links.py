@@ -33,6 +33,11 @@ class Endpoint:
     iface: LabInterface
 
 
+def root_links() -> dict[str, dict]:
+    """Links of this machine's root namespace by name (``ip -d link``: kind, alias)."""
+    return _links()
+
+
 def _links(netns: str | None = None) -> dict[str, dict]:
     argv = ["ip", "-j", "-d"] + (["-n", netns] if netns else []) + ["link", "show"]
     out = run(argv).stdout
@@ -132,24 +137,6 @@ def ensure_control(lab: str, addresses: list[tuple[str, str]]) -> bool:
             _ip(None, "addr", "add", cidr, "dev", dev)
             created = True
     return created
-
-
-def control_conflicts(lab: str, addresses: list[tuple[str, str]]) -> list[str]:
-    """Control addresses already held by a root-namespace link that is not this lab's (another lab
-    with the same plan, say): one line each. Two labs answering for one gateway would split traffic."""
-    wanted = {cidr.split("/")[0]: cidr for cidr, _ in addresses}
-    ours = {names.bridge_name(lab, segment) for _, segment in addresses}
-    out = run(["ip", "-j", "addr", "show"]).stdout
-    problems = []
-    links = None
-    for link in json.loads(out or "[]"):
-        dev = link.get("ifname", "")
-        for a in link.get("addr_info", []):
-            if a.get("local") in wanted and dev not in ours:
-                links = links if links is not None else _links()
-                owner = str(links.get(dev, {}).get("ifalias") or "")
-                problems.append(f"{wanted[a['local']]} is already on {dev}" + (f" ({owner})" if owner else ""))
-    return problems
 
 
 def ensure_routes(netns: str, routes: tuple[LabRoute, ...]) -> bool:

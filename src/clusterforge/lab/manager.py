@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from . import container, image, links, names, netns, overlay, rootfs, sshcfg
+from . import container, debris, image, links, names, netns, overlay, rootfs, sshcfg
 from .orphans import orphaned_pids, stop_orphans
 from .state import LabState
 from .topology import LabTopology
@@ -136,10 +136,7 @@ def up(
             progress(None, "stale state from an earlier lab with another topology; cleaning it first")
             _down_locked(lab, progress, grace=0)
             st = LabState(lab)
-        clash = links.control_conflicts(lab, topology.control_addresses())
-        if clash:
-            raise LabError(f"lab {lab!r} cannot take its control addresses: " + "; ".join(clash)
-                           + "; another lab with these addresses is running (take it down first)")
+        _clear_debris(topology, st, progress)
         base = rootfs.ensure_rootfs(progress=progress)
         key, pub = overlay.ensure_lab_key(lab)
         layers = {h.name: image.layers_for(h.image) for h in topology.hosts}  # raises for an image not built
@@ -213,6 +210,28 @@ def up(
 
 
 _SYSCTL = Path("/proc/sys")
+
+
+def _clear_debris(topology: LabTopology, st: LabState, progress: Progress) -> None:
+    """Clear what killed labs left in this one's way (see ``debris``); refuse when a live lab or a
+    link no lab made stands there. In the way: this lab's own name with no state here, and every
+    address overlapping one of its control addresses."""
+    lab = topology.name
+    in_way: dict[str, str] = {}
+    if not st.exists and (netns.list_lab(lab) or links.lab_root_links(lab) or debris.lab_mounts(lab)):
+        in_way[lab] = f"its namespaces, links or mounts exist with no state in {lab_dir(lab)}"
+    for h in debris.address_holders(lab, [cidr for cidr, _ in topology.control_addresses()]):
+        if h.lab is None:
+            raise LabError(f"lab {lab!r} cannot take control address {h.wanted}: {h.cidr} on {h.dev} overlaps it and"
+                           f" no lab made {h.dev}; remove that address or give the lab another address block")
+        in_way.setdefault(h.lab, f"{h.cidr} on {h.dev} overlaps control address {h.wanted}")
+    for other, why in sorted(in_way.items()):
+        alive = debris.live_pids(other)
+        if alive:
+            raise LabError(f"lab {other!r} is running ({len(alive)} processes) and stands in the way of lab {lab!r}:"
+                           f" {why}; take it down from the checkout that brought it up (`clusterforge lab down`)")
+        cleared = debris.clear(other)
+        progress(None, f"lab {other!r} was killed without `down` ({why}); cleared {cleared.summary()}")
 
 
 def _raise_host_limits(hosts: int, progress: Progress) -> None:
