@@ -163,7 +163,7 @@ def test_up_refuses_a_second_lab_with_the_same_control_addresses(lab, lab_topolo
 
     twin = small_topology("cftwin")
     try:
-        with pytest.raises(LabError, match=r"198\.18\.8\.254/24 is already on cf"):
+        with pytest.raises(LabError, match=r"lab 'cftest' is running .*198\.19\.24\.254/24 on cf\w+ overlaps"):
             up(twin)
         assert not leftovers(twin.name)["netns"]
     finally:
