@@ -3,7 +3,8 @@ holding control addresses and overlay mounts outlive every process. Real labs, t
 
 * A killed lab of another home whose control subnet overlaps a new lab's: `up` clears it, says so,
   and the new lab's hosts answer (before, the dead bridge's narrower route swallowed their traffic).
-* The same lab name, killed in another home: `up` here clears it and boots.
+* The same lab name, killed in another home while its apt proxy lived on: `up` here stops that
+  proxy (it would hold the control address's port), clears the rest and boots.
 * A live lab in the way is left alone: `up` refuses and names it.
 """
 
@@ -22,7 +23,7 @@ from pathlib import Path
 import pytest
 from lab_fixtures import skip_reason
 
-from clusterforge.lab import LabHost, LabInterface, LabSegment, LabTopology, debris, down, up
+from clusterforge.lab import LabHost, LabInterface, LabSegment, LabTopology, aptproxy, debris, down, up
 from clusterforge.lab.util import LabError
 from clusterforge.paths import LAB_HOME_ENV, lab_home
 
@@ -110,16 +111,21 @@ def test_up_clears_a_killed_lab_of_another_home_that_holds_an_overlapping_subnet
 def test_up_clears_the_same_lab_killed_in_another_home(homes, monkeypatch):
     here, other = homes
     lab = f"cfds{uuid.uuid4().hex[:6]}"
-    topology = _one_host(lab, NEW_CONTROL, NEW_HOST)
+    topology = _one_host(lab, NEW_CONTROL, NEW_HOST).model_copy(update={"apt_proxy": True})
+    control_ip = NEW_CONTROL.split("/")[0]
     try:
         _in_home(monkeypatch, other)
         up(topology)
-        _kill(lab)
+        _kill(lab)  # the containers; its apt proxy lives on, bound to the control address
+        old_proxy = aptproxy.serving_on({control_ip})
+        assert len(old_proxy) == 1
         _in_home(monkeypatch, here)
         said: list[str] = []
         result = up(topology, progress=lambda host, msg: said.append(msg))
         assert any("no state in" in m and "cleared" in m for m in said), said
         assert _ssh_hostname(result) == "node1"
+        new_proxy = aptproxy.serving_on({control_ip})
+        assert len(new_proxy) == 1 and new_proxy != old_proxy
         assert [str(p.parents[3]) for p in debris.lab_mounts(lab)] == [str(here)]  # only this home's root now
     finally:
         _cleanup(monkeypatch, here, lab)

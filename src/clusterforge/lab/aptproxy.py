@@ -25,7 +25,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urlsplit
 
-__all__ = ["PORT", "start", "stop", "apt_conf"]
+__all__ = ["PORT", "start", "stop", "apt_conf", "serving_on"]
 
 PORT = 3142
 _locks: dict[str, threading.Lock] = {}
@@ -149,6 +149,23 @@ def stop(pid: int | None) -> bool:
         return False  # the PID was reused by something else
     os.kill(pid, signal.SIGTERM)
     return True
+
+
+def serving_on(bind_ips: set[str]) -> list[int]:
+    """PIDs of proxies bound to any of ``bind_ips`` (found by command line: a lab's state may be gone)."""
+    found = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            argv = Path(f"/proc/{d}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"clusterforge.lab.aptproxy" in argv:
+            i = argv.index(b"clusterforge.lab.aptproxy")
+            if i + 1 < len(argv) and argv[i + 1].decode(errors="replace") in bind_ips:
+                found.append(int(d))
+    return found
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import container, links, names, netns, overlay
+from . import aptproxy, container, links, names, netns, overlay
 from .util import run
 
 __all__ = ["Cleared", "Holder", "address_holders", "clear", "live_pids", "present_labs"]
@@ -114,9 +114,19 @@ def address_holders(lab: str, wanted: list[str]) -> list[Holder]:
     return held
 
 
+def _link_addresses(devs: set[str]) -> set[str]:
+    out = run(["ip", "-j", "addr", "show"]).stdout
+    return {a["local"] for link in json.loads(out or "[]") if link.get("ifname") in devs
+            for a in link.get("addr_info", []) if a.get("family") == "inet"}
+
+
 def clear(lab: str) -> Cleared:
-    """Remove what ``lab`` left: its namespaces, its root-namespace links, its overlay mounts in any
-    home. The caller has made sure nothing of it lives (``live_pids``)."""
+    """Remove what ``lab`` left: an apt proxy still bound to one of its addresses, its namespaces, its
+    root-namespace links, its overlay mounts in any home. The caller has made sure nothing of it
+    lives (``live_pids``)."""
+    held = _link_addresses({link["ifname"] for link in links.lab_root_links(lab)})
+    for pid in aptproxy.serving_on(held):  # a proxy outlives the containers: it would hold its address:port
+        aptproxy.stop(pid)
     gone_links = links.delete_lab_links(lab)
     gone_ns = []
     for ns in netns.list_lab(lab):
