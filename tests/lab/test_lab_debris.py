@@ -6,6 +6,7 @@ holding control addresses and overlay mounts outlive every process. Real labs, t
 * The same lab name, killed in another home while its apt proxy lived on: `up` here stops that
   proxy (it would hold the control address's port), clears the rest and boots.
 * A live lab in the way is left alone: `up` refuses and names it.
+* `lab down` here takes down a killed lab of another home whole, its mounts there included.
 """
 
 from __future__ import annotations
@@ -146,3 +147,19 @@ def test_up_refuses_a_live_lab_in_the_way_and_leaves_it_running(homes, monkeypat
     finally:
         _cleanup(monkeypatch, here, new)
         _cleanup(monkeypatch, other, live)
+
+
+def test_down_here_removes_a_killed_lab_of_another_home_mounts_included(homes, monkeypatch):
+    here, other = homes
+    lab = f"cfdd{uuid.uuid4().hex[:6]}"
+    try:
+        _in_home(monkeypatch, other)
+        up(_one_host(lab, NEW_CONTROL, NEW_HOST))
+        _kill(lab)
+        assert debris.lab_mounts(lab)
+        _in_home(monkeypatch, here)
+        result = down(lab)
+        assert result.mounts == [str(other.resolve() / lab / "hosts" / "node1" / "root")]
+        assert lab not in debris.present_labs() and not debris.lab_mounts(lab)
+    finally:
+        _cleanup(monkeypatch, other, lab)

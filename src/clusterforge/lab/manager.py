@@ -390,6 +390,11 @@ def _down_locked(lab: str, progress: Progress, grace: float) -> DownResult:
         netns.delete(ns)
         gone_ns.append(ns)
     unmounted = [str(p) for p in overlay.unmount_all(ldir)] if ldir.exists() else []
+    elsewhere = [r for r in debris.lab_mounts(lab) if not r.is_relative_to(ldir)]  # another home's, or a gone one's
+    if elsewhere and debris.live_pids(lab):
+        progress(None, f"warning: {len(elsewhere)} roots of lab {lab} in another lab home are in use; left mounted")
+    elif elsewhere:
+        unmounted += [str(p) for root in elsewhere for p in overlay.unmount_all(root)]
     if ldir.exists():
         if overlay.mounts_under(ldir):
             raise LabError(f"mounts remain under {ldir}; not removing it")
