@@ -4,7 +4,7 @@
 #   scripts/setup-pulumi.sh          # idempotent; then: . scripts/env.sh
 #
 # 1. A `pulumi` on PATH (outside tools/bin) that reports the pinned version is
-#    used as is (an official distribution brings its own language host).
+#    linked as tools/bin/pulumi rather than built; the rest of tools/bin is ours.
 # 2. Otherwise tools/bin/ gets, built from the Go module proxy via the build
 #    module tools/pulumi-build/ (go.mod + go.sum pin every dependency):
 #      pulumi                         github.com/pulumi/pulumi/pkg/v3/cmd/pulumi
@@ -30,11 +30,14 @@ version="v$(awk '$1 == "github.com/pulumi/pulumi/pkg/v3" { sub(/^v/, "", $2); pr
 # `pulumi version` of a binary, or empty if it does not run.
 version_of() { "$1" version 2>/dev/null | head -n1 | tr -d '[:space:]' || true; }
 
-# 1. A matching pulumi already on PATH (not ours) wins.
+# 1. A matching pulumi already on PATH (not ours) is linked as tools/bin/pulumi instead of built (the
+#    code runs the engine from tools/bin); the language host and launchers below are still ours.
+mkdir -p "$bin_dir"
 if path_pulumi="$(command -v pulumi 2>/dev/null)" && [[ "$path_pulumi" != "$bin_dir/pulumi" ]]; then
-    if [[ "$(version_of "$path_pulumi")" == "$version" ]]; then
-        say "using pulumi $version from PATH at $path_pulumi"
-        exit 0
+    if [[ "$(version_of "$path_pulumi")" == "$version" \
+          && ! ( -x "$bin_dir/pulumi" && "$(version_of "$bin_dir/pulumi")" == "$version" ) ]]; then
+        ln -sfn "$path_pulumi" "$bin_dir/pulumi"
+        say "using pulumi $version from PATH at $path_pulumi (linked as $bin_dir/pulumi)"
     fi
 fi
 
@@ -76,8 +79,6 @@ with_heartbeat() {
     wait "$beat" 2>/dev/null || true
     return "$rc"
 }
-
-mkdir -p "$bin_dir"
 
 # 2a. The engine.
 if [[ -x "$bin_dir/pulumi" && "$(version_of "$bin_dir/pulumi")" == "$version" ]]; then
