@@ -82,7 +82,7 @@ with_heartbeat() {
 
 # 2a. The engine.
 if [[ -x "$bin_dir/pulumi" && "$(version_of "$bin_dir/pulumi")" == "$version" ]]; then
-    say "pulumi $version already built at $bin_dir/pulumi"
+    say "pulumi $version present at $bin_dir/pulumi"
 else
     say "building pulumi $version into $bin_dir (a cold build takes ~5-6 min on 2 cores)"
     start=$SECONDS
