@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from clusterforge.gcpause import paused_gc
 from clusterforge.model import PLANES, ClusterSpec, DeclarationError, Loc, SourceMap, load_cluster
 from clusterforge.plan import Plan, PlanError, plan_cluster
 from clusterforge.vocab import DeviceKind
@@ -52,6 +53,11 @@ def asn_problems(plan: Plan) -> list[tuple[Loc, str]]:
 
 
 def load_and_plan(path: str | Path) -> tuple[ClusterSpec, Plan, SourceMap]:
+    with paused_gc():  # millions of long-lived objects, no cycles: the collector would only walk them
+        return _load_and_plan(path)
+
+
+def _load_and_plan(path: str | Path) -> tuple[ClusterSpec, Plan, SourceMap]:
     from clusterforge.plan.fabric_checks import check_fabric
 
     spec, source = load_cluster(path)

@@ -24,10 +24,11 @@ PACKAGE = ROOT / "src" / "clusterforge"
 ALLOWED = {
     "vocab": set(),
     "paths": set(),
+    "gcpause": set(),  # bulk work with the cyclic garbage collector paused (loading and rendering)
     "model": {"vocab"},
     "plan": {"model", "vocab"},
-    "loading": {"model", "plan", "vocab"},
-    "render": {"model", "plan", "vocab", "paths"},
+    "loading": {"model", "plan", "vocab", "gcpause"},
+    "render": {"model", "plan", "vocab", "paths", "gcpause"},
     "lab": {"model", "plan", "vocab", "paths", "render"},  # reads each router's frr.conf from the rendered tree
     "provision": {"paths"},
     # verify.gpu.launch reads clusterforge.__file__ for its workers; the host checks read the rendered tree

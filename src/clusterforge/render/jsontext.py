@@ -3,7 +3,7 @@
 Byte-identical to json.dumps(data, indent=4, sort_keys=True) + "\\n" for the str/int/float/bool/None,
 dict, list and tuple values configs hold (tests/unit/test_jsontext.py compares them on generated
 values). Written out because json's indenting encoder is pure Python and was most of the render
-time at scale; this one writes a row of strings (most of a config) in one join, recurses only
+time at scale; this one writes a row of scalars (most of a config) in one join, recurses only
 into nested containers, and remembers the text of rows it has seen: per-port QoS, PFC watchdog and
 queue rows repeat on every port of every switch, so most rows are one dictionary lookup.
 """
@@ -16,6 +16,9 @@ from typing import Any
 __all__ = ["to_json"]
 
 _CONSTANTS = {True: "true", False: "false", None: "null"}
+# the text of a scalar of exactly this type (subclasses and containers take the slow path)
+_ROW_SCALARS = {str: _str, int: int.__repr__, float: float.__repr__, bool: _CONSTANTS.__getitem__,
+                type(None): _CONSTANTS.__getitem__}
 ROW_CACHE_SIZE = 50_000  # rows kept (the first ones seen); ~10 MB at most
 _ROWS: dict[tuple, str] = {}  # (indent, *row items) -> text: rows repeat across ports and switches
 
@@ -72,9 +75,9 @@ def _emit(value: Any, newline: str, out: list[str]) -> None:
             out.append(text)
             return
         items = sorted(value.items())  # keys are unique: values are never compared
-        try:  # a row of string keys and values: one join
-            text = "{" + ",".join([inner + _str(k) + ": " + _str(v) for k, v in items]) + newline + "}"
-        except TypeError:  # a non-string key or value
+        try:  # a row of string keys and scalar values: one join
+            text = "{" + ",".join([inner + _str(k) + ": " + _ROW_SCALARS[type(v)](v) for k, v in items]) + newline + "}"
+        except (KeyError, TypeError):  # a nested container, a subclass, or a non-string key
             text = None
         if text is not None:
             if signature is not None and len(_ROWS) < ROW_CACHE_SIZE:

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from clusterforge.gcpause import paused_gc
 from clusterforge.plan import Plan
 from clusterforge.render.ansible_inventory import ANSIBLE_DIR, ansible_tree
 from clusterforge.render.assets import render_assets
@@ -50,5 +51,6 @@ class RenderedTree:
 
 
 def render_tree(plan: Plan) -> RenderedTree:
-    switches, fabric = switch_tree(plan)
-    return RenderedTree(ansible=ansible_tree(plan), assets=render_assets(plan), switches=switches, fabric=fabric)
+    with paused_gc():  # the rendered text and the facts behind it hold no cycles
+        switches, fabric = switch_tree(plan)
+        return RenderedTree(ansible=ansible_tree(plan), assets=render_assets(plan), switches=switches, fabric=fabric)

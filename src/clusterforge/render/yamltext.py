@@ -57,7 +57,9 @@ _PLAIN = re.compile(r"[A-Za-z0-9_/][A-Za-z0-9_./+@-]*\Z")  # no indicator first,
 _RESOLVERS = yaml.resolver.Resolver.yaml_implicit_resolvers
 _LONGEST = 1024  # longer strings go to PyYAML (line folding)
 _SIMPLE_KEY = 128  # PyYAML writes longer keys as complex keys
-_QUOTED: dict[str, str] = {}
+_CACHED = 131_072  # strings and keys whose text is remembered (the first ones seen): values repeat across hosts
+_TEXTS: dict[str, str] = {}  # string -> its text (plain or quoted)
+_KEYS: set[str] = set()  # keys known to be written plain
 
 
 class _Fallback(Exception):
@@ -96,21 +98,23 @@ def _plain(text: str) -> bool:
 
 
 def _string(text: str, ansible: bool) -> str:
+    known = _TEXTS.get(text)  # never a string with "{" (its text depends on `ansible`) nor a long one
+    if known is not None:
+        return known
     if len(text) > _LONGEST or (ansible and "{" in text):  # !unsafe: PyYAML's Ansible dumper
         raise _Fallback
     if text and _plain(text):
-        return text
-    quoted = _QUOTED.get(text)
-    if quoted is None:
+        written = text
+    else:
         if "\n" in text or "\r" in text:
             raise _Fallback
         dumped = yaml.dump(text, Dumper=_Dumper, width=4096)
-        quoted = dumped.removesuffix("\n...\n").removesuffix("\n")
-        if not quoted or "\n" in quoted:
+        written = dumped.removesuffix("\n...\n").removesuffix("\n")
+        if not written or "\n" in written:
             raise _Fallback
-        if len(_QUOTED) < 65_536:
-            _QUOTED[text] = quoted
-    return quoted
+    if "{" not in text and len(_TEXTS) < _CACHED:
+        _TEXTS[text] = written
+    return written
 
 
 def _scalar(value: Any, ansible: bool) -> str | None:
@@ -129,8 +133,12 @@ def _scalar(value: Any, ansible: bool) -> str | None:
 
 
 def _key(key: Any) -> str:
+    if type(key) is str and key in _KEYS:  # keys repeat in every host's file
+        return key
     if type(key) is not str or not key or len(key) >= _SIMPLE_KEY or not _plain(key):
         raise _Fallback
+    if len(_KEYS) < _CACHED:
+        _KEYS.add(key)
     return key
 
 
