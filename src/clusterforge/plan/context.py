@@ -30,6 +30,12 @@ class Context:
         return self._su_indexes[su]
 
     @cached_property
+    def memo(self) -> dict:
+        """Values the planners derive from the spec once per key and ask for once per port (port names,
+        plane attributes, link speeds): a 512-SU plan asks over a million times."""
+        return {}
+
+    @cached_property
     def _su_indexes(self) -> dict[int, int]:
         out: dict[int, int] = {}
         for index, unit in enumerate(self.spec.scalable_units):

@@ -33,14 +33,34 @@ __all__ = ["plan_data_fabric", "plan_access_planes"]
 
 
 def _routed(ctx: Context, plane: str) -> bool:
-    return ctx.spec.networks.plane(plane).transport != Transport.INFINIBAND
+    key = ("routed", plane)
+    found = ctx.memo.get(key)
+    if found is None:
+        found = ctx.memo[key] = ctx.spec.networks.plane(plane).transport != Transport.INFINIBAND
+    return found
 
 
 def _nos(ctx: Context, plane: str) -> str:
     return ctx.spec.networks.plane(plane).nos
 
 
+def _mtu(ctx: Context, plane: str) -> int:
+    key = ("mtu", plane)
+    found = ctx.memo.get(key)
+    if found is None:
+        found = ctx.memo[key] = ctx.spec.networks.plane(plane).mtu
+    return found
+
+
 def _pname(ctx: Context, plane: str, model: str, index: int) -> str:
+    key = (plane, model, index)
+    found = ctx.memo.get(key)
+    if found is None:
+        found = ctx.memo[key] = _port_name(ctx, plane, model, index)
+    return found
+
+
+def _port_name(ctx: Context, plane: str, model: str, index: int) -> str:
     nos, switch = _nos(ctx, plane), ctx.spec.catalog.switches[model]
     if nos == Nos.SONIC and switch.sonic is not None:  # the platform's own names (port_config.ini)
         ports = switch.sonic.ports()
@@ -52,12 +72,16 @@ def _pname(ctx: Context, plane: str, model: str, index: int) -> str:
 
 
 def _speed(ctx: Context, *models: str) -> int:
-    return min(ctx.spec.catalog.switches[m].speed_gbps for m in models)
+    key = ("speed", *models)
+    found = ctx.memo.get(key)
+    if found is None:
+        found = ctx.memo[key] = min(ctx.spec.catalog.switches[m].speed_gbps for m in models)
+    return found
 
 
 def _fabric_link(ctx: Context, sw: SwitchBuilder, plane: str, tier: str, index: int | None,
                  child: str, child_port: str, parent: str, parent_port: str, speed: int) -> Link:
-    mtu = ctx.spec.networks.plane(plane).mtu
+    mtu = _mtu(ctx, plane)
     child_ip = parent_ip = None
     if index is not None and _routed(ctx, plane):
         child_ip, parent_ip = ctx.pools.p2p(tier, index)
@@ -100,12 +124,11 @@ def _tor_up_port(tor_model, a: int) -> int:
 def _provisioned(ctx: Context, sw: SwitchBuilder, plane: str, tier: str, up: Uplink, child_model: str,
                  parent_model: str, child_kind: str, child_asn: int | None, speed: int | None = None) -> None:
     """The parent's end of an envelope link, cabled or not yet: address, peer and ASN as planned."""
-    decl = ctx.spec.networks.plane(plane)
     child_ip = parent_ip = None
     if _routed(ctx, plane) and up.p2p_index >= 0:
         child_ip, parent_ip = ctx.pools.p2p(tier, up.p2p_index)
     sw.port(up.parent, Interface(
-        _pname(ctx, plane, parent_model, up.parent_port), plane, parent_ip, decl.mtu,
+        _pname(ctx, plane, parent_model, up.parent_port), plane, parent_ip, _mtu(ctx, plane),
         peer_ip=child_ip.split("/")[0] if child_ip else None,
         speed_gbps=speed or _speed(ctx, child_model, parent_model),
         peer_device=up.child, peer_port=_pname(ctx, plane, child_model, up.child_port), peer_kind=child_kind,

@@ -31,7 +31,8 @@ _NOT_CABLED = ("Loopback0",)  # logical interfaces: never the end of a link
 
 def check_fabric(plan: Plan) -> list[str]:
     devices = {d.name: d for d in plan.devices}
-    ends = Counter(end for link in plan.links for end in _ends(link))
+    ends = Counter([(link.a.device, link.a.port) for link in plan.links])  # both ends of every link
+    ends.update([(link.b.device, link.b.port) for link in plan.links])
     problems: list[str] = []
     problems += _unknown_devices(plan.links, devices)
     problems += _ports_used_once(ends)
@@ -40,10 +41,6 @@ def check_fabric(plan: Plan) -> list[str]:
     problems += _oversubscription(plan, devices)
     problems += unreachable_pairs(plan)
     return problems
-
-
-def _ends(link: Link) -> tuple[tuple[str, str], tuple[str, str]]:
-    return (link.a.device, link.a.port), (link.b.device, link.b.port)
 
 
 def _describe(link: Link) -> str:
@@ -87,30 +84,31 @@ def _link_ends_agree(links: Iterable[Link], devices: dict[str, Device]) -> list[
     interfaces = {name: _port_interfaces(d) for name, d in devices.items()}
     plane_mtu = _plane_mtus(devices.values())
     for link in links:
-        where = _describe(link)
         if link.plane in plane_mtu and link.mtu != plane_mtu[link.plane]:
-            problems.append(f"link {where}: MTU {link.mtu} but the {link.plane} plane's MTU is"
+            problems.append(f"link {_describe(link)}: MTU {link.mtu} but the {link.plane} plane's MTU is"
                             f" {plane_mtu[link.plane]}")
         for end, address in ((link.a, link.a_ip), (link.b, link.b_ip)):
             device = devices.get(end.device)
             if device is None:
                 continue
             if device.plane is not None and device.plane != link.plane:
-                problems.append(f"link {where}: {end.device} serves the {device.plane} plane, the link is"
-                                f" on {link.plane}; planes are never bridged")
+                problems.append(f"link {_describe(link)}: {end.device} serves the {device.plane} plane, the link"
+                                f" is on {link.plane}; planes are never bridged")
             iface = interfaces[end.device].get(end.port)
             if iface is None:
                 continue
-            name = f"{end.device}:{end.port}"
             if iface.plane != link.plane:
-                problems.append(f"link {where}: {name} is a {iface.plane} interface on a {link.plane} link")
+                problems.append(f"link {_describe(link)}: {end.device}:{end.port} is a {iface.plane} interface"
+                                f" on a {link.plane} link")
             if iface.mtu != link.mtu:
-                problems.append(f"link {where}: {name} has MTU {iface.mtu}, the link {link.mtu}")
+                problems.append(f"link {_describe(link)}: {end.device}:{end.port} has MTU {iface.mtu},"
+                                f" the link {link.mtu}")
             if iface.speed_gbps and iface.speed_gbps != link.speed_gbps:
-                problems.append(f"link {where}: {name} runs at {iface.speed_gbps} Gb/s, the link at"
-                                f" {link.speed_gbps} Gb/s")
+                problems.append(f"link {_describe(link)}: {end.device}:{end.port} runs at {iface.speed_gbps} Gb/s,"
+                                f" the link at {link.speed_gbps} Gb/s")
             if address and not iface.members and iface.ip != address:
-                problems.append(f"link {where}: {name} is addressed {iface.ip}, the link says {address}")
+                problems.append(f"link {_describe(link)}: {end.device}:{end.port} is addressed {iface.ip},"
+                                f" the link says {address}")
     return problems
 
 

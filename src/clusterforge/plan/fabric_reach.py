@@ -23,20 +23,22 @@ __all__ = ["unreachable_pairs"]
 
 def unreachable_pairs(plan: Plan) -> list[str]:
     kinds = {d.name: d.kind for d in plan.devices}
-    hosts = DeviceKind.HOSTS
+    hosts = frozenset(DeviceKind.HOSTS)
+    is_host = {name: kind in hosts for name, kind in kinds.items()}
     bond_of = {(d.name, member): iface.name for d in plan.devices if d.kind in hosts
                for iface in d.interfaces for member in iface.members}
     parents: dict[str, set[str]] = defaultdict(set)
     endpoints: dict[str, dict[tuple[str, str], set[str]]] = defaultdict(lambda: defaultdict(set))
     for link in plan.links:
-        a, b = kinds.get(link.a.device), kinds.get(link.b.device)
-        if a is None or b is None:
-            continue  # unknown devices are another check's problem
-        if a in hosts and b not in hosts:  # a NIC, or a bond through any of its members
-            nic = bond_of.get((link.a.device, link.a.port), link.a.port)
-            endpoints[link.plane][(link.a.device, nic)].add(link.b.device)
-        elif a not in hosts and b not in hosts:
-            parents[link.a.device].add(link.b.device)
+        child, parent = link.a, link.b
+        a, b = is_host.get(child.device), is_host.get(parent.device)
+        if a is None or b is None or b:
+            continue  # unknown devices are another check's problem; nothing climbs to a host
+        if a:  # a NIC, or a bond through any of its members
+            nic = bond_of.get((child.device, child.port), child.port)
+            endpoints[link.plane][(child.device, nic)].add(parent.device)
+        else:
+            parents[child.device].add(parent.device)
     memo: dict[str, frozenset[str]] = {}
 
     def above(switch: str) -> frozenset[str]:
@@ -46,14 +48,27 @@ def unreachable_pairs(plan: Plan) -> list[str]:
             memo[switch] = found
         return found
 
+    strictly_above: dict[str, frozenset[str]] = {}
+
+    def reach_of(switch: str) -> frozenset[str]:
+        """What a switch reaches above itself; a top switch stands for itself."""
+        found = strictly_above.get(switch)
+        if found is None:
+            found = above(switch) - {switch} if switch in parents else frozenset({switch})
+            strictly_above[switch] = found
+        return found
+
     problems: list[str] = []
     for plane in sorted(endpoints):
         groups: dict[frozenset[str], tuple[str, str]] = {}
         storage: dict[frozenset[str], tuple[str, str]] = {}
         for endpoint, switches in endpoints[plane].items():  # Plan order: deterministic
-            # what the endpoint's switches reach above themselves (a top switch stands for itself):
-            # endpoints under the same spines group together, so the pairwise test is per SU or pod
-            reach = frozenset().union(*(above(s) - {s} if s in parents else {s} for s in switches))
+            # what the endpoint's switches reach above themselves: endpoints under the same spines
+            # group together, so the pairwise test is per SU or pod
+            if len(switches) == 1:
+                reach = reach_of(next(iter(switches)))
+            else:
+                reach = frozenset().union(*(reach_of(s) for s in switches))
             (storage if kinds[endpoint[0]] == DeviceKind.STORAGE else groups).setdefault(reach, endpoint)
         distinct = list(groups.items())
         apart = [(x, y) for i, (up_x, x) in enumerate(distinct) for up_y, y in distinct[i + 1:]

@@ -5,9 +5,10 @@ runs them, so no renderer is needed to refuse a declaration."""
 
 from __future__ import annotations
 
-from clusterforge.model import ClusterSpec
+from clusterforge.model import ClusterSpec, SwitchModel
+from clusterforge.model.sonic_ports import SonicPort
 from clusterforge.plan.headroom import lossless_budget_problems
-from clusterforge.plan.objects import Plan
+from clusterforge.plan.objects import Device, Plan
 from clusterforge.vocab import DeviceKind, Nos
 
 __all__ = ["sonic_declaration_problems", "port_speed_problems"]
@@ -16,22 +17,26 @@ _SWITCH_KINDS = DeviceKind.SWITCHES
 
 
 def port_speed_problems(spec: ClusterSpec, plan: Plan) -> list[tuple[tuple, str]]:
-    devices = {d.name: d for d in plan.devices}
+    # the switches a SONiC port map applies to (the others have nothing to check), with that map
+    sonic: dict[str, tuple[Device, SwitchModel, dict[str, SonicPort]]] = {}
+    for device in plan.devices:
+        if device.kind not in _SWITCH_KINDS:
+            continue
+        model = spec.catalog.switches.get(device.model)
+        if spec.networks.plane(device.plane).nos == Nos.SONIC and model is not None and model.sonic is not None:
+            sonic[device.name] = (device, model, model.sonic.by_name)
     seen: set[tuple[str, str, int]] = set()
     out: list[tuple[tuple, str]] = []
 
     def check(device_name: str, port: str, speed: int | None) -> None:
-        device = devices.get(device_name)
-        if device is None or device.kind not in _SWITCH_KINDS or not speed:
+        found = sonic.get(device_name)
+        if found is None or not speed:
             return
-        plane = spec.networks.plane(device.plane)
-        model = spec.catalog.switches.get(device.model)
-        if plane.nos != Nos.SONIC or model is None or model.sonic is None:
+        device, model, by_name = found
+        known = by_name.get(port)
+        if known is None or speed in known.speeds_gbps or (device.model, Nos.SONIC, speed) in seen:
             return
-        known = model.sonic.by_name.get(port)
-        if known is None or speed in known.speeds_gbps or (device.model, plane.nos, speed) in seen:
-            return
-        seen.add((device.model, plane.nos, speed))
+        seen.add((device.model, Nos.SONIC, speed))
         allowed = ", ".join(f"{s}G" for s in known.speeds_gbps)
         out.append((("networks", device.plane),
                     f"{device.name} {port}: a {speed}G link, but {model.sonic.hwsku} ({device.model}) runs that"
@@ -40,9 +45,9 @@ def port_speed_problems(spec: ClusterSpec, plan: Plan) -> list[tuple[tuple, str]
     for link in plan.links:
         check(link.a.device, link.a.port, link.speed_gbps)
         check(link.b.device, link.b.port, link.speed_gbps)
-    for device in plan.devices:
+    for name, (device, _, _) in sonic.items():
         for iface in device.interfaces:
-            check(device.name, iface.name, iface.speed_gbps)
+            check(name, iface.name, iface.speed_gbps)
     return out
 
 
