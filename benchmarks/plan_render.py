@@ -3,7 +3,9 @@
 The inventory is superpod-4su.yaml grown to N SUs (benchmarks/gen_inventory.py, envelope = N):
 load + plan, then every renderer `clusterforge render` runs (Ansible inventory and host_vars, asset
 CSV, every switch config). Each size runs in its own process so peak RSS is that size's alone;
-CPU seconds are printed beside wall seconds because the machine is shared.
+CPU seconds are printed beside wall seconds because the machine is shared. Large renders fork
+workers (render/fanout.py): `cpu s` includes theirs (`workers`), and `peak RSS MB` is the process's
+peak (`own`) plus the largest worker's, an upper bound on the whole tree's.
 Usage: python benchmarks/plan_render.py [SIZES...] [--transport infiniband|roce]
 """
 
@@ -34,12 +36,18 @@ def one(sus: int, transport: str) -> dict:
         files = render_all(plan)
         rendered = time.perf_counter()
     switches = len({p.split("/")[1] for p in files if p.startswith("switches/") and "/_fabric/" not in p})
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)  # the render's forked workers (render/fanout.py)
+    own_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return {
         "sus": sus, "gpus": plan.summary.gpus, "devices": len(plan.devices), "links": len(plan.links),
         "switches": switches, "files": len(files), "plan_s": round(planned - start, 2),
         "render_s": round(rendered - planned, 2), "total_s": round(rendered - start, 2),
-        "cpu_s": round(time.process_time() - cpu, 2),
-        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "cpu_s": round(time.process_time() - cpu + children.ru_utime + children.ru_stime, 2),
+        "workers_cpu_s": round(children.ru_utime + children.ru_stime, 2),
+        # the process's peak plus the largest worker's peak (RSS counts the pages a worker still shares
+        # with the parent, so this bounds the tree's peak from above)
+        "peak_rss_mb": round(own_rss + children.ru_maxrss / 1024, 1),
+        "own_rss_mb": round(own_rss, 1),
     }
 
 
@@ -53,7 +61,7 @@ def main() -> None:
         return
     sizes = [int(a) for a in args if a.isdigit()] or [1, 8, 64, 512]
     print(f"{'SUs':>5} {'GPUs':>8} {'devices':>8} {'links':>8} {'switches':>8} {'files':>7} {'plan s':>7}"
-          f" {'render s':>8} {'total s':>7} {'cpu s':>6} {'peak RSS MB':>11}  ({transport})")
+          f" {'render s':>8} {'total s':>7} {'cpu s':>6} {'workers':>7} {'peak RSS MB':>11} {'own':>6}  ({transport})")
     for sus in sizes:
         result = subprocess.run([sys.executable, __file__, "child", str(sus), transport], capture_output=True,
                                 text=True)
@@ -63,7 +71,7 @@ def main() -> None:
         r = json.loads(result.stdout)
         print(f"{r['sus']:>5} {r['gpus']:>8,} {r['devices']:>8,} {r['links']:>8,} {r['switches']:>8,}"
               f" {r['files']:>7,} {r['plan_s']:>7} {r['render_s']:>8} {r['total_s']:>7} {r['cpu_s']:>6}"
-              f" {r['peak_rss_mb']:>11}", flush=True)
+              f" {r['workers_cpu_s']:>7} {r['peak_rss_mb']:>11} {r['own_rss_mb']:>6}", flush=True)
 
 
 if __name__ == "__main__":

@@ -6,11 +6,12 @@ from collections import defaultdict
 from typing import Any
 
 from clusterforge.plan import Device, Plan
+from clusterforge.render.fanout import fan_out
 from clusterforge.render.switches.network_os import ansible_network_vars
 from clusterforge.render.yamltext import to_ansible_yaml
 from clusterforge.vocab import DeviceKind, Plane
 
-__all__ = ["render_ansible", "ansible_tree", "host_vars", "group_name", "ANSIBLE_DIR"]
+__all__ = ["render_ansible", "ansible_tree", "host_vars", "host_vars_text", "group_name", "ANSIBLE_DIR"]
 
 ANSIBLE_DIR = "ansible"
 
@@ -60,11 +61,26 @@ def render_ansible(plan: Plan) -> dict[str, str]:
     return {f"{ANSIBLE_DIR}/{path}": text for path, text in ansible_tree(plan).items()}
 
 
-def ansible_tree(plan: Plan) -> dict[str, str]:
-    """inventory.yml and host_vars/<host>.yml, relative to the Ansible directory."""
+def host_vars_text(plan: Plan, device: Device) -> str:
+    """host_vars/<host>.yml of a GPU server or a storage server."""
+    if device.kind == DeviceKind.SERVER:
+        return HEADER + to_ansible_yaml(host_vars(plan, device))
+    return HEADER + to_ansible_yaml({
+        "ansible_host": device.management_ip, "cf_name": device.name, "cf_kind": device.kind,
+        "cf_rack": device.rack, "cf_interfaces": [i.to_dict() for i in device.interfaces if i.plane != Plane.OOB],
+        "cf_storage": plan.services.storage.to_dict(),
+    })
+
+
+def ansible_tree(plan: Plan, workers: int | None = None) -> dict[str, str]:
+    """inventory.yml and host_vars/<host>.yml, relative to the Ansible directory.
+
+    host_vars are one pure function per host, so large plans are split over cores (render/fanout.py)."""
     groups: dict[str, list[str]] = defaultdict(list)
-    files: dict[str, str] = {}
     switch_hosts: dict[str, dict[str, Any]] = {}
+    hosts = [device for device in plan.devices if device.kind in (DeviceKind.SERVER, DeviceKind.STORAGE)]
+    texts = fan_out(lambda device: host_vars_text(plan, device), hosts, workers)
+    files = {f"host_vars/{device.name}.yml": text for device, text in zip(hosts, texts, strict=True)}
     for device in plan.devices:
         if device.kind in (DeviceKind.SERVER, DeviceKind.STORAGE):
             groups["servers" if device.kind == DeviceKind.SERVER else "storage_servers"].append(device.name)
@@ -73,15 +89,6 @@ def ansible_tree(plan: Plan) -> dict[str, str]:
             if device.rack:
                 groups[group_name(device.rack)].append(device.name)
             groups[f"role_{group_name(device.kind)}"].append(device.name)
-            if device.kind == DeviceKind.SERVER:
-                files[f"host_vars/{device.name}.yml"] = HEADER + to_ansible_yaml(host_vars(plan, device))
-            else:
-                files[f"host_vars/{device.name}.yml"] = HEADER + to_ansible_yaml({
-                    "ansible_host": device.management_ip, "cf_name": device.name, "cf_kind": device.kind,
-                    "cf_rack": device.rack, "cf_interfaces": [i.to_dict() for i in device.interfaces
-                                                              if i.plane != Plane.OOB],
-                    "cf_storage": plan.services.storage.to_dict(),
-                })
         elif device.kind != DeviceKind.PDU:
             switch_hosts[device.name] = {"ansible_host": device.management_ip, "cf_kind": device.kind,
                                          "cf_plane": device.plane, "cf_model": device.model,

@@ -8,6 +8,6 @@ from clusterforge.render.tree import render_tree
 __all__ = ["render_all"]
 
 
-def render_all(plan: Plan) -> dict[str, str]:
+def render_all(plan: Plan, workers: int | None = None) -> dict[str, str]:
     """Every file `clusterforge render` writes, by path under the output directory."""
-    return render_tree(plan).files()
+    return render_tree(plan, workers).files()

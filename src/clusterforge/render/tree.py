@@ -50,7 +50,9 @@ class RenderedTree:
         return files
 
 
-def render_tree(plan: Plan) -> RenderedTree:
+def render_tree(plan: Plan, workers: int | None = None) -> RenderedTree:
+    """Every output of `plan`; `workers` processes at most (default: the cores, for large plans; see fanout)."""
     with paused_gc():  # the rendered text and the facts behind it hold no cycles
-        switches, fabric = switch_tree(plan)
-        return RenderedTree(ansible=ansible_tree(plan), assets=render_assets(plan), switches=switches, fabric=fabric)
+        switches, fabric = switch_tree(plan, workers)
+        return RenderedTree(ansible=ansible_tree(plan, workers), assets=render_assets(plan), switches=switches,
+                            fabric=fabric)

@@ -13,10 +13,11 @@ switches/_fabric/opensm-partitions.conf for InfiniBand planes.
 
 from __future__ import annotations
 
-from clusterforge.plan import Plan
+from clusterforge.plan import Device, Plan
+from clusterforge.render.fanout import fan_out
 from clusterforge.render.switches._infiniband import opensm_partitions
 from clusterforge.render.switches.device_config import device_files, fabric_files
-from clusterforge.render.switches.facts import fabric_facts
+from clusterforge.render.switches.facts import SWITCH_KINDS, link_index, switch_facts
 from clusterforge.render.switches.structured_config import device_structured_config
 
 __all__ = ["render_switches", "switch_tree", "FABRIC_DIR", "SWITCHES_DIR"]
@@ -25,12 +26,20 @@ SWITCHES_DIR = "switches"
 FABRIC_DIR = "_fabric"  # fabric-wide files; switch names never start with "_"
 
 
-def switch_tree(plan: Plan) -> tuple[dict[str, dict[str, str]], dict[str, str]]:
-    """({switch name: {file name: text}}, {fabric-wide file name: text}), in Plan order."""
-    per_switch: dict[str, dict[str, str]] = {}
-    for name, facts in fabric_facts(plan).items():
-        per_switch[name] = device_files(facts.nos, device_structured_config(facts, plan.qos))
-    return per_switch, fabric_files(opensm_partitions(plan))
+def switch_tree(plan: Plan, workers: int | None = None) -> tuple[dict[str, dict[str, str]], dict[str, str]]:
+    """({switch name: {file name: text}}, {fabric-wide file name: text}), in Plan order.
+
+    Each switch is rendered from its own facts, so large plans are split over cores (render/fanout.py)."""
+    index = link_index(plan)
+    switches = [device for device in plan.devices if device.kind in SWITCH_KINDS]
+
+    def render(device: Device) -> dict[str, str]:
+        facts = switch_facts(plan, index, device)
+        return device_files(facts.nos, device_structured_config(facts, plan.qos))
+
+    files = fan_out(render, switches, workers)
+    return {device.name: texts for device, texts in zip(switches, files, strict=True)}, fabric_files(
+        opensm_partitions(plan))
 
 
 def render_switches(plan: Plan) -> dict[str, str]:

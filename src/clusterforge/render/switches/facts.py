@@ -2,8 +2,9 @@
 
 Nothing here decides anything. A port's address, peer and speed are read from the Plan's
 interfaces and links; plane attributes (NOS, transport, VLAN, MTU, VRF, lossless) from the Plan's plane records.
-The index is built in one pass over the links and one over the devices, so rendering every
-switch stays linear in the size of the Plan.
+The index is built in one pass over the links and one over the devices (``link_index``), so rendering
+every switch stays linear in the size of the Plan; each switch's facts are then a pure function of
+its Device and that index (``switch_facts``), so switches can be rendered apart (render/fanout.py).
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from clusterforge.model.sonic_ports import SonicPlatform
 from clusterforge.plan import Device, Interface, Plan
 from clusterforge.vocab import DeviceKind
 
-__all__ = ["PortFacts", "SwitchFacts", "fabric_facts", "SWITCH_KINDS", "port_sort_key", "network_of", "address_of"]
+__all__ = ["PortFacts", "SwitchFacts", "LinkIndex", "fabric_facts", "link_index", "switch_facts", "SWITCH_KINDS",
+           "port_sort_key", "network_of", "address_of"]
 
 SWITCH_KINDS = DeviceKind.SWITCHES
 MGMT_INTERFACE = "eth0"
@@ -141,9 +143,15 @@ class _End(NamedTuple):
     tier: str
 
 
-def fabric_facts(plan: Plan) -> dict[str, SwitchFacts]:
-    """Facts for every switch in the Plan, keyed by switch name, in Plan order."""
-    kinds = {d.name: d for d in plan.devices}
+class LinkIndex(NamedTuple):
+    """What every switch's facts read besides its own Device: the ends of its links, every device by name."""
+
+    ends: dict[str, list[_End]]
+    devices: dict[str, Device]
+
+
+def link_index(plan: Plan) -> LinkIndex:
+    """One pass over the links and one over the devices."""
     ends: dict[str, list[_End]] = defaultdict(list)
     for link in plan.links:
         # a is the child end (server, leaf, ToR), b the parent (leaf, spine, core, agg)
@@ -151,46 +159,52 @@ def fabric_facts(plan: Plan) -> dict[str, SwitchFacts]:
                                         "up", link.tier))
         ends[link.b.device].append(_End(link.b.port, link.a.device, link.a.port, link.speed_gbps, link.mtu,
                                         "down", link.tier))
-    mgmt_vrf = plan.management_vrf
-    out: dict[str, SwitchFacts] = {}
-    for device in plan.devices:
-        if device.kind not in SWITCH_KINDS:
-            continue
-        decl = plan.plane(device.plane)
-        mgmt = loopback = None
-        svis: list[Interface] = []
-        routed: dict[str, Interface] = {}
-        for iface in device.interfaces:
-            if iface.name == MGMT_INTERFACE:
-                mgmt = iface
-            elif iface.name == LOOPBACK_INTERFACE:
-                loopback = iface
-            elif iface.vlan is not None and iface.name.lower().startswith("vlan"):
-                svis.append(iface)
-            else:
-                routed[iface.name] = iface
-        ports: dict[str, PortFacts] = {}
-        for name, iface in routed.items():  # provisioned for the whole envelope: cabled or not, the same config
-            if iface.peer_device:
-                ports[name] = PortFacts(name, iface.speed_gbps, iface.mtu, iface.ip, iface.peer_ip, iface.peer_device,
-                                        iface.peer_port, iface.peer_kind, iface.peer_asn, "down")
-        for end in ends.get(device.name, ()):
-            if end.port in ports:
-                continue
-            iface = routed.get(end.port)
-            peer = kinds.get(end.peer_device)
-            ports[end.port] = PortFacts(
-                end.port, end.speed_gbps, end.mtu, iface.ip if iface else None, iface.peer_ip if iface else None,
-                end.peer_device, end.peer_port, peer.kind if peer else None, peer.asn if peer else None,
-                end.direction, end.tier)
-        for name, iface in routed.items():  # routed interfaces without a cable (none today; kept visible)
-            if name not in ports:
-                ports[name] = PortFacts(name, iface.speed_gbps, iface.mtu, iface.ip, iface.peer_ip)
-        out[device.name] = SwitchFacts(
-            device, decl.nos, decl.transport, decl.vlan, decl.mtu, mgmt_vrf, decl.lossless,
-            mgmt, loopback, tuple(sorted(svis, key=lambda i: port_sort_key(i.name))),
-            tuple(sorted(ports.values(), key=lambda p: port_sort_key(p.name))),
-            plan.switch_models[device.model].sonic if device.model in plan.switch_models else None,
-        )
-    return out
+    return LinkIndex(dict(ends), {d.name: d for d in plan.devices})
 
+
+def fabric_facts(plan: Plan) -> dict[str, SwitchFacts]:
+    """Facts for every switch in the Plan, keyed by switch name, in Plan order."""
+    index = link_index(plan)
+    return {device.name: switch_facts(plan, index, device) for device in plan.devices
+            if device.kind in SWITCH_KINDS}
+
+
+def switch_facts(plan: Plan, index: LinkIndex, device: Device) -> SwitchFacts:
+    """One switch's facts: its interfaces, and its links' far ends as the index records them."""
+    kinds = index.devices
+    decl = plan.plane(device.plane)
+    mgmt = loopback = None
+    svis: list[Interface] = []
+    routed: dict[str, Interface] = {}
+    for iface in device.interfaces:
+        if iface.name == MGMT_INTERFACE:
+            mgmt = iface
+        elif iface.name == LOOPBACK_INTERFACE:
+            loopback = iface
+        elif iface.vlan is not None and iface.name.lower().startswith("vlan"):
+            svis.append(iface)
+        else:
+            routed[iface.name] = iface
+    ports: dict[str, PortFacts] = {}
+    for name, iface in routed.items():  # provisioned for the whole envelope: cabled or not, the same config
+        if iface.peer_device:
+            ports[name] = PortFacts(name, iface.speed_gbps, iface.mtu, iface.ip, iface.peer_ip, iface.peer_device,
+                                    iface.peer_port, iface.peer_kind, iface.peer_asn, "down")
+    for end in index.ends.get(device.name, ()):
+        if end.port in ports:
+            continue
+        iface = routed.get(end.port)
+        peer = kinds.get(end.peer_device)
+        ports[end.port] = PortFacts(
+            end.port, end.speed_gbps, end.mtu, iface.ip if iface else None, iface.peer_ip if iface else None,
+            end.peer_device, end.peer_port, peer.kind if peer else None, peer.asn if peer else None,
+            end.direction, end.tier)
+    for name, iface in routed.items():  # routed interfaces without a cable (none today; kept visible)
+        if name not in ports:
+            ports[name] = PortFacts(name, iface.speed_gbps, iface.mtu, iface.ip, iface.peer_ip)
+    return SwitchFacts(
+        device, decl.nos, decl.transport, decl.vlan, decl.mtu, plan.management_vrf, decl.lossless,
+        mgmt, loopback, tuple(sorted(svis, key=lambda i: port_sort_key(i.name))),
+        tuple(sorted(ports.values(), key=lambda p: port_sort_key(p.name))),
+        plan.switch_models[device.model].sonic if device.model in plan.switch_models else None,
+    )

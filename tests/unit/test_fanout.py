@@ -1,0 +1,56 @@
+"""render/fanout.py: items rendered by forked workers come back in item order, identical to a serial
+render; a worker that dies has its share rendered by the caller; small inputs stay in one process."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from clusterforge.loading import load_and_plan
+from clusterforge.render import render_all
+from clusterforge.render.fanout import MIN_PER_WORKER, fan_out
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_workers_render_in_item_order():
+    items = list(range(101))
+    results = fan_out(lambda i: (i * i, os.getpid()), items, workers=3)
+    assert [square for square, _ in results] == [i * i for i in items]
+    pids = {pid for _, pid in results}
+    assert os.getpid() in pids and len(pids) == 3  # the caller and two forked children
+
+
+def test_a_dead_worker_has_its_share_rendered_by_the_caller():
+    parent = os.getpid()
+
+    def render(i: int) -> int:
+        if os.getpid() != parent:
+            os._exit(3)  # a worker killed mid-render
+        return i + 1
+
+    assert fan_out(render, list(range(20)), workers=2) == list(range(1, 21))
+
+
+def test_a_renderer_error_is_raised_in_the_caller():
+    def render(i: int) -> int:
+        if i == 7:  # item 7 is in the worker's share (odd items)
+            raise ValueError("no renderer for item 7")
+        return i
+
+    with pytest.raises(ValueError, match="item 7"):
+        fan_out(render, list(range(10)), workers=2)
+
+
+def test_small_inputs_stay_in_one_process():
+    pids = set(fan_out(lambda _: os.getpid(), list(range(MIN_PER_WORKER - 1))))
+    assert pids == {os.getpid()}
+
+
+@pytest.mark.parametrize("name", ["superpod-4su", "roce-128gpu"])
+def test_a_forked_render_is_the_serial_render(name):
+    _, plan, _ = load_and_plan(ROOT / "inventory" / f"{name}.yaml")
+    assert render_all(plan, workers=2) == render_all(plan, workers=1)
+    assert list(render_all(plan, workers=3)) == list(render_all(plan, workers=1))  # the same order of files
