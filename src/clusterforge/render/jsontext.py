@@ -21,6 +21,8 @@ _ROW_SCALARS = {str: _str, int: int.__repr__, float: float.__repr__, bool: _CONS
                 type(None): _CONSTANTS.__getitem__}
 ROW_CACHE_SIZE = 50_000  # rows kept (the first ones seen); ~10 MB at most
 _ROWS: dict[tuple, str] = {}  # (indent, *row items) -> text: rows repeat across ports and switches
+LAYOUT_CACHE_SIZE = 4096  # row shapes kept: a config has a few dozen
+_LAYOUTS: dict[tuple, tuple[tuple[str, ...], str]] = {}  # (indent, *keys) -> (sorted keys, %-template)
 
 
 def to_json(data: Any) -> str:
@@ -59,6 +61,29 @@ def _scalar(value: Any) -> str | None:
     raise TypeError(f"not JSON-serialisable: {value!r}")
 
 
+def _row(value: dict, newline: str) -> str | None:
+    """The text of a dict of string keys and scalar values (a row), or None for any other dict.
+
+    The layout of a row (its sorted keys and the text around the values) is made once per set of
+    keys and indent: rows of one shape repeat on every port."""
+    shape = (newline, *value)
+    layout = _LAYOUTS.get(shape)
+    if layout is None:
+        if not all(type(key) is str for key in value):
+            return None
+        order = tuple(sorted(value))
+        inner = newline + "    "
+        template = "{" + ",".join([inner + _str(key).replace("%", "%%") + ": %s" for key in order]) + newline + "}"
+        layout = (order, template)
+        if len(_LAYOUTS) < LAYOUT_CACHE_SIZE:
+            _LAYOUTS[shape] = layout
+    order, template = layout
+    try:
+        return template % tuple([_ROW_SCALARS[type(v)](v) for v in map(value.__getitem__, order)])
+    except KeyError:  # a nested container or a subclass: the general path
+        return None
+
+
 def _emit(value: Any, newline: str, out: list[str]) -> None:
     """Append the text of container `value` whose first line is indented by `newline` (a newline + spaces)."""
     inner = newline + "    "
@@ -74,16 +99,15 @@ def _emit(value: Any, newline: str, out: list[str]) -> None:
         if text is not None:
             out.append(text)
             return
-        items = sorted(value.items())  # keys are unique: values are never compared
-        try:  # a row of string keys and scalar values: one join
-            text = "{" + ",".join([inner + _str(k) + ": " + _ROW_SCALARS[type(v)](v) for k, v in items]) + newline + "}"
-        except (KeyError, TypeError):  # a nested container, a subclass, or a non-string key
-            text = None
+        text = _row(value, newline)
         if text is not None:
-            if signature is not None and len(_ROWS) < ROW_CACHE_SIZE:
+            # only rows of strings are remembered: 1 == True == 1.0 would make other rows equal
+            if signature is not None and len(_ROWS) < ROW_CACHE_SIZE and all(
+                    type(v) is str for v in value.values()):
                 _ROWS[signature] = text
             out.append(text)
             return
+        items = sorted(value.items())  # keys are unique: values are never compared
         out.append("{")
         for i, (key, item) in enumerate(items):
             out.append(f"{',' if i else ''}{inner}{_str(key if type(key) is str else str(key))}: ")
