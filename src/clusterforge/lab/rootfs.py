@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -118,17 +119,28 @@ def is_current(suite: str = SUITE, packages: tuple[str, ...] = PACKAGES) -> bool
     return bool(have) and have.get("hash") == wanted_stamp(suite, packages)["hash"]
 
 
-def in_use(path: Path) -> bool:
-    """True when an overlay mount uses ``path`` as a lower layer (a lab is running on it)."""
-    try:
-        mounts = Path("/proc/mounts").read_text()
-    except OSError:
-        return False
-    for line in mounts.splitlines():
+def in_use(path: Path, mounts_text: str | None = None) -> bool:
+    """True when an overlay mount uses ``path`` as a lower layer (a lab is running on it).
+
+    Paths compare resolved: a lab home reaches the shared caches through symlinks (the tests' home
+    does), so the same layer is named differently by the mount and by the caller."""
+    if mounts_text is None:
+        try:
+            mounts_text = Path("/proc/mounts").read_text()
+        except OSError:
+            return False
+    want = os.path.realpath(path)
+    for line in mounts_text.splitlines():
         for opt in (line.split()[3:4] or [""])[0].split(","):
-            if opt.startswith("lowerdir=") and str(path) in opt[len("lowerdir="):].split(":"):
+            if opt.startswith("lowerdir=") and any(
+                    os.path.realpath(_unescape(p)) == want for p in opt[len("lowerdir="):].split(":")):
                 return True
     return False
+
+
+def _unescape(field: str) -> str:
+    """A /proc/mounts field as the path it names (the kernel writes space, tab, newline, backslash octal)."""
+    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
 
 
 def ensure_rootfs(
