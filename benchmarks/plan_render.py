@@ -4,7 +4,7 @@ The inventory is superpod-4su.yaml grown to N SUs (benchmarks/gen_inventory.py, 
 load + plan, then every renderer `clusterforge render` runs (Ansible inventory and host_vars, asset
 CSV, every switch config). Each size runs in its own process so peak RSS is that size's alone;
 CPU seconds are printed beside wall seconds because the machine is shared. Large renders fork
-workers (render/fanout.py): `cpu s` includes theirs (`workers`), and `peak RSS MB` is the process's
+workers (fanout.py): `cpu s` includes theirs (`workers`), and `peak RSS MB` is the process's
 peak (`own`) plus the largest worker's, an upper bound on the whole tree's.
 Usage: python benchmarks/plan_render.py [SIZES...] [--transport infiniband|roce]
 """
@@ -36,7 +36,7 @@ def one(sus: int, transport: str) -> dict:
         files = render_all(plan)
         rendered = time.perf_counter()
     switches = len({p.split("/")[1] for p in files if p.startswith("switches/") and "/_fabric/" not in p})
-    children = resource.getrusage(resource.RUSAGE_CHILDREN)  # the render's forked workers (render/fanout.py)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)  # the render's forked workers (fanout.py)
     own_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return {
         "sus": sus, "gpus": plan.summary.gpus, "devices": len(plan.devices), "links": len(plan.links),

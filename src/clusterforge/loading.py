@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from clusterforge.fanout import default_workers, fan_out
 from clusterforge.gcpause import paused_gc
 from clusterforge.model import PLANES, ClusterSpec, DeclarationError, Loc, SourceMap, load_cluster
 from clusterforge.plan import Plan, PlanError, plan_cluster
@@ -52,14 +53,24 @@ def asn_problems(plan: Plan) -> list[tuple[Loc, str]]:
     return problems
 
 
+PARALLEL_CHECK_LINKS = 100_000  # from this many links the fabric checks' two halves run on two cores
+
+
+def _fabric_problems(plan: Plan) -> list[str]:
+    """plan.fabric_checks.check_fabric, its halves on two cores for a large plan (a fork costs ~50 ms)."""
+    from clusterforge.plan.fabric_checks import CHECK_PARTS
+
+    workers = default_workers() if len(plan.links) >= PARALLEL_CHECK_LINKS else 1
+    return [problem for found in fan_out(lambda part: part(plan), CHECK_PARTS, min(workers, len(CHECK_PARTS)))
+            for problem in found]
+
+
 def load_and_plan(path: str | Path) -> tuple[ClusterSpec, Plan, SourceMap]:
     with paused_gc():  # millions of long-lived objects, no cycles: the collector would only walk them
         return _load_and_plan(path)
 
 
 def _load_and_plan(path: str | Path) -> tuple[ClusterSpec, Plan, SourceMap]:
-    from clusterforge.plan.fabric_checks import check_fabric
-
     spec, source = load_cluster(path)
     try:
         plan = plan_cluster(spec)
@@ -73,7 +84,7 @@ def _load_and_plan(path: str | Path) -> tuple[ClusterSpec, Plan, SourceMap]:
     located = asn_problems(plan)
     if located:
         raise DeclarationError([source.problem(loc, message) for loc, message in located])
-    problems = check_fabric(plan)
+    problems = _fabric_problems(plan)
     if problems:
         raise DeclarationError([source.problem(fabric_loc(message), f"fabric: {message}") for message in problems])
     return spec, plan, source

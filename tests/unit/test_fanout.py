@@ -1,5 +1,5 @@
-"""render/fanout.py: items rendered by forked workers come back in item order, identical to a serial
-render; a worker that dies has its share rendered by the caller; small inputs stay in one process."""
+"""fanout.py: items done by forked workers come back in item order, identical to a serial run; a
+worker that dies has its share done by the caller; small inputs stay in one process."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from clusterforge.fanout import MIN_PER_WORKER, fan_out
 from clusterforge.loading import load_and_plan
 from clusterforge.render import render_all
-from clusterforge.render.fanout import MIN_PER_WORKER, fan_out
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -54,3 +54,21 @@ def test_a_forked_render_is_the_serial_render(name):
     _, plan, _ = load_and_plan(ROOT / "inventory" / f"{name}.yaml")
     assert render_all(plan, workers=2) == render_all(plan, workers=1)
     assert list(render_all(plan, workers=3)) == list(render_all(plan, workers=1))  # the same order of files
+
+
+def test_the_fabric_checks_halves_run_apart_and_report_in_order(monkeypatch):
+    """load_and_plan runs check_fabric's two halves on two cores for a large plan; problems keep their order."""
+    from clusterforge import loading
+    from clusterforge.fanout import default_workers
+    from clusterforge.model import DeclarationError
+    from clusterforge.plan import fabric_checks
+
+    parts = (lambda plan: [f"first half in {os.getpid()}"], lambda plan: [f"second half in {os.getpid()}"])
+    monkeypatch.setattr(fabric_checks, "CHECK_PARTS", parts)
+    monkeypatch.setattr(loading, "PARALLEL_CHECK_LINKS", 0)
+    with pytest.raises(DeclarationError) as caught:
+        load_and_plan(ROOT / "inventory" / "superpod-4su.yaml")
+    text = str(caught.value)
+    assert text.index("fabric: first half") < text.index("fabric: second half")
+    assert f"first half in {os.getpid()}" in text
+    assert (f"second half in {os.getpid()}" in text) == (default_workers() == 1)  # a forked worker's, on 2+ cores

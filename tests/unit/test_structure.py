@@ -25,10 +25,11 @@ ALLOWED = {
     "vocab": set(),
     "paths": set(),
     "gcpause": set(),  # bulk work with the cyclic garbage collector paused (loading and rendering)
+    "fanout": set(),  # independent pure work over forked workers (loading's checks, rendering)
     "model": {"vocab"},
     "plan": {"model", "vocab"},
-    "loading": {"model", "plan", "vocab", "gcpause"},
-    "render": {"model", "plan", "vocab", "paths", "gcpause"},
+    "loading": {"model", "plan", "vocab", "gcpause", "fanout"},
+    "render": {"model", "plan", "vocab", "paths", "gcpause", "fanout"},
     "lab": {"model", "plan", "vocab", "paths", "render"},  # reads each router's frr.conf from the rendered tree
     "provision": {"paths"},
     # verify.gpu.launch reads clusterforge.__file__ for its workers; the host checks read the rendered tree

@@ -21,7 +21,7 @@ from clusterforge.plan.fabric_reach import unreachable_pairs
 from clusterforge.plan.objects import Device, Interface, Link, Plan
 from clusterforge.vocab import DeviceKind, Plane
 
-__all__ = ["check_fabric", "RATIO_TOLERANCE"]
+__all__ = ["check_fabric", "cabling_problems", "tier_problems", "CHECK_PARTS", "RATIO_TOLERANCE"]
 
 RATIO_TOLERANCE = 1e-9  # float slack when comparing achieved and declared ratios
 HOST_KINDS = DeviceKind.HOSTS
@@ -30,6 +30,11 @@ _NOT_CABLED = ("Loopback0",)  # logical interfaces: never the end of a link
 
 
 def check_fabric(plan: Plan) -> list[str]:
+    return [problem for part in CHECK_PARTS for problem in part(plan)]
+
+
+def cabling_problems(plan: Plan) -> list[str]:
+    """Devices, ports, link ends and host NICs: the first half of check_fabric."""
     devices = {d.name: d for d in plan.devices}
     ends = Counter([(link.a.device, link.a.port) for link in plan.links])  # both ends of every link
     ends.update([(link.b.device, link.b.port) for link in plan.links])
@@ -38,9 +43,16 @@ def check_fabric(plan: Plan) -> list[str]:
     problems += _ports_used_once(ends)
     problems += _link_ends_agree(plan.links, devices)
     problems += _host_nics_cabled(plan.devices, ends)
-    problems += _oversubscription(plan, devices)
-    problems += unreachable_pairs(plan)
     return problems
+
+
+def tier_problems(plan: Plan) -> list[str]:
+    """Oversubscription and up-down reachability: the second half of check_fabric."""
+    return _oversubscription(plan, {d.name: d for d in plan.devices}) + unreachable_pairs(plan)
+
+
+# check_fabric's independent halves, in order: a caller may run them apart (loading does, on two cores)
+CHECK_PARTS = (cabling_problems, tier_problems)
 
 
 def _describe(link: Link) -> str:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+from clusterforge.fanout import fan_out
 from clusterforge.plan import Device, Plan
-from clusterforge.render.fanout import fan_out
 from clusterforge.render.switches.network_os import ansible_network_vars
 from clusterforge.render.yamltext import to_ansible_yaml
 from clusterforge.vocab import DeviceKind, Plane
@@ -75,7 +75,7 @@ def host_vars_text(plan: Plan, device: Device) -> str:
 def ansible_tree(plan: Plan, workers: int | None = None) -> dict[str, str]:
     """inventory.yml and host_vars/<host>.yml, relative to the Ansible directory.
 
-    host_vars are one pure function per host, so large plans are split over cores (render/fanout.py)."""
+    host_vars are one pure function per host, so large plans are split over cores (fanout.py)."""
     groups: dict[str, list[str]] = defaultdict(list)
     switch_hosts: dict[str, dict[str, Any]] = {}
     hosts = [device for device in plan.devices if device.kind in (DeviceKind.SERVER, DeviceKind.STORAGE)]

@@ -13,8 +13,8 @@ switches/_fabric/opensm-partitions.conf for InfiniBand planes.
 
 from __future__ import annotations
 
+from clusterforge.fanout import fan_out
 from clusterforge.plan import Device, Plan
-from clusterforge.render.fanout import fan_out
 from clusterforge.render.switches._infiniband import opensm_partitions
 from clusterforge.render.switches.device_config import device_files, fabric_files
 from clusterforge.render.switches.facts import SWITCH_KINDS, link_index, switch_facts
@@ -29,7 +29,7 @@ FABRIC_DIR = "_fabric"  # fabric-wide files; switch names never start with "_"
 def switch_tree(plan: Plan, workers: int | None = None) -> tuple[dict[str, dict[str, str]], dict[str, str]]:
     """({switch name: {file name: text}}, {fabric-wide file name: text}), in Plan order.
 
-    Each switch is rendered from its own facts, so large plans are split over cores (render/fanout.py)."""
+    Each switch is rendered from its own facts, so large plans are split over cores (fanout.py)."""
     index = link_index(plan)
     switches = [device for device in plan.devices if device.kind in SWITCH_KINDS]
 

@@ -4,7 +4,7 @@ Nothing here decides anything. A port's address, peer and speed are read from th
 interfaces and links; plane attributes (NOS, transport, VLAN, MTU, VRF, lossless) from the Plan's plane records.
 The index is built in one pass over the links and one over the devices (``link_index``), so rendering
 every switch stays linear in the size of the Plan; each switch's facts are then a pure function of
-its Device and that index (``switch_facts``), so switches can be rendered apart (render/fanout.py).
+its Device and that index (``switch_facts``), so switches can be rendered apart (fanout.py).
 """
 
 from __future__ import annotations

@@ -1,17 +1,17 @@
-"""Render many independent items on every core: a forked worker per extra core, results in item order.
+"""Independent pure work over every core: a forked worker per extra core, results in item order.
 
-Each switch's files and each host's host_vars are pure functions of the Plan, so a large render
-is split: item i goes to worker i mod n (the Plan lists similar devices together, so the shares
-cost about the same). The calling process renders share 0 itself; each forked child inherits the
-Plan (copy-on-write: nothing is sent to it), renders its share and sends the text back through a
-pipe (pickle, streamed). Results are reassembled in item order, so the output is the serial output.
+Each switch's files and each host's host_vars are pure functions of the Plan, and so are the two
+halves of the fabric checks, so a large render (or check) is split: item i goes to worker i mod n
+(the Plan lists similar devices together, so the shares cost about the same). The calling process
+does share 0 itself; each forked child inherits the Plan (copy-on-write: nothing is sent to it),
+does its share and sends the results back through a pipe (pickle, streamed). Results are
+reassembled in item order, so the output is the serial output.
 
 By default the serial path is taken for small inputs (a fork costs more than it saves), on one
 core, on platforms without fork, and in a process that runs other threads (a forked child of a
 threaded process can deadlock on a lock another thread held: the Pulumi program is one). A child
-that fails in any way has its share rendered again in the calling process, where a renderer's
-exception is raised as it would be serially.
-"""
+that fails in any way has its share done again in the calling process, where an exception is
+raised as it would be serially."""
 
 from __future__ import annotations
 
