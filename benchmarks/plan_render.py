@@ -5,7 +5,7 @@ load + plan, then every renderer `clusterforge render` runs (Ansible inventory a
 CSV, every switch config). Each size runs in its own process so peak RSS is that size's alone;
 CPU seconds are printed beside wall seconds because the machine is shared. Large renders fork
 workers (fanout.py): `cpu s` includes theirs (`workers`), and `peak RSS MB` is the process's
-peak (`own`) plus the largest worker's, an upper bound on the whole tree's.
+peak (`own`) plus the largest worker's for every worker, an upper bound on the whole tree's.
 Usage: python benchmarks/plan_render.py [SIZES...] [--transport infiniband|roce]
 """
 
@@ -25,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 def one(sus: int, transport: str) -> dict:
     from gen_inventory import generate
 
+    from clusterforge.fanout import default_workers
     from clusterforge.loading import load_and_plan
     from clusterforge.render import render_all
 
@@ -44,9 +45,9 @@ def one(sus: int, transport: str) -> dict:
         "render_s": round(rendered - planned, 2), "total_s": round(rendered - start, 2),
         "cpu_s": round(time.process_time() - cpu + children.ru_utime + children.ru_stime, 2),
         "workers_cpu_s": round(children.ru_utime + children.ru_stime, 2),
-        # the process's peak plus the largest worker's peak (RSS counts the pages a worker still shares
-        # with the parent, so this bounds the tree's peak from above)
-        "peak_rss_mb": round(own_rss + children.ru_maxrss / 1024, 1),
+        # the process's peak plus the largest worker's peak for each worker (RSS counts the pages a
+        # worker still shares with the parent, so this bounds the tree's peak from above)
+        "peak_rss_mb": round(own_rss + (default_workers() - 1) * children.ru_maxrss / 1024, 1),
         "own_rss_mb": round(own_rss, 1),
     }
 
