@@ -4,9 +4,9 @@ Each switch's files and each host's host_vars are pure functions of the Plan, an
 halves of the fabric checks, so a large render (or check) is split: item i goes to worker i mod n
 (the Plan lists similar devices together, so the shares cost about the same). The calling process
 does share 0 itself; each forked child inherits the Plan (copy-on-write: nothing is sent to it),
-does its share and sends the results back through a pipe in batches (pickle), which a reader
-thread of the caller takes as they come, so no worker holds its whole share. Results are
-reassembled in item order, so the output is the serial output.
+does its share and writes the results in batches (pickle) to an unlinked temporary file, so no
+worker holds its whole share nor waits for the caller to read; the caller reads them once its own
+share is done. Results are reassembled in item order, so the output is the serial output.
 
 By default the serial path is taken for small inputs (a fork costs more than it saves), on one
 core, on platforms without fork, and in a process that runs other threads (a forked child of a
@@ -22,9 +22,10 @@ import os
 import pickle
 import signal
 import sys
+import tempfile
 import threading
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from typing import IO, TypeVar
 
 __all__ = ["fan_out", "default_workers", "MIN_PER_WORKER", "MAX_WORKERS"]
 
@@ -33,7 +34,7 @@ R = TypeVar("R")
 
 MIN_PER_WORKER = 256  # items each worker must get for a fork to pay off (~2 ms per item rendered)
 MAX_WORKERS = 4  # each child's copy-on-write pages add to the peak memory
-BATCH = 64  # results a child sends at once; the parent's reader thread takes them as they come
+BATCH = 64  # results a child writes at once
 
 
 def default_workers() -> int:
@@ -54,11 +55,13 @@ def fan_out(render: Callable[[T], R], items: Sequence[T], workers: int | None = 
     children: list[_Child] = []
     try:
         for share in range(1, n):
-            children.append(_spawn(render, items, share, n))
-        for child in children:  # readers start once every fork is done: no child inherits a thread
-            child.reader.start()
+            try:
+                children.append(_spawn(render, items, share, n))
+            except OSError:  # no temporary file or no fork (memory, process limits): the caller does the rest
+                break
         results: list[list[R] | None] = [[render(item) for item in items[0::n]]]
         results += [child.results() for child in children]
+        results += [None] * (n - len(results))
     finally:  # the parent's share raised, or an interrupt: end the children still running
         for child in children:
             child.end()
@@ -71,72 +74,67 @@ def fan_out(render: Callable[[T], R], items: Sequence[T], workers: int | None = 
 
 
 class _Child:
-    """A forked worker: its pid, and a thread reading its batches as it sends them (so neither the
-    child nor the pipe holds more than a batch while the parent renders its own share)."""
+    """A forked worker: its pid, and the unlinked file it writes its results to, batch by batch (so
+    it never holds its whole share, and never waits for the caller to read)."""
 
-    def __init__(self, pid: int, read: int) -> None:
-        self.pid, self.read = pid, read
-        self.batches: list[list] = []
-        self.failed = False
+    def __init__(self, pid: int, spool: IO[bytes]) -> None:
+        self.pid, self.spool = pid, spool
         self.status: int | None = None
-        self.reader = threading.Thread(target=self._read, name=f"fanout-{pid}", daemon=True)
-
-    def _read(self) -> None:
-        with os.fdopen(self.read, "rb") as pipe:
-            try:
-                while True:
-                    self.batches.append(pickle.load(pipe))
-            except EOFError:  # the child closed the pipe
-                pass
-            except Exception:  # a torn or unreadable stream
-                self.failed = True
 
     def results(self) -> list | None:
         """The child's results once it has exited, or None if it failed (killed, raised, garbled)."""
-        self.reader.join()
-        self._reap()
-        if self.failed or self.status != 0 or not all(isinstance(b, list) for b in self.batches):
+        _, status = os.waitpid(self.pid, 0)
+        self.status = os.waitstatus_to_exitcode(status)
+        if self.status != 0:
             return None
-        return [result for batch in self.batches for result in batch]
+        self.spool.seek(0)
+        out: list = []
+        try:
+            while True:
+                batch = pickle.load(self.spool)
+                if not isinstance(batch, list):
+                    return None
+                out += batch
+        except EOFError:  # the end of what the child wrote
+            return out
+        except Exception:  # a torn or unreadable file
+            return None
+        finally:
+            self.spool.close()
 
     def end(self) -> None:
         if self.status is None:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(self.pid, signal.SIGKILL)
-            if self.reader.ident is not None:
-                self.reader.join()  # the killed child's pipe ends: the reader sees EOF
-            else:  # never started: the pipe is still ours to close
-                os.close(self.read)
-            self._reap()
-
-    def _reap(self) -> None:
-        if self.status is None:
-            _, status = os.waitpid(self.pid, 0)
-            self.status = os.waitstatus_to_exitcode(status)
+            os.waitpid(self.pid, 0)
+            self.status = -signal.SIGKILL
+        self.spool.close()
 
 
 def _spawn(render: Callable[[T], R], items: Sequence[T], share: int, n: int) -> _Child:
-    read, write = os.pipe()
+    spool = tempfile.TemporaryFile()  # noqa: SIM115 - closed by _Child
     sys.stdout.flush()
     sys.stderr.flush()
-    pid = os.fork()
+    try:
+        pid = os.fork()
+    except OSError:
+        spool.close()
+        raise
     if pid == 0:  # the child: render, send, and leave without running the parent's exit handlers
         code = 1
         try:
-            os.close(read)
             gc.disable()  # a short life: never walk the inherited heap (it would copy every page of it)
             for signum in (signal.SIGINT, signal.SIGTERM):  # the parent's handlers are not the child's
                 signal.signal(signum, signal.SIG_DFL)  # an interrupt ends the child; the parent decides
-            with os.fdopen(write, "wb") as pipe:
-                batch: list = []
-                for item in items[share::n]:
-                    batch.append(render(item))
-                    if len(batch) == BATCH:
-                        pickle.dump(batch, pipe, protocol=pickle.HIGHEST_PROTOCOL)
-                        batch = []
-                pickle.dump(batch, pipe, protocol=pickle.HIGHEST_PROTOCOL)
+            batch: list = []
+            for item in items[share::n]:
+                batch.append(render(item))
+                if len(batch) == BATCH:
+                    pickle.dump(batch, spool, protocol=pickle.HIGHEST_PROTOCOL)
+                    batch = []
+            pickle.dump(batch, spool, protocol=pickle.HIGHEST_PROTOCOL)
+            spool.flush()
             code = 0
         finally:
             os._exit(code)
-    os.close(write)
-    return _Child(pid, read)
+    return _Child(pid, spool)

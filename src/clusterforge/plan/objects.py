@@ -16,6 +16,7 @@ from clusterforge.plan.records import (
     Summary,
     SwitchQos,
 )
+from clusterforge.plan.slotinit import slot_init
 from clusterforge.vocab import DeviceKind, Plane
 
 if TYPE_CHECKING:
@@ -27,6 +28,7 @@ DEVICE_KINDS = DeviceKind.values()
 MANAGEMENT_PRECEDENCE = (Plane.MANAGEMENT, Plane.OOB)  # Device.management_ip
 
 
+@slot_init  # built by the hundred thousand: see plan/slotinit.py
 @dataclass(frozen=True, slots=True)
 class Interface:
     name: str
@@ -67,6 +69,7 @@ class Interface:
         return out
 
 
+@slot_init  # built by the hundred thousand: see plan/slotinit.py
 @dataclass(frozen=True, slots=True)
 class Endpoint:
     device: str
@@ -76,6 +79,7 @@ class Endpoint:
         return {"device": self.device, "port": self.port}
 
 
+@slot_init  # built by the hundred thousand: see plan/slotinit.py
 @dataclass(frozen=True, slots=True)
 class Link:
     a: Endpoint
@@ -98,6 +102,7 @@ class Link:
         return out
 
 
+@slot_init  # built by the hundred thousand: see plan/slotinit.py
 @dataclass(frozen=True, slots=True)
 class Device:
     name: str
