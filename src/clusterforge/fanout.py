@@ -1,8 +1,8 @@
 """Independent pure work over every core: a forked worker per extra core, results in item order.
 
 Each switch's files and each host's host_vars are pure functions of the Plan, and so are the two
-halves of the fabric checks, so a large render (or check) is split: item i goes to worker i mod n
-(the Plan lists similar devices together, so the shares cost about the same). The calling process
+halves of the fabric checks, so a large render (or check) is split: items are dealt in turn (the
+Plan lists similar devices together, so the shares cost about what their sizes say). The calling process
 does share 0 itself; each forked child inherits the Plan (copy-on-write: nothing is sent to it),
 does its share and writes the results in batches (pickle) to an unlinked temporary file, so no
 worker holds its whole share nor waits for the caller to read; the caller reads them once its own
@@ -35,6 +35,7 @@ R = TypeVar("R")
 MIN_PER_WORKER = 256  # items each worker must get for a fork to pay off (~2 ms per item rendered)
 MAX_WORKERS = 4  # each child's copy-on-write pages add to the peak memory
 BATCH = 64  # results a child writes at once
+CALLER_WEIGHT = 0.85  # the caller's share of the items, relative to a worker's (it reads theirs too)
 
 
 def default_workers() -> int:
@@ -54,23 +55,35 @@ def fan_out(render: Callable[[T], R], items: Sequence[T], workers: int | None = 
         return [render(item) for item in items]
     children: list[_Child] = []
     try:
-        for share in range(1, n):
+        shares = _deal(len(items), n)
+        for share in shares[1:]:
             try:
-                children.append(_spawn(render, items, share, n))
+                children.append(_spawn(render, [items[i] for i in share]))
             except OSError:  # no temporary file or no fork (memory, process limits): the caller does the rest
                 break
-        results: list[list[R] | None] = [[render(item) for item in items[0::n]]]
+        results: list[list[R] | None] = [[render(items[i]) for i in shares[0]]]
         results += [child.results() for child in children]
         results += [None] * (n - len(results))
     finally:  # the parent's share raised, or an interrupt: end the children still running
         for child in children:
             child.end()
     out: list[R] = [None] * len(items)  # type: ignore[list-item]
-    for share, rendered in enumerate(results):
-        if rendered is None or len(rendered) != len(items[share::n]):  # the child failed: render here
-            rendered = [render(item) for item in items[share::n]]
-        out[share::n] = rendered
+    for share, rendered in zip(shares, results, strict=True):
+        if rendered is None or len(rendered) != len(share):  # the child failed: render here
+            rendered = [render(items[i]) for i in share]
+        for i, result in zip(share, rendered, strict=True):
+            out[i] = result
     return out
+
+
+def _deal(count: int, n: int) -> list[list[int]]:
+    """Item indexes of each process, dealt in turn to whoever has the least for its weight: the
+    caller (share 0) takes CALLER_WEIGHT of a worker's, for it also reads the workers' results."""
+    weights = [CALLER_WEIGHT] + [1.0] * (n - 1)
+    shares: list[list[int]] = [[] for _ in range(n)]
+    for i in range(count):
+        shares[min(range(n), key=lambda k: (len(shares[k]) + 1) / weights[k])].append(i)
+    return shares
 
 
 class _Child:
@@ -111,7 +124,7 @@ class _Child:
         self.spool.close()
 
 
-def _spawn(render: Callable[[T], R], items: Sequence[T], share: int, n: int) -> _Child:
+def _spawn(render: Callable[[T], R], items: Sequence[T]) -> _Child:
     spool = tempfile.TemporaryFile()  # noqa: SIM115 - closed by _Child
     sys.stdout.flush()
     sys.stderr.flush()
@@ -127,7 +140,7 @@ def _spawn(render: Callable[[T], R], items: Sequence[T], share: int, n: int) -> 
             for signum in (signal.SIGINT, signal.SIGTERM):  # the parent's handlers are not the child's
                 signal.signal(signum, signal.SIG_DFL)  # an interrupt ends the child; the parent decides
             batch: list = []
-            for item in items[share::n]:
+            for item in items:
                 batch.append(render(item))
                 if len(batch) == BATCH:
                     pickle.dump(batch, spool, protocol=pickle.HIGHEST_PROTOCOL)
