@@ -132,10 +132,18 @@ def _is_nspawn(argv: list[str]) -> bool:
 
 
 def is_running(pid: int | None, root: Path) -> bool:
-    """True when ``pid`` is a live systemd-nspawn booting ``root`` (guards against PID reuse)."""
+    """True when ``pid`` is a live systemd-nspawn booting ``root`` (guards against PID reuse).
+
+    A process in the middle of execve (the cgroup shell exec'ing nspawn) reads as an empty command
+    line for a moment; that is read again, not taken for a dead container (a boot under load was)."""
     if not pid or _stat(pid) in (None, "Z", "X"):
         return False
     argv = _cmdline(pid)
+    for _ in range(50):
+        if argv or _stat(pid) in (None, "Z", "X"):
+            break
+        time.sleep(0.01)
+        argv = _cmdline(pid)
     return _is_nspawn(argv) and str(root) in argv
 
 
