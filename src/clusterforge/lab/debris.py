@@ -20,7 +20,7 @@ from pathlib import Path
 from . import aptproxy, container, links, names, netns, overlay
 from .util import run
 
-__all__ = ["Cleared", "Holder", "address_holders", "clear", "live_pids", "present_labs"]
+__all__ = ["Cleared", "Holder", "address_holders", "clear", "lab_mounts", "live_pids", "present_labs"]
 
 
 @dataclass(frozen=True)
@@ -73,7 +73,7 @@ def lab_mounts(lab: str, mounts_text: str | None = None) -> list[Path]:
         f = line.split()
         if len(f) < 3 or f[2] != "overlay":
             continue
-        target = Path(f[1].replace("\\040", " "))
+        target = Path(overlay.mount_field(f[1]))
         parts = target.parts
         if (len(parts) >= 4 and parts[-1] == "root" and parts[-3] == "hosts" and parts[-4] == lab
                 and f[0] == f"cf-{lab}-{parts[-2]}"):

@@ -30,8 +30,8 @@ def data_dir(lab: str, host: str, path: str) -> Path:
     return host_dir(lab, host) / "data" / path.strip("/").replace("/", "-")
 
 
-def _unescape(field: str) -> str:
-    # /proc/mounts escapes space, tab, newline and backslash as octal
+def mount_field(field: str) -> str:
+    """A /proc/mounts field as the path it names (space, tab, newline and backslash come octal-escaped)."""
     return field.encode().decode("unicode_escape") if "\\" in field else field
 
 
@@ -41,7 +41,7 @@ def mounts_under(path: Path) -> list[Path]:
     res = []
     with open("/proc/mounts") as f:
         for line in f:
-            mp = _unescape(line.split()[1])
+            mp = mount_field(line.split()[1])
             if mp == base or mp.startswith(base + "/"):
                 res.append(Path(mp))
     return sorted(set(res), key=lambda p: len(p.parts), reverse=True)

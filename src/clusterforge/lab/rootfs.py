@@ -12,12 +12,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import shutil
 import subprocess
 import time
 from pathlib import Path
 
+from . import overlay
 from .util import LabError, Progress, _noop, file_lock, lab_home, run, write_atomic
 
 SUITE = "bookworm"
@@ -133,14 +133,10 @@ def in_use(path: Path, mounts_text: str | None = None) -> bool:
     for line in mounts_text.splitlines():
         for opt in (line.split()[3:4] or [""])[0].split(","):
             if opt.startswith("lowerdir=") and any(
-                    os.path.realpath(_unescape(p)) == want for p in opt[len("lowerdir="):].split(":")):
+                    os.path.realpath(overlay.mount_field(p)) == want for p in opt[len("lowerdir="):].split(":")):
                 return True
     return False
 
-
-def _unescape(field: str) -> str:
-    """A /proc/mounts field as the path it names (the kernel writes space, tab, newline, backslash octal)."""
-    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
 
 
 def ensure_rootfs(
