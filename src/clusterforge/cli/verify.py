@@ -145,8 +145,9 @@ def gpu_spec_for(spec, plan, *, host: str | None = None, model: str | None = Non
     gpu = server.gpu
     if gpu is None or gpu.count == 0:
         raise LookupError(f"server model {model!r} has no GPUs")
+    acceptance = gpu.acceptance.model_dump(mode="json") if gpu.acceptance else None
     return model, {"gpu": {"model": gpu.model, "count": gpu.count,
-                           "tflops_dense": gpu.tflops_dense.model_dump(mode="json")}}
+                           "tflops_dense": gpu.tflops_dense.model_dump(mode="json"), "acceptance": acceptance}}
 
 
 def _accept_main():

@@ -8,10 +8,13 @@ from pydantic import Field
 
 from clusterforge.model.base import Declared
 from clusterforge.model.grammar import FreeText, GpuModel, ModelKey, NicName
+from clusterforge.model.parts import CduModel, NicModel, PowerShelfModel
+from clusterforge.model.rackscale import RackSystemModel
 from clusterforge.model.sonic_ports import SonicPlatform
 
 __all__ = [
-    "GpuSpec", "Tflops", "NicGroup", "ServerNics", "Psu", "ServerModel", "SwitchModel", "PduModel", "CableModel",
+    "GpuSpec", "Tflops", "PrecisionFloors", "AcceptanceFloors", "NicGroup", "ServerNics", "Psu", "ServerModel",
+    "SwitchModel", "PduModel", "CableModel",
     "Catalog",
 ]
 
@@ -23,6 +26,26 @@ class Tflops(Declared):
     bf16: float = Field(gt=0, le=1e6)
     fp32: float = Field(gt=0, le=1e6)
     tf32: float = Field(gt=0, le=1e6)
+    fp8: float | None = Field(default=None, gt=0, le=1e6, description="dense FP8 (Hopper and later)")
+
+
+class PrecisionFloors(Declared):
+    """Per-GPU TFLOPS a healthy card reaches (matmul n = 8192), by precision; an absent precision is not gated."""
+
+    fp16: float | None = Field(default=None, gt=0, le=1e6)
+    bf16: float | None = Field(default=None, gt=0, le=1e6)
+    fp8: float | None = Field(default=None, gt=0, le=1e6)
+
+
+class AcceptanceFloors(Declared):
+    """What `clusterforge accept` gates a GPU of this model on: burst and sustained matmul TFLOPS and
+    device copy bandwidth (read + write counted). `basis` says where the figures come from (measured on
+    lent hardware, or derived from the datasheet peak at the ratios measured on a related card)."""
+
+    burst_tflops: PrecisionFloors = PrecisionFloors()
+    sustained_tflops: PrecisionFloors = PrecisionFloors()
+    memory_bandwidth_tbps: float | None = Field(default=None, gt=0, le=1000)
+    basis: FreeText = ""
 
 
 class GpuSpec(Declared):
@@ -32,12 +55,22 @@ class GpuSpec(Declared):
     tflops_dense: Tflops
     nvswitch: bool = False
     tdp_w: float = Field(default=700, gt=0, le=10_000)
+    memory_bandwidth_tbps: float | None = Field(default=None, gt=0, le=1000, description="datasheet HBM bandwidth")
+    acceptance: AcceptanceFloors | None = None
 
 
 class NicGroup(Declared):
     count: int = Field(ge=0, le=32)
     speed_gbps: int = Field(gt=0, le=3200)
     names: list[NicName] | None = Field(default=None, max_length=32)
+    model: ModelKey | None = Field(default=None, description="catalog NIC model (catalog.nics)")
+    planes: int = Field(default=1, ge=1, le=2, description="Ethernet planes per NIC: 2 for a ConnectX-8 on"
+                        " Ethernet (2 x 400GbE), each plane its own rail and leaf")
+
+    @property
+    def ports(self) -> int:
+        """Host interfaces of the group: one per NIC and plane."""
+        return self.count * self.planes
 
 
 class ServerNics(Declared):
@@ -63,6 +96,8 @@ class ServerModel(Declared):
     weight_kg: float = Field(gt=0, le=10_000)
     price: float = Field(ge=0, le=1e9)
     source: FreeText = ""
+    liquid_fraction: float = Field(default=0.0, ge=0, le=1, description="share of the heat taken by the liquid"
+                                   " loop (direct liquid cooling); the rest goes to air")
 
 
 class SwitchModel(Declared):
@@ -109,3 +144,7 @@ class Catalog(Declared):
     servers: dict[ModelKey, ServerModel] = {}
     switches: dict[ModelKey, SwitchModel] = {}
     pdus: dict[ModelKey, PduModel] = {}
+    nics: dict[ModelKey, NicModel] = {}
+    power_shelves: dict[ModelKey, PowerShelfModel] = {}
+    cdus: dict[ModelKey, CduModel] = {}
+    rack_systems: dict[ModelKey, RackSystemModel] = {}

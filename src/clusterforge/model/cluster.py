@@ -10,6 +10,7 @@ from pydantic import Field
 from clusterforge.model.base import Declared
 from clusterforge.model.catalog import Catalog
 from clusterforge.model.grammar import Name
+from clusterforge.model.hardware_checks import hardware_problems
 from clusterforge.model.network import PLANES, Networks
 from clusterforge.model.site import Site
 from clusterforge.model.software import Software, Team
@@ -94,6 +95,7 @@ def cross_problems(spec: ClusterSpec) -> list[tuple[Loc, str]]:
         problems.append(
             (("storage", "server_model"), _unknown("server model", spec.storage.server_model, cat.servers))
         )
+    problems.extend(hardware_problems(spec))
     for (loc_a, net_a), (loc_b, net_b) in combinations(_pools(spec), 2):
         if net_a.first <= net_b.last and net_b.first <= net_a.last:
             problems.append((loc_b, f"{net_b} overlaps {'.'.join(map(str, loc_a))} ({net_a}); pools must be disjoint"))

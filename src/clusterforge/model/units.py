@@ -16,6 +16,8 @@ class ScalableUnit(Declared):
     nodes: int = Field(ge=1, le=1024)
     racks: int = Field(ge=1, le=256)
     nodes_per_rack: int | None = Field(default=None, ge=1, le=64)
+    rack_system: ModelKey | None = Field(default=None, description="catalog rack system (GB200/GB300 NVL72):"
+                                         " every rack of the SU is one such rack, its compute trays the nodes")
     # Rolling changes (driver/CUDA): this many of the SU's servers change at once, each batch
     # verified before the next (`clusterforge roll`).
     rollout_batch: int = Field(default=1, ge=1, le=1024)

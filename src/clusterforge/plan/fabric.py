@@ -185,7 +185,7 @@ def plan_data_fabric(ctx: Context, sw: SwitchBuilder, units: list[ScalableUnit],
     _provision_data_parents(ctx, sw)
     for unit in units:
         su = unit.id
-        rails = spec.catalog.servers[unit.server_model].nics.data.count
+        rails = spec.catalog.servers[unit.server_model].nics.data.ports
         if rails > dims.rails:
             raise PlanError([(("scalable_units", ctx.su_index(su), "server_model"),
                               f"{unit.server_model} has {rails} data NICs; envelope.max_rails is {dims.rails}")])

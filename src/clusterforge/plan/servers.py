@@ -63,7 +63,7 @@ def server_device(ctx: Context, unit: ScalableUnit, slot: NodeSlot) -> Device:
             gateway=stor_block.gateway(),
             members=tuple(nic_name(model.nics.storage.names, "stor", i) for i in range(model.nics.storage.count)),
             speed_gbps=model.nics.storage.speed_gbps))
-    for rail in range(model.nics.data.count):
+    for rail in range(model.nics.data.ports):
         host_ip, leaf_ip = pools.data_nic(slot.su, slot.node, rail)
         interfaces.append(Interface(nic_name(model.nics.data.names, "rail", rail), Plane.DATA, host_ip, nets.data.mtu,
                                     None, peer_ip=leaf_ip.split("/")[0] if leaf_ip else None, rail=rail,

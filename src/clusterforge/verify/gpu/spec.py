@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 PRECISIONS: tuple[str, ...] = ("fp16", "bf16", "fp32", "tf32")
+FLOOR_PRECISIONS: tuple[str, ...] = (*PRECISIONS, "fp8")  # the catalog may floor fp8 before the runner measures it
 
 
 class _Frozen(BaseModel):
@@ -48,6 +49,14 @@ class Thresholds(_Frozen):
     sustained_gap_finding: float = Field(
         default=0.10, ge=0, lt=1, description="1 - sustained_mean / burst above this is a finding"
     )
+    burst_floor_tflops: dict[str, float] = Field(
+        default_factory=dict, description="absolute burst floor per precision (the catalog's acceptance floors);"
+        " where set it replaces the matmul_fraction gate"
+    )
+    sustained_floor_tflops: dict[str, float] = Field(
+        default_factory=dict, description="absolute floor on the sustained mean per precision; where set it"
+        " replaces sustained_matmul_fraction"
+    )
     busbw_floor_gbps: float | None = Field(
         default=None, gt=0, description="all-reduce busbw floor at the largest message; None = not gated"
     )
@@ -70,6 +79,12 @@ class Thresholds(_Frozen):
                 raise ValueError(f"matmul_fraction_by_precision: unknown precision {p!r}")
             if not 0 < f <= 1:
                 raise ValueError(f"matmul_fraction_by_precision[{p}] must be in (0, 1], got {f}")
+        for field in ("burst_floor_tflops", "sustained_floor_tflops"):
+            for p, floor in getattr(self, field).items():
+                if p not in FLOOR_PRECISIONS:
+                    raise ValueError(f"{field}: unknown precision {p!r}; expected one of {FLOOR_PRECISIONS}")
+                if not 0 < floor <= 1e6:
+                    raise ValueError(f"{field}[{p}] must be in (0, 1e6] TFLOPS, got {floor}")
         return self
 
     def matmul_fraction_for(self, precision: str) -> float:
@@ -95,11 +110,28 @@ class AcceptanceSpec(_Frozen):
         gpu = data.get("gpu", data)
         if not isinstance(gpu, Mapping) or "tflops_dense" not in gpu:
             raise ValueError("expected an AcceptanceSpec, a server model with 'gpu', or a 'gpu' mapping")
-        th = dict(data.get("thresholds") or {})
+        th = floor_thresholds(gpu.get("acceptance"))
+        th.update(dict(data.get("thresholds") or {}))
         th.update(dict(thresholds or {}))
+        peaks = {p: v for p, v in dict(gpu["tflops_dense"]).items() if p in PRECISIONS}
         return cls(
             gpu_model=str(gpu["model"]),
             gpu_count=int(gpu["count"]),
-            tflops_dense=DeclaredTflops.model_validate(dict(gpu["tflops_dense"])),
+            tflops_dense=DeclaredTflops.model_validate(peaks),
             thresholds=Thresholds.model_validate(th),
         )
+
+
+def floor_thresholds(floors: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A catalog GPU's ``acceptance`` floors (burst_tflops, sustained_tflops, memory_bandwidth_tbps) as
+    thresholds; figures the catalog leaves out are not gated."""
+    if not floors:
+        return {}
+    out: dict[str, Any] = {}
+    for key, field in (("burst_tflops", "burst_floor_tflops"), ("sustained_tflops", "sustained_floor_tflops")):
+        by_precision = {p: float(v) for p, v in dict(floors.get(key) or {}).items() if v is not None}
+        if by_precision:
+            out[field] = by_precision
+    if floors.get("memory_bandwidth_tbps") is not None:
+        out["membw_floor_tbps"] = float(floors["memory_bandwidth_tbps"])
+    return out
