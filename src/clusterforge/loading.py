@@ -6,6 +6,7 @@ plan, render, report, diff, lab and preview/up alike.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from clusterforge.fanout import default_workers, fan_out
@@ -26,6 +27,30 @@ def fabric_loc(message: str) -> Loc:
         if f"({plane})" in message or f"the {plane} plane" in message or f" on {plane}" in message:
             return ("networks", plane)
     return ("networks",)
+
+
+_LINK = re.compile(r"^link \S+ <-> \S+: (?P<device>[^\s:]+)(?::(?P<port>\S+))? (?P<what>.*)$")
+_TIER_FIELD = {DeviceKind.LEAF: "leaf_model", DeviceKind.SPINE: "spine_model", DeviceKind.CORE: "core_model"}
+
+
+def link_loc(message: str, plan: Plan) -> Loc | None:
+    """A per-link problem at the declared field that made the offending end: a switch's model field on its
+    plane, a server's NIC group in the catalog, the plane's MTU; None when the sentence is not about a link."""
+    match = _LINK.match(message)
+    if match is None:
+        return None
+    try:
+        device = plan.device(match["device"])
+    except KeyError:
+        return None
+    if device.plane is not None and device.kind in _TIER_FIELD:
+        return ("networks", device.plane, _TIER_FIELD[device.kind])
+    port = match["port"] or ""
+    iface = next((i for i in device.interfaces if i.name == port or port in i.members), None)
+    if iface is not None and device.kind in (DeviceKind.SERVER, DeviceKind.STORAGE):
+        field = "speed_gbps" if "Gb/s" in match["what"] else "count"
+        return ("catalog", "servers", device.model, "nics", iface.plane, field)
+    return None
 
 
 ASN_MAX = 4_294_967_294  # 4-byte ASNs; 4294967295 is reserved (RFC 7300)
@@ -86,5 +111,6 @@ def _load_and_plan(path: str | Path) -> tuple[ClusterSpec, Plan, SourceMap]:
         raise DeclarationError([source.problem(loc, message) for loc, message in located])
     problems = _fabric_problems(plan)
     if problems:
-        raise DeclarationError([source.problem(fabric_loc(message), f"fabric: {message}") for message in problems])
+        raise DeclarationError([source.problem(link_loc(message, plan) or fabric_loc(message), f"fabric: {message}")
+                                for message in problems])
     return spec, plan, source

@@ -26,21 +26,23 @@ ALLOWED = {
     "paths": set(),
     "gcpause": set(),  # bulk work with the cyclic garbage collector paused (loading and rendering)
     "fanout": set(),  # independent pure work over forked workers (loading's checks, rendering)
+    "sshmux": set(),  # one SSH ControlPath directory per run (provision, verify)
+    "outdir": set(),  # the one output writer (contained, owned, whole or nothing): render, provision, cli
     "model": {"vocab"},
     "plan": {"model", "vocab"},
     "loading": {"model", "plan", "vocab", "gcpause", "fanout"},
-    "render": {"model", "plan", "vocab", "paths", "gcpause", "fanout"},
+    "render": {"model", "plan", "vocab", "paths", "gcpause", "fanout", "outdir"},
     "lab": {"model", "plan", "vocab", "paths", "render"},  # reads each router's frr.conf from the rendered tree
-    "provision": {"paths"},
+    "provision": {"paths", "outdir", "sshmux"},
     # verify.gpu.launch reads clusterforge.__file__ for its workers; the host checks read the rendered tree
     # with the YAML dialect render writes it in (render.yamltext)
-    "verify": {"paths", "__init__", "render"},
+    "verify": {"paths", "__init__", "render", "sshmux"},
     "export": {"model", "plan", "vocab", "render"},
     "sot": {"model", "plan", "vocab", "render", "export"},
     "ops": set(),  # process trees and interrupts: a utility layer the Pulumi providers use
-    "pulumi": {"model", "plan", "vocab", "paths", "loading", "render", "lab", "provision", "verify", "ops"},
+    "pulumi": {"model", "plan", "vocab", "paths", "loading", "render", "lab", "provision", "verify", "ops", "sshmux"},
     "cli": {"model", "plan", "vocab", "paths", "loading", "render", "lab", "provision", "verify", "pulumi", "ops",
-            "export", "sot"},
+            "export", "sot", "outdir"},
 }
 # Known exceptions, each with its reason; the list may only shrink (it is empty: keep it so).
 EXCEPTIONS: set[tuple[str, str]] = set()

@@ -17,6 +17,7 @@ import typer
 from rich.table import Table
 
 from clusterforge import paths
+from clusterforge.cli._args import check_stack
 from clusterforge.cli._common import ApplyTarget, Format, emit_json, err, format_option, load, out
 
 __all__ = ["register"]
@@ -38,7 +39,9 @@ def _open(inventory: Path | None, stack: str | None, target: ApplyTarget | str |
         if inventory is None:
             err.print("error: give an INVENTORY or --stack", markup=False)
             raise typer.Exit(2)
+        check_stack(inventory.stem, str(inventory))
         stack = inventory.stem
+    check_stack(stack)
     settings: dict[str, str | None] | None = None  # None: destroy leaves the stack's config alone
     if inventory is not None:
         load(inventory)  # declaration errors as FILE:LINE before the engine starts

@@ -9,6 +9,7 @@ from pathlib import Path
 import typer
 
 from clusterforge.cli._common import Format, emit_json, err, format_option, load, out, say
+from clusterforge.cli._output import out_arg, write_out
 
 __all__ = ["register", "validate", "plan", "render", "Format"]
 
@@ -52,14 +53,14 @@ def plan(file: Path = typer.Argument(..., help="inventory YAML"),
 
 
 def render(file: Path = typer.Argument(..., help="inventory YAML"),
-           out_dir: Path = typer.Option(..., "--out", "-o", help="output directory"),
+           out_dir: Path = typer.Option(..., "--out", "-o", help="output directory", parser=out_arg),
            format: Format = format_option()) -> None:
     """Render Ansible inventory, host_vars, switch configs and the asset register into DIR (atomically)."""
-    from clusterforge.render import render_all, write_tree
+    from clusterforge.render import render_all
 
     spec, plan_obj, _ = load(file)
     files = render_all(plan_obj)
-    write_tree(out_dir, files)
+    write_out(out_dir, files)
     if format is Format.json:
         emit_json({"out": str(out_dir), "files": sorted(files)})
         return

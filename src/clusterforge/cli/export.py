@@ -11,6 +11,7 @@ import typer
 
 from clusterforge.cli._common import Format, emit_json, err, format_option, load, say, usage_error
 from clusterforge.cli._common import out as stdout
+from clusterforge.cli._output import out_arg, write_out
 
 __all__ = ["register"]
 
@@ -22,9 +23,7 @@ _IMAGE = re.compile(r"^([a-z0-9_-]+)=([A-Za-z0-9][A-Za-z0-9._/:@-]*)$")
 
 
 def _written(kind: str, out_dir: Path, files: dict[str, str], left_out: tuple[str, ...], format: Format) -> None:
-    from clusterforge.render import write_tree
-
-    write_tree(out_dir, files)
+    write_out(out_dir, files)
     if format is Format.json:
         emit_json({"export": kind, "out": str(out_dir), "files": sorted(files), "left_out": list(left_out)})
         return
@@ -36,7 +35,7 @@ def _written(kind: str, out_dir: Path, files: dict[str, str], left_out: tuple[st
 @export_app.command("containerlab")
 def containerlab(
     inventory: Path = typer.Argument(..., help="inventory YAML"),
-    out_dir: Path = typer.Option(..., "--out", "-o", help="output directory: clab.yml and configs/"),
+    out_dir: Path = typer.Option(..., "--out", "-o", parser=out_arg, help="output directory: clab.yml and configs/"),
     image: list[str] = typer.Option([], "--image", help="KIND=IMAGE per containerlab kind (repeatable), e.g. "
                                     "sonic-vs=docker-sonic-vs:202405 [default: see DEFAULT_IMAGES]"),
     format: Format = format_option(),
@@ -64,7 +63,7 @@ def containerlab(
 @export_app.command("batfish")
 def batfish(
     inventory: Path = typer.Argument(..., help="inventory YAML"),
-    out_dir: Path = typer.Option(..., "--out", "-o",
+    out_dir: Path = typer.Option(..., "--out", "-o", parser=out_arg,
                                  help="snapshot directory (configs/, sonic_configs/, hosts/, batfish/)"),
     format: Format = format_option(),
 ) -> None:
@@ -80,7 +79,8 @@ def batfish(
 @export_app.command("device-types")
 def device_types_cmd(
     inventory: Path = typer.Argument(..., help="inventory YAML"),
-    out_dir: Path = typer.Option(..., "--out", "-o", help="output directory: device-types/<vendor>/<slug>.yaml"),
+    out_dir: Path = typer.Option(..., "--out", "-o", parser=out_arg,
+                                 help="output directory: device-types/<vendor>/<slug>.yaml"),
     format: Format = format_option(),
 ) -> None:
     """The Plan's hardware as NetBox/Nautobot device-type library YAML (importable by both)."""
@@ -92,16 +92,18 @@ def device_types_cmd(
 
 @collection_app.command("build")
 def build(
-    out_dir: Path = typer.Option(Path("dist"), "--out", "-o", help="where the tarball goes [default: dist]"),
+    out_dir: Path = typer.Option(Path("dist"), "--out", "-o", parser=out_arg,
+                                 help="where the tarball goes [default: dist]"),
     format: Format = format_option(),
 ) -> None:
     """Assemble roles/ and playbooks/ as clusterforge.gpu and build it with ansible-galaxy."""
+    from clusterforge.outdir import OutputRefused
     from clusterforge.provision.collection import CollectionError
     from clusterforge.provision.collection import build as build_collection
 
     try:
         tarball = build_collection(out_dir)
-    except CollectionError as exc:
+    except (CollectionError, OutputRefused) as exc:
         say(err, f"collection: {exc}")
         raise typer.Exit(3) from None
     if format is Format.json:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import typer
 
+from clusterforge.cli._args import check_stack
 from clusterforge.cli._common import Format, emit_json, err, format_option, load, out
 from clusterforge.cli._common import say as _say
 
@@ -44,8 +45,8 @@ def drift(
 
     from clusterforge.pulumi import automation
 
+    name = check_stack(stack) if stack else check_stack(inventory.stem, str(inventory))
     load(inventory)  # declaration errors as FILE:LINE first
-    name = stack or inventory.stem
     backend = automation.Backend.resolve(state_dir, backend_url)
     try:
         handle = automation.open_stack(name, None, backend)  # the stack's own settings: nothing is changed

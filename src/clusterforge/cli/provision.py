@@ -12,6 +12,7 @@ from pathlib import Path
 
 import typer
 
+from clusterforge.cli._args import check_tags, inventory_groups
 from clusterforge.cli._common import Format, emit_json, err, format_option, load, out, say, usage_error
 from clusterforge.cli.ops import DoctorTarget as HostTarget
 
@@ -30,18 +31,21 @@ def provision(
     from clusterforge.provision import run_site
     from clusterforge.render import render_all, write_tree
 
+    check_tags(tags)
     spec, plan, _ = load(inventory)
-    names = {d.name for d in plan.devices if d.kind in ("server", "storage")}
-    unknown = [h for h in limit if h not in names and not h.startswith("su")]
+    files = render_all(plan)
+    names = {d.name for d in plan.devices if d.kind in ("server", "storage")} | inventory_groups(
+        files["ansible/inventory.yml"])
+    unknown = [h for h in limit if h not in names]
     if unknown:
-        usage_error(f"not a server or SU group of {inventory}: {', '.join(unknown)}")
+        usage_error(f"not a server or group of {inventory}'s inventory: {', '.join(unknown)}")
     if HostTarget(target) is HostTarget.lab and ssh_config is None:
         from clusterforge.lab import ssh_config_path
 
         ssh_config = ssh_config_path(plan.cluster)
     with tempfile.TemporaryDirectory(prefix="cf-provision-") as tmp:
         rendered = Path(tmp) / "rendered"
-        write_tree(rendered, render_all(plan))
+        write_tree(rendered, files)
         result = run_site(rendered / "ansible" / "inventory.yml", Path(tmp) / "runner", limit=list(limit) or None,
                           tags=list(tags) or None,
                           extravars={"cf_lab": True} if HostTarget(target) is HostTarget.lab else None,

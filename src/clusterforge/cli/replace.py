@@ -17,6 +17,7 @@ from pathlib import Path
 
 import typer
 
+from clusterforge.cli._args import check_concerns, check_tags
 from clusterforge.cli._common import Format, emit_json, err, format_option, load, out, say, usage_error
 from clusterforge.cli.ops import DoctorTarget as HostTarget
 from clusterforge.vocab import DeviceKind
@@ -41,6 +42,8 @@ def replace(
     from clusterforge.render import render_tree, write_tree
     from clusterforge.verify.runner import VerifyError, run_checks
 
+    check_concerns(check)  # before the host is re-imaged or provisioned
+    check_tags(tags)
     target = HostTarget(target).value
     spec, plan, _ = load(inventory)
     device = next((d for d in plan.devices if d.name == host), None)

@@ -19,6 +19,7 @@ import typer
 from ruamel.yaml.error import YAMLError
 
 from clusterforge.cli._common import Format, emit_json, err, format_option, load, out, print_problems
+from clusterforge.cli._output import out_arg, write_out
 from clusterforge.loading import DeclarationError, load_and_plan
 from clusterforge.model.yamlsafe import MAX_BYTES, UnsafeInput, parse_yaml, read_declaration_text
 
@@ -108,16 +109,16 @@ def _load_side(source: str, side: Path):
 
 
 def report(file: Path = typer.Argument(..., help="inventory YAML"),
-           out_dir: Path = typer.Option(..., "--out", "-o", help="output directory (report/ is written inside)"),
+           out_dir: Path = typer.Option(..., "--out", "-o", help="output directory (report/ is written inside)",
+                                         parser=out_arg),
            format: Format = format_option(),
            ) -> None:
     """Write an HTML report (rack elevations, fabrics, power, IP plan, BOM, TCO) with SVGs and bom.csv."""
-    from clusterforge.render import write_tree
     from clusterforge.render.report import render_report
 
     spec, plan, _ = load(file)
     files = render_report(plan)
-    write_tree(out_dir, files)
+    write_out(out_dir, files)
     for warning in plan.warnings:
         err.print(f"warning: {warning}", markup=False, highlight=False, soft_wrap=True)
     if format is Format.json:

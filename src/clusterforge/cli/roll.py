@@ -18,6 +18,7 @@ from pathlib import Path
 
 import typer
 
+from clusterforge.cli._args import check_concerns, check_tags
 from clusterforge.cli._common import Format, emit_json, err, format_option, load, out, say, usage_error
 from clusterforge.cli.ops import DoctorTarget as HostTarget
 from clusterforge.vocab import DeviceKind
@@ -62,6 +63,8 @@ def roll(
     from clusterforge.render import render_all, write_tree
     from clusterforge.verify.runner import VerifyError, run_checks
 
+    check_concerns(check)  # before anything is drained or provisioned
+    check_tags(tags)
     target = HostTarget(target).value
     report: dict = {"batches": [], "ok": True}
     kubectl = shutil.which("kubectl") if kubeconfig else None

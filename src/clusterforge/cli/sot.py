@@ -14,6 +14,7 @@ import typer
 
 from clusterforge.cli._common import Format, emit_json, err, format_option, load, say, usage_error
 from clusterforge.cli._common import out as stdout
+from clusterforge.cli._output import out_arg, write_out
 
 __all__ = ["register"]
 
@@ -25,8 +26,10 @@ SECRET_KEY = "clusterforge:sotToken"
 
 def _token(token_env: str | None, stack: str | None, state_dir: Path | None) -> str:
     if stack:
+        from clusterforge.cli._args import check_stack
         from clusterforge.pulumi import automation
 
+        check_stack(stack)
         try:
             handle = automation.open_stack(stack, None, automation.Backend.resolve(state_dir, None))
             value = handle.get_all_config().get(SECRET_KEY)
@@ -53,7 +56,17 @@ def _client(url: str, token_env: str | None, stack: str | None, state_dir: Path 
         usage_error(str(exc))
 
 
-URL = typer.Option(..., "--url", help="Nautobot base URL, e.g. https://nautobot.example.net")
+def _url_arg(raw: str) -> str:
+    """--url checked before the declaration is read or anything is asked of a server."""
+    from clusterforge.sot.client import SotError, check_url
+
+    try:
+        return check_url(raw)
+    except SotError as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
+URL = typer.Option(..., "--url", help="Nautobot base URL, e.g. https://nautobot.example.net", parser=_url_arg)
 TOKEN_ENV = typer.Option(None, "--token-env", help="environment variable holding the API token "
                          "[default: CLUSTERFORGE_SOT_TOKEN, then NAUTOBOT_TOKEN]")
 FROM_STACK = typer.Option(None, "--token-from-stack",
@@ -93,11 +106,10 @@ def push_cmd(inventory: Path = typer.Argument(..., help="inventory YAML"), url: 
 
 @sot_app.command("pull")
 def pull_cmd(inventory: Path = typer.Argument(..., help="inventory YAML"), url: str = URL,
-             out_dir: Path = typer.Option(..., "--out", "-o", help="directory for assets-asbuilt.csv"),
+             out_dir: Path = typer.Option(..., "--out", "-o", help="directory for assets-asbuilt.csv", parser=out_arg),
              token_env: str | None = TOKEN_ENV, token_from_stack: str | None = FROM_STACK,
              state_dir: Path | None = STATE_DIR, format: Format = format_option()) -> None:
     """Read serials, asset tags and status back into the asset register (assets-asbuilt.csv)."""
-    from clusterforge.render import write_tree
     from clusterforge.sot import SotError
     from clusterforge.sot.pull import as_built, as_built_register
 
@@ -108,7 +120,7 @@ def pull_cmd(inventory: Path = typer.Argument(..., help="inventory YAML"), url: 
     except SotError as exc:
         say(err, f"sot pull: {exc}")
         raise typer.Exit(3) from None
-    write_tree(out_dir, {"assets-asbuilt.csv": as_built_register(spec, plan, facts)})
+    write_out(out_dir, {"assets-asbuilt.csv": as_built_register(spec, plan, facts)})
     if format is Format.json:
         emit_json({"cluster": plan.cluster, "file": str(out_dir / "assets-asbuilt.csv"), "devices": facts})
         return

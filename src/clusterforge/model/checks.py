@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from clusterforge.model.cluster import ClusterSpec, Loc
+from clusterforge.model.host_checks import CUDA_MIN_DRIVER_BRANCH, host_problems
 
 __all__ = ["semantic_problems"]
 
@@ -29,7 +30,7 @@ VOLTAGE_TOLERANCE = 0.10
 
 def semantic_problems(spec: ClusterSpec) -> list[tuple[Loc, str]]:
     return [*_duplicates(spec), *_feed_vs_pdu(spec), *_transport(spec), *_quotas(spec), *_racks(spec),
-            *_qos(spec), *_software(spec), *_storage_layout(spec)]
+            *_qos(spec), *_software(spec), *_storage_layout(spec), *host_problems(spec)]
 
 
 def _first_seen(items: Iterable[tuple[Loc, Any]], what: str) -> list[tuple[Loc, str]]:
@@ -143,7 +144,6 @@ def _qos(spec: ClusterSpec) -> list[tuple[Loc, str]]:
     return problems
 
 
-CUDA_MIN_DRIVER_BRANCH = {11: 450, 12: 525, 13: 580}  # CUDA major -> lowest driver branch that runs it
 OPEN_MODULES_FROM = 515
 
 

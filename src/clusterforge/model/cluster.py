@@ -25,7 +25,7 @@ Loc = tuple[str | int, ...]
 class ClusterSpec(Declared):
     name: Name
     site: Site
-    catalog_files: list[str] = Field(default=[], max_length=32)
+    catalog_files: list[str] = Field(default=[], max_length=32)  # loader.MAX_CATALOG_FILES
     catalog: Catalog
     envelope: Envelope = Envelope()
     scalable_units: list[ScalableUnit] = Field(min_length=1, max_length=4096)

@@ -16,7 +16,10 @@ from clusterforge.model.cluster import ClusterSpec, Loc, cross_problems
 from clusterforge.model.errors import DeclarationError, Problem, field_path, shown
 from clusterforge.model.yamlsafe import UnsafeInput, parse_yaml, read_declaration_text
 
-__all__ = ["SourceMap", "load_cluster", "load_yaml_with_positions"]
+__all__ = ["SourceMap", "load_cluster", "load_yaml_with_positions", "MAX_CATALOG_FILES", "MAX_CATALOG_BYTES"]
+
+MAX_CATALOG_FILES = 32
+MAX_CATALOG_BYTES = 1 << 20  # all catalog files together (each is also under yamlsafe.MAX_BYTES)
 
 
 class SourceMap:
@@ -55,6 +58,9 @@ def _plain(node: Any, loc: Loc, file: str, source: SourceMap) -> Any:
         out = {}
         for key, value in node.items():
             line, col = node.lc.key(key)
+            if not isinstance(key, str):  # null, true, 3: a field name is text (pydantic would say 1:1)
+                raise DeclarationError([Problem(file, line + 1, col + 1, field_path(loc),
+                                                f"a key must be a field name (text); got {shown(key)}")])
             source.record((*loc, key), file, line + 1, col + 1)
             out[key] = _plain(value, (*loc, key), file, source)
         return out
@@ -110,6 +116,8 @@ def _catalog_path(base: Path, relative: Any) -> tuple[Path | None, str]:
         return None, f"leaves the inventory's directory; expected {allowed}"
     except (OSError, RuntimeError) as exc:  # missing, symlink loop
         return None, f"catalog file not readable: {getattr(exc, 'strerror', None) or exc}"
+    if not path.is_file():  # a directory, FIFO or device: refused here, at the entry that names it
+        return None, f"not a regular file; expected {allowed}"
     return path, ""
 
 
@@ -120,12 +128,24 @@ def _merge_catalog(data: dict, base: Path, source: SourceMap, problems: list[Pro
     files = data.get("catalog_files", [])
     if not isinstance(files, list):
         return
+    if len(files) > MAX_CATALOG_FILES:  # counted before any file is opened
+        problems.append(source.problem(("catalog_files", MAX_CATALOG_FILES),
+                                       f"{len(files)} catalog files; at most {MAX_CATALOG_FILES} are read"))
+        return
+    budget = MAX_CATALOG_BYTES
     from_files: dict[tuple[str, str], str] = {}  # (section, name) -> the catalog file that declared it
     for index, relative in enumerate(files):
         path, why = _catalog_path(base, relative)
         if path is None:
             problems.append(source.problem(("catalog_files", index), why))
             continue
+        size = path.stat().st_size
+        if size > budget:  # the files' sizes together, checked before the one that would pass it is read
+            reached = MAX_CATALOG_BYTES - budget + size
+            problems.append(source.problem(("catalog_files", index), f"the catalog files reach {reached} bytes"
+                                           f" with this one; at most {MAX_CATALOG_BYTES} in all"))
+            return
+        budget -= size
         part_source = SourceMap()  # inline entries win, and keep their own lines
         try:
             part = load_yaml_with_positions(path, ("catalog",), part_source)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from clusterforge.model.base import Declared
 from clusterforge.model.grammar import ModelKey, VrfName
@@ -16,6 +16,7 @@ PlaneName = Literal["data", "storage", "management", "oob"]
 PLANES: tuple[str, ...] = ("data", "storage", "management", "oob")
 Transport = Literal["roce", "infiniband", "ethernet"]
 Nos = Literal["sonic", "cumulus", "eos", "infiniband"]
+DEFAULT_CLASS = 0  # priority 0 / DSCP 0: the default, best-effort class
 
 
 class Qos(Declared):
@@ -31,6 +32,24 @@ class Qos(Declared):
     pfc_watchdog_ms: int = Field(default=200, ge=100, le=5000)  # SONiC PFC_WD detection_time range
     ets_roce_pct: int = Field(default=50, ge=1, le=99)
     pfc_cable_length_m: int = Field(default=100, ge=1, le=100_000)
+
+    @field_validator("roce_priority", "cnp_priority")
+    @classmethod
+    def _not_the_default_priority(cls, value: int) -> int:
+        # PFC on priority 0 makes the default class (everything untagged) lossless: every port pauses
+        if value == DEFAULT_CLASS:
+            raise ValueError("priority 0 is the default (best-effort) class that carries all other traffic;"
+                             " RoCE and CNP each need a priority of their own, 1-7 (usually RoCE 3, CNP 6)")
+        return value
+
+    @field_validator("roce_dscp", "cnp_dscp")
+    @classmethod
+    def _not_the_default_dscp(cls, value: int) -> int:
+        # DSCP 0 is best effort: mapping it to the RoCE class pulls every unmarked packet into the lossless queue
+        if value == DEFAULT_CLASS:
+            raise ValueError("DSCP 0 is best effort, which every unmarked packet carries; RoCE and CNP each need"
+                             " a DSCP of their own, 1-63 (usually RoCE 26, CNP 48)")
+        return value
 
 
 class AsnRanges(Declared):

@@ -30,9 +30,9 @@ def _pool(value: str) -> str:
     address, length = value.split("/")
     if any(int(octet) > 255 or (len(octet) > 1 and octet[0] == "0") for octet in address.split(".")):
         raise ValueError(f"not an IPv4 address; expected {ALLOWED}")
+    if not 8 <= int(length) <= 30:  # before netaddr, whose AddrFormatError (/33 and up) is no ValueError
+        raise ValueError(f"/{int(length)} is not a usable pool; expected {ALLOWED}")
     net = IPNetwork(value)
-    if not 8 <= net.prefixlen <= 30:
-        raise ValueError(f"/{net.prefixlen} is not a usable pool; expected {ALLOWED}")
     if str(net.cidr) != value:
         raise ValueError(f"host bits set; did you mean {net.cidr}?")
     for block, what in UNUSABLE:

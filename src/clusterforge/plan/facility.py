@@ -99,6 +99,16 @@ def _imbalance(loads: list[float]) -> float:
     return (max(loads) - min(loads)) / mean * 100 if mean and len(loads) > 1 else 0.0
 
 
+def _budget_loc(loc: Loc, role: str, feed_bound: bool) -> Loc:
+    """Where a rack over its power budget is refused: a compute rack at the SU that filled it; a network or
+    site rack (sized by no one field) at what bounds its budget, the feed circuits or the rack limit."""
+    if role == "compute":
+        return loc
+    if feed_bound:
+        return ("site", "facility", "feed", "max_utilisation")
+    return ("site", "facility", "rack_power_limit_w")
+
+
 def plan_racks(
     spec: ClusterSpec,
     devices: list[Device],
@@ -133,7 +143,8 @@ def plan_racks(
         weight = fac.rack_empty_weight_kg + 2 * pairs * pdu_model.weight_kg + sum(d.weight_kg for d in members)
         floor = weight / fac.rack_footprint_m2
         if power > budget_w:
-            problems.append((loc, f"rack {name}: {power:,.0f} W exceeds its budget {budget_w:,.0f} W"
+            problems.append((_budget_loc(loc, role, pairs * fac.feed.capacity_w < fac.rack_power_limit_w),
+                             f"rack {name}: {power:,.0f} W exceeds its budget {budget_w:,.0f} W"
                              f" ({capacity:,.0f} W per feed side on {pairs} PDU circuit(s) less {fac.headroom:.0%}"
                              f" headroom) by {power - budget_w:,.0f} W"))
         if weight > fac.rack_max_weight_kg:

@@ -20,6 +20,8 @@ from pathlib import Path
 
 import yaml
 
+from clusterforge.outdir import write_file
+
 __all__ = ["CollectionError", "CollectionInfo", "assemble", "build", "collection_info", "fqcn"]
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
@@ -115,9 +117,8 @@ def _ansible_galaxy() -> str:
 def build(out_dir: Path, repo_root: Path = REPO_ROOT) -> Path:
     """Assemble and build the collection; the tarball appears in ``out_dir`` whole or not at all."""
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
     info = collection_info(repo_root)
-    with tempfile.TemporaryDirectory(prefix="cf-collection-", dir=out_dir) as tmp:
+    with tempfile.TemporaryDirectory(prefix="cf-collection-") as tmp:
         tree = assemble(Path(tmp) / "tree", repo_root)
         built = Path(tmp) / "built"
         env = {**os.environ, "ANSIBLE_HOME": str(Path(tmp) / "ansible-home"), "ANSIBLE_NOCOLOR": "1"}
@@ -131,6 +132,4 @@ def build(out_dir: Path, repo_root: Path = REPO_ROOT) -> Path:
         tarball = built / info.tarball_name
         if run.returncode != 0 or not tarball.is_file():
             raise CollectionError(f"ansible-galaxy collection build failed:\n{run.stdout}{run.stderr}".rstrip())
-        final = out_dir / info.tarball_name
-        os.replace(tarball, final)
-    return final
+        return write_file(out_dir, info.tarball_name, tarball.read_bytes())

@@ -17,6 +17,7 @@ from typing import Any
 import ansible_runner
 
 from clusterforge import paths
+from clusterforge.sshmux import ansible_env, private_control_dir
 
 __all__ = ["ProvisionResult", "run_site"]
 
@@ -77,23 +78,22 @@ def run_site(
     playbooks_dir = Path(playbooks_dir or paths.playbooks_dir()).resolve()
     private_data_dir = Path(private_data_dir).resolve()
     private_data_dir.mkdir(parents=True, exist_ok=True)
-    envvars = _environment(playbooks_dir, ssh_config)
-
     started = time.monotonic()
-    run = ansible_runner.run(
-        private_data_dir=str(private_data_dir),
-        project_dir=str(playbooks_dir),
-        playbook=playbook,
-        inventory=str(Path(inventory_path).resolve()),
-        limit=_join(limit),
-        tags=_join(tags),
-        skip_tags=_join(skip_tags),
-        extravars=dict(extravars or {}),
-        envvars=envvars,
-        quiet=True,
-        rotate_artifacts=20,
-        **_callbacks(progress, cancel),
-    )
+    with private_control_dir() as control_dir:  # this run's SSH masters, shared with no other run
+        run = ansible_runner.run(
+            private_data_dir=str(private_data_dir),
+            project_dir=str(playbooks_dir),
+            playbook=playbook,
+            inventory=str(Path(inventory_path).resolve()),
+            limit=_join(limit),
+            tags=_join(tags),
+            skip_tags=_join(skip_tags),
+            extravars=dict(extravars or {}),
+            envvars={**_environment(playbooks_dir, ssh_config), **ansible_env(control_dir)},
+            quiet=True,
+            rotate_artifacts=20,
+            **_callbacks(progress, cancel),
+        )
     duration_s = time.monotonic() - started
     return _result(run, duration_s)
 

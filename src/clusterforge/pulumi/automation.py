@@ -91,6 +91,8 @@ class Backend:
 
 
 def stack_work_dir(backend: Backend, stack: str) -> Path:
+    if not stack or "/" in stack or stack.startswith("."):  # the CLI's grammar (cli/_args) refuses these first
+        raise ValueError(f"stack name {stack!r} is not a directory name")
     return backend.state_dir / "stacks" / stack
 
 

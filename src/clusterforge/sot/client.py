@@ -5,6 +5,7 @@ The token is sent in the Authorization header only; no message, exception or rep
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 from urllib.parse import urlsplit
@@ -21,11 +22,31 @@ class SotError(Exception):
     """The source-of-truth server refused or failed a request; the message says which and why."""
 
 
+_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+_HOST = re.compile(rf"^(?:{_LABEL}\.)*{_LABEL}$|^\[[0-9A-Fa-f:.]+\]$")
+_PATH = re.compile(r"^(/[A-Za-z0-9._~-]*)*$")
+
+
+def check_url(url: str) -> str:
+    """http(s)://host[:port][/path], nothing else (no credentials, query, fragment, space or control
+    character); SotError naming what is allowed otherwise."""
+    allowed = f"--url {url[:80]!r}: expected http(s)://host[:port][/path] (host a DNS name, IPv4 or [IPv6])"
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        raise SotError(allowed) from None
+    netloc_host = parts.netloc.rsplit(":", 1)[0] if port is not None else parts.netloc
+    if (parts.scheme not in ("http", "https") or not parts.netloc or "@" in parts.netloc or parts.query
+            or parts.fragment or not _HOST.match(netloc_host) or not _PATH.match(parts.path)
+            or port == 0 or len(url) > 2048):
+        raise SotError(allowed)
+    return url
+
+
 class NautobotClient:
     def __init__(self, url: str, token: str, *, timeout: float = 300.0, verify: bool = True) -> None:
-        parts = urlsplit(url)
-        if parts.scheme not in ("http", "https") or not parts.netloc:
-            raise SotError(f"--url {url!r}: expected http(s)://host[:port]")
+        check_url(url)
         if not token:
             raise SotError("no API token: set it in the environment or as a Pulumi secret")
         self.base = url.rstrip("/")

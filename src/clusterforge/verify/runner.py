@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from clusterforge import paths
+from clusterforge.sshmux import CONTROL_PATH, ansible_env, private_control_dir
 from clusterforge.verify.hosts import CONCERNS
 from clusterforge.verify.hosts._inventory import InventoryError, load_inventory
 
@@ -196,49 +197,36 @@ def pytest_command(
     return cmd + list(extra_args)
 
 
-def _multiplexing_config(tmp: Path) -> Path | None:
-    """An ansible.cfg that adds SSH connection sharing (ControlPath) to the user's effective one.
-
-    testinfra's Ansible backend opens one SSH connection per command unless the Ansible config
-    names a control_path; sharing one connection per host makes a run several times faster.
-    The user's own settings are copied; an explicit ANSIBLE_CONFIG or control_path is left alone.
-    """
-    if os.environ.get("ANSIBLE_CONFIG"):
-        return None
+def _multiplexing_config(tmp: Path, control_dir: Path) -> Path:
+    """The user's effective ansible.cfg (ANSIBLE_CONFIG, ./ansible.cfg, ~/.ansible.cfg, /etc/ansible) with this
+    run's own ControlPath directory (clusterforge.sshmux): testinfra's Ansible backend shares one SSH
+    connection per host only when the config names a control_path, and a path of the user's (or Ansible's
+    default, keyed by host/port/user) would let this run ride another run's master to the same address."""
     cfg = configparser.ConfigParser(interpolation=None)
-    for candidate in (Path.cwd() / "ansible.cfg", Path.home() / ".ansible.cfg", Path("/etc/ansible/ansible.cfg")):
+    explicit = os.environ.get("ANSIBLE_CONFIG")
+    candidates = [Path(explicit)] if explicit else [Path.cwd() / "ansible.cfg", Path.home() / ".ansible.cfg",
+                                                    Path("/etc/ansible/ansible.cfg")]
+    for candidate in candidates:
         if candidate.is_file():
             cfg.read(candidate)
             break
-    if cfg.has_option("ssh_connection", "control_path"):
-        return None
-    sockets = tmp / "cp"
-    sockets.mkdir()
     for section in ("ssh_connection", "persistent_connection"):
         if not cfg.has_section(section):
             cfg.add_section(section)
-    cfg.set("ssh_connection", "control_path", "%(directory)s/%%C")
-    cfg.set("persistent_connection", "control_path_dir", str(sockets))
+    cfg.set("ssh_connection", "control_path", CONTROL_PATH)
+    cfg.set("persistent_connection", "control_path_dir", str(control_dir))
     path = tmp / "ansible.cfg"
     with path.open("w") as f:
         cfg.write(f)
     return path
 
 
-def _close_shared_connections(tmp: Path) -> None:
-    """Stop the SSH masters of this run now rather than after their ControlPersist idle time."""
-    sockets = tmp / "cp"
-    if not sockets.is_dir():
-        return
-    for sock in sockets.iterdir():
-        subprocess.run(["ssh", "-o", f"ControlPath={sock}", "-O", "exit", "cf-verify"],
-                       capture_output=True, timeout=10, check=False)
-
-
-def _env(ansible_config: Path | None = None) -> dict[str, str]:
+def _env(ansible_config: Path | None = None, control_dir: Path | None = None) -> dict[str, str]:
     env = dict(os.environ)
     if ansible_config is not None:
         env["ANSIBLE_CONFIG"] = str(ansible_config)
+    if control_dir is not None:
+        env.update(ansible_env(control_dir))
     # ansible-inventory (testinfra's Ansible backend) lives beside this interpreter in a venv.
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     src = str(paths.PACKAGE_DIR.parent)  # the directory holding the clusterforge package
@@ -295,18 +283,16 @@ def run_checks(
     if workers is None:
         workers = default_workers(len(selected)) if target != "local" and _xdist_available() else 1
     started = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
-    with tempfile.TemporaryDirectory(prefix="cf-verify-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="cf-verify-") as tmp, private_control_dir() as control_dir:
         records_json = Path(tmp) / "records.json"
         cmd = pytest_command(inventory.path.resolve(), target, selected if hosts else [], ssh_config, records_json,
                              concerns=concerns, workers=workers, group=group, extra_args=extra_args)
-        ansible_config = _multiplexing_config(Path(tmp)) if target != "local" else None
+        ansible_config = _multiplexing_config(Path(tmp), control_dir) if target != "local" else None
         try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, env=_env(ansible_config), timeout=timeout_s,
-                                  stdin=subprocess.DEVNULL)
+            proc = subprocess.run(cmd, capture_output=True, text=True, env=_env(ansible_config, control_dir),
+                                  timeout=timeout_s, stdin=subprocess.DEVNULL)
         except subprocess.TimeoutExpired:
             raise VerifyError(f"the host checks did not finish within {timeout_s:.0f} s") from None
-        finally:
-            _close_shared_connections(Path(tmp))
         output = (proc.stdout + proc.stderr).strip()
         if proc.returncode not in (*_RAN, _NO_TESTS) or not records_json.is_file():
             raise VerifyError(f"the host checks could not run (pytest exit {proc.returncode}):\n{output[-3000:]}")

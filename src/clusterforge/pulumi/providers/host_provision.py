@@ -32,6 +32,7 @@ import pulumi
 from pulumi.dynamic import CheckFailure, CheckResult, CreateResult, DiffResult, Resource, ResourceProvider, UpdateResult
 
 from clusterforge.pulumi.providers import _lifeline
+from clusterforge.sshmux import ansible_env, private_control_dir
 
 __all__ = ["HostProvision", "HostProvisionArgs", "HostProvisionProvider", "ProvisionFailed"]
 
@@ -148,12 +149,14 @@ def _run_playbook(props: Mapping[str, Any], extravars: dict[str, Any]) -> _Outco
     vars_file = private_data_dir / "env" / "extravars"
     _write_private(vars_file, extravars)
     try:
-        run = ansible_runner.run(
-            private_data_dir=str(private_data_dir), playbook=str(playbook), inventory=props["inventory_path"],
-            limit=props["group"], tags=props.get("tags") or None, envvars=envvars, quiet=True,
-            rotate_artifacts=KEEP_ARTIFACT_RUNS, suppress_env_files=True, cancel_callback=_lifeline.cancelled,
-        )
-        events = list(run.events)
+        with private_control_dir() as control_dir:  # no master of another run (lab, ssh config) is reused
+            run = ansible_runner.run(
+                private_data_dir=str(private_data_dir), playbook=str(playbook), inventory=props["inventory_path"],
+                limit=props["group"], tags=props.get("tags") or None, envvars={**envvars, **ansible_env(control_dir)},
+                quiet=True, rotate_artifacts=KEEP_ARTIFACT_RUNS, suppress_env_files=True,
+                cancel_callback=_lifeline.cancelled,
+            )
+            events = list(run.events)
     finally:
         vars_file.unlink(missing_ok=True)
     stats = run.stats or {}

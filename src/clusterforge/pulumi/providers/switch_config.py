@@ -33,7 +33,7 @@ from pulumi.dynamic import CheckFailure, CheckResult, CreateResult, DiffResult, 
 
 from clusterforge.pulumi.providers import _lifeline
 from clusterforge.pulumi.providers.switch_apply import apply_script, nos_of
-from clusterforge.render.writer import atomic_write
+from clusterforge.render.writer import write_file
 
 __all__ = ["SwitchConfig", "SwitchConfigArgs", "SwitchConfigProvider", "SwitchTarget", "TARGET_KINDS"]
 
@@ -92,7 +92,7 @@ def _device_dir(target: Mapping[str, Any], device: str) -> Path:
 def _write_files(target: Mapping[str, Any], device: str, files: Mapping[str, str]) -> list[str]:
     root = _device_dir(target, device)
     for relpath in sorted(files):
-        atomic_write(root / relpath, files[relpath])
+        write_file(root, relpath, files[relpath])
     return sorted(files)
 
 
