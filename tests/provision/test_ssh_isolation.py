@@ -49,7 +49,8 @@ def live_host(tmp_path: Path):
     shutil.copyfile(keys / "client.pub", keys / "authorized_keys")
     port = _free_port()
     (keys / "sshd_config").write_text(
-        f"Port {port}\nListenAddress 127.0.0.1\nHostKey {keys / 'host'}\nAuthorizedKeysFile {keys / 'authorized_keys'}\n"
+        f"Port {port}\nListenAddress 127.0.0.1\nHostKey {keys / 'host'}\n"
+        f"AuthorizedKeysFile {keys / 'authorized_keys'}\n"
         "PasswordAuthentication no\nKbdInteractiveAuthentication no\nPermitRootLogin prohibit-password\n"
         f"StrictModes no\nPidFile {keys / 'sshd.pid'}\nUsePAM no\n")
     proc = subprocess.Popen([sshd_bin, "-D", "-e", "-f", str(keys / "sshd_config")], stderr=subprocess.PIPE, text=True)
