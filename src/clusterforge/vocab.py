@@ -9,7 +9,7 @@ two in step. This module imports nothing: every layer may use it.
 
 from __future__ import annotations
 
-__all__ = ["ChoiceSet", "DeviceKind", "Plane", "LinkTier", "Transport", "Nos", "LoopbackRole"]
+__all__ = ["ChoiceSet", "DeviceKind", "Plane", "LinkTier", "Transport", "Nos", "LoopbackRole", "GatewayMethod"]
 
 
 class ChoiceSet:
@@ -128,3 +128,17 @@ class Nos(ChoiceSet):
     INFINIBAND = "infiniband"  # managed by UFM / OpenSM; rendered as a port and partition plan
 
     CHOICES = ((SONIC, "SONiC"), (CUMULUS, "Cumulus Linux (NVUE)"), (EOS, "Arista EOS"), (INFINIBAND, "InfiniBand"))
+
+
+class GatewayMethod(ChoiceSet):
+    """How a plane's hosts reach their first hop (plan/gateways.py decides, per plane)."""
+
+    ROUTED = "routed"      # a /31 per host NIC: the leaf port is the next hop (data plane)
+    ANYCAST = "anycast"    # the same gateway address and virtual MAC on every switch the host is cabled to
+    VRRP = "vrrp"          # one elected master owns the gateway on an L2 segment that spans the pair
+    SINGLE = "single"      # the gateway on one switch only (a NOS without VRRP on an L2 segment)
+    EXTERNAL = "external"  # declared: a site router provides it
+    NONE = "none"          # no IP gateway (InfiniBand: IPoIB subnets are on-link)
+
+    CHOICES = ((ROUTED, "Routed host links"), (ANYCAST, "Anycast gateway"), (VRRP, "VRRP"),
+               (SINGLE, "Single switch gateway"), (EXTERNAL, "External router"), (NONE, "No gateway"))

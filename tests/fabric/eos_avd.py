@@ -40,6 +40,20 @@ def _ethernet(i: dict[str, Any], sc: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _vlan_interface(i: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": i["name"], "mtu": i["mtu"], "ip_address": i["ip_address"]}
+    if i["ip_address_secondaries"]:
+        out["ip_address_secondaries"] = list(i["ip_address_secondaries"])
+    if i.get("ip_virtual_router_addresses"):
+        out["ip_virtual_router_addresses"] = list(i["ip_virtual_router_addresses"])
+    if i.get("vrrp_ids"):
+        out["vrrp_ids"] = [{"id": g["id"], "priority_level": g["priority_level"],
+                            "ipv4": {"address": g["ipv4"]["address"],
+                                     **({"secondary_addresses": list(g["ipv4"]["secondary_addresses"])}
+                                        if g["ipv4"]["secondary_addresses"] else {})}} for g in i["vrrp_ids"]]
+    return out
+
+
 def avd_structured_config(sc: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {"hostname": sc["hostname"]}
     routing = sc.get("ip_routing", {})
@@ -69,8 +83,9 @@ def avd_structured_config(sc: dict[str, Any]) -> dict[str, Any]:
             out.setdefault("static_routes", []).append(
                 {"vrf": i["vrf"], "prefix": "0.0.0.0/0", "next_hop": i["gateway"]})
     if "vlan_interfaces" in sc:
-        out["vlan_interfaces"] = [{"name": i["name"], "mtu": i["mtu"], "ip_address": i["ip_address"]}
-                                  for i in sc["vlan_interfaces"]]
+        out["vlan_interfaces"] = [_vlan_interface(i) for i in sc["vlan_interfaces"]]
+    if "ip_virtual_router_mac_address" in sc:
+        out["ip_virtual_router_mac_address"] = sc["ip_virtual_router_mac_address"]
     if "router_bgp" in sc:
         bgp = sc["router_bgp"]
         out["router_bgp"] = {

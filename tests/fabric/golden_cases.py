@@ -49,6 +49,10 @@ CASES: dict[str, GoldenCase] = {
     "roce-128gpu": GoldenCase("inventory/roce-128gpu.yaml", (
         "su01-leaf-rail0", "spine-01", "su01-stor-leaf-1", "stor-spine-01", "su01-r01-mgmt", "mgmt-agg-1",
         "su01-r01-oob")),
+    # 128 GPUs on EOS, every Ethernet plane: VARP on the storage pair, VRRP on the management aggregation pair
+    "roce-128gpu-eos": GoldenCase("inventory/roce-128gpu.yaml", (
+        "su01-stor-leaf-1", "stor-spine-01", "mgmt-agg-1", "mgmt-agg-2", "su01-r01-mgmt", "oob-agg-2"),
+        transform=lambda spec: with_nos(spec, "eos", ("data", "storage", "management", "oob"))),
     # InfiniBand data plane: one leaf, one spine, the subnet manager partitions; SONiC storage leaf
     "superpod-4su": GoldenCase("inventory/superpod-4su.yaml", (
         "su01-leaf-rail0", "spine-01", "su01-stor-leaf-1", FABRIC_DIR)),

@@ -12,11 +12,16 @@ from clusterforge.render.switches.device_config import device_files
 from clusterforge.render.switches.facts import fabric_facts
 from clusterforge.render.switches.structured_config import device_structured_config
 
+EOS_CASES = ("lab-eos", "roce-128gpu-eos")  # the second has VRRP (management/oob) and VARP (storage) gateways
+
 
 def _eos_switches():
-    spec, plan = CASES["lab-eos"].spec_and_plan()
-    for name, facts in fabric_facts(plan).items():
-        yield name, device_structured_config(facts, plan.qos)
+    for case in EOS_CASES:
+        spec, plan = CASES[case].spec_and_plan()
+        wanted = CASES[case].switches
+        for name, facts in fabric_facts(plan).items():
+            if wanted is None or name in wanted:
+                yield f"{case}/{name}", device_structured_config(facts, plan.qos)
 
 
 SWITCHES = dict(_eos_switches())
@@ -32,21 +37,32 @@ def test_pyavd_accepts_the_structured_config(name):
 
 @pytest.mark.parametrize("name", sorted(SWITCHES))
 def test_running_config_equals_pyavd_rendering(name):
+    case, switch = name.split("/")
     ours = device_files("eos", SWITCHES[name])["running-config"]
-    assert ours == rendered("lab-eos")[f"switches/{name}/running-config"]
+    assert ours == rendered(case)[f"switches/{switch}/running-config"]
     theirs = pyavd.get_device_config(avd_structured_config(SWITCHES[name]))
     assert config_tree(ours) == config_tree(theirs)
 
 
 def test_lossless_leaf_has_ets_and_strict_cnp_as_avd_writes_them():
-    tree = config_tree(pyavd.get_device_config(avd_structured_config(SWITCHES["su01-leaf-rail0"])))
+    tree = config_tree(pyavd.get_device_config(avd_structured_config(SWITCHES["lab-eos/su01-leaf-rail0"])))
     profile = tree["qos profile ROCE"]
     assert profile["tx-queue 6"] == {"priority strict": {}}
     assert profile["tx-queue 3"] == {"bandwidth percent 50": {}, "no priority": {}}
 
 
 def test_the_comparison_sees_a_missing_or_changed_command():
-    ours = device_files("eos", SWITCHES["su01-leaf-rail0"])["running-config"]
-    theirs = pyavd.get_device_config(avd_structured_config(SWITCHES["su01-leaf-rail0"]))
+    ours = device_files("eos", SWITCHES["lab-eos/su01-leaf-rail0"])["running-config"]
+    theirs = pyavd.get_device_config(avd_structured_config(SWITCHES["lab-eos/su01-leaf-rail0"]))
     assert config_tree(ours.replace("   priority-flow-control priority 3 no-drop\n", "", 1)) != config_tree(theirs)
     assert config_tree(ours.replace("bandwidth percent 50", "bandwidth percent 60", 1)) != config_tree(theirs)
+
+
+def test_gateways_are_compared_with_pyavd():
+    """VARP and VRRP reach pyavd: its rendering of our gateway keys has the commands ours has."""
+    agg = config_tree(pyavd.get_device_config(avd_structured_config(SWITCHES["roce-128gpu-eos/mgmt-agg-1"])))
+    assert "vrrp 1 ipv4 10.20.0.1" in agg["interface Vlan30"]
+    assert "vrrp 1 priority-level 200" in agg["interface Vlan30"]
+    leaf = config_tree(pyavd.get_device_config(avd_structured_config(SWITCHES["roce-128gpu-eos/su01-stor-leaf-1"])))
+    assert "ip virtual-router address 10.16.0.1" in leaf["interface Vlan20"]
+    assert any(k.startswith("ip virtual-router mac-address ") for k in leaf)

@@ -1,4 +1,4 @@
-"""Golden files for the rendered Ansible inventory, host_vars and asset register of the lab example.
+"""Golden files for the rendered Ansible inventory, host_vars asset register and gateway table of the lab example.
 
 Regenerate with CF_REGEN_GOLDENS=1 pytest tests/golden and review the diff.
 """
@@ -14,6 +14,7 @@ import pytest
 from clusterforge.loading import load_and_plan
 from clusterforge.render.ansible_inventory import render_ansible
 from clusterforge.render.assets import render_assets
+from clusterforge.render.gateways import render_gateways
 
 ROOT = Path(__file__).parents[2]
 GOLDEN = Path(__file__).parent / "lab"
@@ -21,7 +22,7 @@ GOLDEN = Path(__file__).parent / "lab"
 
 def _rendered() -> dict[str, str]:
     spec, plan, _ = load_and_plan(ROOT / "inventory" / "lab.yaml")
-    return {**render_ansible(plan), **render_assets(plan)}
+    return {**render_ansible(plan), **render_assets(plan), **render_gateways(plan)}
 
 
 FILES = _rendered()

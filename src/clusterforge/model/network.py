@@ -7,10 +7,10 @@ from typing import Literal
 from pydantic import Field, field_validator
 
 from clusterforge.model.base import Declared
-from clusterforge.model.grammar import ModelKey, VrfName
+from clusterforge.model.grammar import ModelKey, Owner, VrfName
 from clusterforge.model.pools import Ipv4Pool
 
-__all__ = ["PlaneName", "PLANES", "Transport", "Nos", "Qos", "AsnRanges", "Plane", "Networks"]
+__all__ = ["PlaneName", "PLANES", "Transport", "Nos", "Qos", "AsnRanges", "Gateway", "Plane", "Networks"]
 
 PlaneName = Literal["data", "storage", "management", "oob"]
 PLANES: tuple[str, ...] = ("data", "storage", "management", "oob")
@@ -60,6 +60,17 @@ class AsnRanges(Declared):
     core: int = Field(default=4_200_200_000, ge=1, le=4_294_967_294)
 
 
+class Gateway(Declared):
+    """Who answers the hosts' gateway (.1 of every block) on this plane.
+
+    fabric (default): the plane's switches (plan/gateways.py picks anycast, VRRP or routed links);
+    external: a router outside the declaration (a site router) must; `by` names it, and the
+    rendered tree (switches/_gateways.json) and the report say so."""
+
+    provider: Literal["fabric", "external"] = "fabric"
+    by: Owner | None = Field(default=None, description="who provides an external gateway, e.g. dc1 core router")
+
+
 class Plane(Declared):
     supernet: Ipv4Pool
     vlan: int = Field(ge=1, le=4094)
@@ -74,6 +85,7 @@ class Plane(Declared):
                                      description="ports per leaf kept for appliances (e.g. UFM)")
     min_spines: int = Field(default=2, ge=1, le=64)
     vrf: VrfName | None = None
+    gateway: Gateway = Gateway()
 
 
 class Networks(Declared):

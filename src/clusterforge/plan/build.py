@@ -20,6 +20,7 @@ from clusterforge.plan.fabric import plan_access_planes, plan_data_fabric
 from clusterforge.plan.fabric_dims import access_cores, agg_groups, data_dims, storage_dims
 from clusterforge.plan.facility import plan_racks, rack_budget, server_feed_warning
 from clusterforge.plan.facts import management_vrf, plane_attrs, server_facts, site_facts, switch_models
+from clusterforge.plan.gateways import plan_gateways
 from clusterforge.plan.ipam import SITE_PDU_RACKS, build_pools
 from clusterforge.plan.naming import RackMeta, compute_rack, pdu_name
 from clusterforge.plan.objects import Device, FabricSummary, Plan
@@ -110,6 +111,8 @@ def plan_cluster(spec: ClusterSpec) -> Plan:
     if problems:
         raise PlanError(problems)
     warnings += rack_warnings
+    gateways, gateway_warnings = plan_gateways(ctx, devices, links)
+    warnings += gateway_warnings
     services, service_warnings = plan_services(spec, devices)
     warnings += service_warnings
     bom = bill_of_materials(spec, devices, links, pdus)
@@ -126,7 +129,7 @@ def plan_cluster(spec: ClusterSpec) -> Plan:
         links=tuple(links), fabric=fabric, pools=_pools_report(ctx), bom=bom, qos=switch_qos(spec),
         host_roce=host_roce(spec), summary=summary, services=services, warnings=tuple(warnings),
         planes=plane_attrs(spec), management_vrf=management_vrf(spec), servers=server_facts(spec, devices),
-        switch_models=switch_models(spec, devices), site_facts=site_facts(spec),
+        switch_models=switch_models(spec, devices), site_facts=site_facts(spec), gateways=gateways,
     )
 
 

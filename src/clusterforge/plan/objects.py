@@ -21,6 +21,7 @@ from clusterforge.vocab import DeviceKind, Plane
 
 if TYPE_CHECKING:
     from clusterforge.model import SwitchModel
+    from clusterforge.plan.gateways import PlaneGateway
 
 __all__ = ["Interface", "Endpoint", "Device", "Pdu", "Rack", "Link", "FabricSummary", "Plan", "DEVICE_KINDS"]
 
@@ -249,6 +250,7 @@ class Plan:
     servers: dict[str, ServerFacts] = field(default_factory=dict)  # by server model
     switch_models: dict[str, SwitchModel] = field(default_factory=dict)  # catalog entries in use, by model
     site_facts: SiteFacts | None = None
+    gateways: dict[str, PlaneGateway] = field(default_factory=dict)  # per plane: plan/gateways.py
     _index: dict[str, Device] = field(default_factory=dict, repr=False, compare=False)
 
     def device(self, name: str) -> Device:

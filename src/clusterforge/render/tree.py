@@ -15,6 +15,7 @@ from clusterforge.gcpause import paused_gc
 from clusterforge.plan import Plan
 from clusterforge.render.ansible_inventory import ANSIBLE_DIR, ansible_tree
 from clusterforge.render.assets import render_assets
+from clusterforge.render.gateways import render_gateways
 from clusterforge.render.switches import FABRIC_DIR, SWITCHES_DIR, switch_tree
 
 __all__ = ["RenderedTree", "render_tree"]
@@ -25,7 +26,7 @@ _EMPTY: Mapping[str, str] = MappingProxyType({})
 @dataclass(frozen=True)
 class RenderedTree:
     ansible: Mapping[str, str]  # relative to ansible/: inventory.yml, host_vars/<host>.yml
-    assets: Mapping[str, str]  # assets.csv
+    assets: Mapping[str, str]  # assets.csv, gateways.csv (who answers each host gateway)
     switches: Mapping[str, Mapping[str, str]]  # switch name -> {file name: text}
     fabric: Mapping[str, str] = field(default_factory=dict)  # fabric-wide files (InfiniBand subnet manager)
 
@@ -54,5 +55,6 @@ def render_tree(plan: Plan, workers: int | None = None) -> RenderedTree:
     """Every output of `plan`; `workers` processes at most (default: the cores, for large plans; see fanout)."""
     with paused_gc():  # the rendered text and the facts behind it hold no cycles
         switches, fabric = switch_tree(plan, workers)
-        return RenderedTree(ansible=ansible_tree(plan, workers), assets=render_assets(plan), switches=switches,
+        return RenderedTree(ansible=ansible_tree(plan, workers),
+                            assets={**render_assets(plan), **render_gateways(plan)}, switches=switches,
                             fabric=fabric)

@@ -11,6 +11,7 @@ from collections import defaultdict
 from typing import Any
 
 from clusterforge.plan.objects import Plan
+from clusterforge.render.gateways import gateway_rows
 
 __all__ = ["POOL_TITLES", "ip_plan_view"]
 
@@ -83,4 +84,20 @@ def ip_plan_view(plan: Plan) -> dict[str, Any]:
                            + (f" +{len(subnets) - _MAX_SUBNETS_SHOWN}" if len(subnets) > _MAX_SUBNETS_SHOWN else ""),
             })
         rows.append({"su": "site" if su == SITE else f"SU {su}", "cells": cells})
-    return {"pools": pools, "pool_names": [pool["title"] for pool in pools], "rows": rows}
+    return {"pools": pools, "pool_names": [pool["title"] for pool in pools], "rows": rows,
+            "gateways": _gateway_summary(plan)}
+
+
+def _gateway_summary(plan: Plan) -> list[dict[str, Any]]:
+    """Per plane: method, how many host gateways, who answers them (switches, or who must, if external)."""
+    out: dict[str, dict[str, Any]] = {}
+    for r in gateway_rows(plan):
+        entry = out.setdefault(r["plane"], {"plane": r["plane"], "method": r["method"], "count": 0, "switches": [],
+                                            "external": r["external"], "provider": r["provided_by"],
+                                            "unanswered": 0, "examples": []})
+        entry["count"] += 1
+        entry["switches"] += [s for s in r["switches"] if s not in entry["switches"]]
+        entry["unanswered"] += r["provided_by"] == "nobody"
+        if len(entry["examples"]) < _MAX_SUBNETS_SHOWN:
+            entry["examples"].append(r["gateway"])
+    return list(out.values())

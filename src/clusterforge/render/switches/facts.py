@@ -18,6 +18,7 @@ from typing import NamedTuple
 
 from clusterforge.model.sonic_ports import SonicPlatform
 from clusterforge.plan import Device, Interface, Plan
+from clusterforge.plan.gateways import FirstHop, PlaneGateway
 from clusterforge.vocab import DeviceKind
 
 __all__ = ["PortFacts", "SwitchFacts", "LinkIndex", "fabric_facts", "link_index", "switch_facts", "SWITCH_KINDS",
@@ -96,6 +97,16 @@ class SwitchFacts:
     svis: tuple[Interface, ...]
     ports: tuple[PortFacts, ...]
     sonic_platform: SonicPlatform | None = None  # the switch model's SONiC port map (catalog)
+    gateway: PlaneGateway | None = None  # the plane's first-hop decision (plan/gateways.py)
+    first_hops: tuple[FirstHop, ...] = ()  # the gateway addresses this switch answers
+
+    @property
+    def gateway_svis(self) -> dict[str, tuple[FirstHop, ...]]:
+        """The first hops grouped by SVI, in SVI order."""
+        out: dict[str, list[FirstHop]] = {}
+        for hop in self.first_hops:
+            out.setdefault(hop.interface, []).append(hop)
+        return {name: tuple(hops) for name, hops in sorted(out.items(), key=lambda kv: port_sort_key(kv[0]))}
 
     @property
     def name(self) -> str:
@@ -148,6 +159,7 @@ class LinkIndex(NamedTuple):
 
     ends: dict[str, list[_End]]
     devices: dict[str, Device]
+    first_hops: dict[str, list[FirstHop]] = {}
 
 
 def link_index(plan: Plan) -> LinkIndex:
@@ -159,7 +171,11 @@ def link_index(plan: Plan) -> LinkIndex:
                                         "up", link.tier))
         ends[link.b.device].append(_End(link.b.port, link.a.device, link.a.port, link.speed_gbps, link.mtu,
                                         "down", link.tier))
-    return LinkIndex(dict(ends), {d.name: d for d in plan.devices})
+    hops: dict[str, list[FirstHop]] = defaultdict(list)
+    for gateway in plan.gateways.values():
+        for hop in gateway.first_hops:
+            hops[hop.switch].append(hop)
+    return LinkIndex(dict(ends), {d.name: d for d in plan.devices}, dict(hops))
 
 
 def fabric_facts(plan: Plan) -> dict[str, SwitchFacts]:
@@ -207,4 +223,5 @@ def switch_facts(plan: Plan, index: LinkIndex, device: Device) -> SwitchFacts:
         mgmt, loopback, tuple(sorted(svis, key=lambda i: port_sort_key(i.name))),
         tuple(sorted(ports.values(), key=lambda p: port_sort_key(p.name))),
         plan.switch_models[device.model].sonic if device.model in plan.switch_models else None,
+        plan.gateways.get(device.plane) if device.plane else None, tuple(index.first_hops.get(device.name, ())),
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from clusterforge.plan.records import SwitchQos
+from clusterforge.render.switches._cumulus.gateway import svi_entries
 from clusterforge.render.switches.facts import SwitchFacts
 
 __all__ = ["interface", "BRIDGE_DOMAIN"]
@@ -19,7 +20,7 @@ def _speed(gbps: int | None) -> str | None:
 def _entry(name: str, kind: str, **fields: Any) -> dict[str, Any]:
     """Every entry has every field, so the template never guesses what is absent."""
     entry: dict[str, Any] = {"name": name, "type": kind, "description": "", "addresses": [], "vrf": None,
-                             "gateway": None, "vrr": None, "mtu": None, "speed": None, "access_vlan": None,
+                             "gateway": None, "vrr": [], "vrrp": [], "mtu": None, "speed": None, "access_vlan": None,
                              "trunk": False, "vlan": None, "pfc_watchdog": False}
     entry.update(fields)
     return entry
@@ -40,14 +41,5 @@ def interface(facts: SwitchFacts, qos: SwitchQos) -> list[dict[str, Any]]:
             addresses=[port.ip] if port.ip else [],
             access_vlan=facts.plane_vlan if port.name in access else None,
             trunk=port.name in trunk, pfc_watchdog=facts.lossless))
-    for svi in facts.svis:
-        out.append(_entry(f"vlan{svi.vlan}", "svi", vlan=svi.vlan, mtu=svi.mtu, addresses=[svi.ip],
-                          vrr=_vip(svi.ip, svi.gateway)))
+    out.extend(_entry(name, "svi", **fields) for name, fields in svi_entries(facts))
     return out
-
-
-def _vip(ip: str | None, gateway: str | None) -> str | None:
-    """The Plan's shared gateway on the SVI's prefix: NVUE VRR (default virtual MAC, no extra input)."""
-    if not ip or not gateway:
-        return None
-    return f"{gateway}/{ip.split('/')[1]}"

@@ -6,11 +6,11 @@ from collections.abc import Callable
 from typing import Any
 
 from clusterforge.plan.records import SwitchQos
+from clusterforge.render.switches._eos.gateway import ip_virtual_router_mac_address, vlan_interfaces
 from clusterforge.render.switches._eos.interfaces import (
     ethernet_interfaces,
     loopback_interfaces,
     management_interfaces,
-    vlan_interfaces,
 )
 from clusterforge.render.switches._eos.qos import priority_flow_control, qos, qos_profiles
 from clusterforge.render.switches._eos.routing import ip_routing, router_bgp
@@ -32,7 +32,8 @@ EOS_KEYS: list[tuple[str, Key]] = [
     ("ethernet_interfaces", ethernet_interfaces),
     ("loopback_interfaces", loopback_interfaces),
     ("management_interfaces", management_interfaces),
-    ("vlan_interfaces", vlan_interfaces),
+    ("vlan_interfaces", vlan_interfaces),        # SVIs with their first hops (_eos/gateway.py)
+    ("ip_virtual_router_mac_address", ip_virtual_router_mac_address),  # anycast (VARP) gateways' MAC
     ("ip_routing", ip_routing),                  # on in the default VRF, off in the management VRF
     ("router_bgp", router_bgp),
 ]

@@ -8,8 +8,7 @@ from clusterforge.plan.records import SwitchQos
 from clusterforge.render.switches._eos.qos import QOS_PROFILE
 from clusterforge.render.switches.facts import SwitchFacts
 
-__all__ = ["ethernet_interfaces", "loopback_interfaces", "management_interfaces", "vlan_interfaces",
-           "EOS_MGMT_INTERFACE"]
+__all__ = ["ethernet_interfaces", "loopback_interfaces", "management_interfaces", "EOS_MGMT_INTERFACE"]
 
 EOS_MGMT_INTERFACE = "Management1"  # the Plan's eth0, as EOS names the management port
 # EOS spells 800G and 1.6T with their lane count (8 x 100G / 8 x 200G); lower speeds are plain "<n>g"
@@ -50,8 +49,3 @@ def management_interfaces(facts: SwitchFacts, qos: SwitchQos) -> list[dict[str, 
     if mgmt is None or not mgmt.ip:
         return None
     return [{"name": EOS_MGMT_INTERFACE, "vrf": facts.mgmt_vrf, "ip_address": mgmt.ip, "gateway": mgmt.gateway}]
-
-
-def vlan_interfaces(facts: SwitchFacts, qos: SwitchQos) -> list[dict[str, Any]] | None:
-    out = [{"name": svi.name, "mtu": svi.mtu, "ip_address": svi.ip, "gateway": svi.gateway} for svi in facts.svis]
-    return out or None

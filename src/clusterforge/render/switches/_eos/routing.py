@@ -13,8 +13,10 @@ __all__ = ["ip_routing", "router_bgp"]
 
 
 def ip_routing(facts: SwitchFacts, qos: SwitchQos) -> dict[str, Any]:
-    # routed switches forward in the default VRF; the management VRF only ever hosts the switch itself
-    return {"default": facts.device.asn is not None, "mgmt_vrf": facts.mgmt_vrf if facts.mgmt else None}
+    # routed switches, and switches that are a plane's gateway (they route between its blocks), forward in
+    # the default VRF; the management VRF only ever hosts the switch itself
+    return {"default": facts.device.asn is not None or bool(facts.first_hops),
+            "mgmt_vrf": facts.mgmt_vrf if facts.mgmt else None}
 
 
 def router_bgp(facts: SwitchFacts, qos: SwitchQos) -> RouterBgp | None:

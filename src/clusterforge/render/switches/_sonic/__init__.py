@@ -14,6 +14,7 @@ from typing import Any
 from clusterforge.plan.records import SwitchQos
 from clusterforge.render.switches._frr import frr_structured_config
 from clusterforge.render.switches._sonic.buffers import BUFFER_PG, BUFFER_POOL, BUFFER_PROFILE, BUFFER_QUEUE
+from clusterforge.render.switches._sonic.gateway import SAG
 from clusterforge.render.switches._sonic.interfaces import (
     INTERFACE,
     LOOPBACK_INTERFACE,
@@ -54,6 +55,7 @@ SONIC_TABLES: list[tuple[str, Table]] = [
     ("VLAN", VLAN),                            # storage SVI and access planes only: data is never bridged
     ("VLAN_MEMBER", VLAN_MEMBER),
     ("VLAN_INTERFACE", VLAN_INTERFACE),
+    ("SAG", SAG),                              # the anycast gateway's MAC (storage first hops)
     # lossless RoCE: only on planes whose transport is roce
     ("DSCP_TO_TC_MAP", DSCP_TO_TC_MAP),        # our own map: the stock one sends DSCP 26 to TC 1
     ("TC_TO_QUEUE_MAP", TC_TO_QUEUE_MAP),

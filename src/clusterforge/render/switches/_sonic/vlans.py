@@ -9,13 +9,14 @@ from __future__ import annotations
 from typing import Any
 
 from clusterforge.plan.records import SwitchQos
+from clusterforge.render.switches._sonic.gateway import gateway_vlan_interfaces
 from clusterforge.render.switches.facts import SwitchFacts
 
 __all__ = ["VLAN", "VLAN_MEMBER", "VLAN_INTERFACE"]
 
 
 def _bridged(facts: SwitchFacts) -> bool:
-    return bool(facts.svis or facts.access_ports or facts.trunk_ports)
+    return bool(facts.svis or facts.first_hops or facts.access_ports or facts.trunk_ports)
 
 
 def VLAN(facts: SwitchFacts, qos: SwitchQos) -> dict[str, Any] | None:  # noqa: N802 - table name
@@ -36,4 +37,5 @@ def VLAN_INTERFACE(facts: SwitchFacts, qos: SwitchQos) -> dict[str, Any] | None:
     for svi in facts.svis:
         out[svi.name] = {}
         out[f"{svi.name}|{svi.ip}"] = {}
+    out.update(gateway_vlan_interfaces(facts))  # first hops: plan/gateways.py
     return out or None
