@@ -71,15 +71,64 @@ def test_every_planned_ethernet_link_appears_once(name: str) -> None:
     assert left | set(nodes) == {d.name for d in plan.devices if d.kind != "pdu"}
 
 
-def test_sonic_ports_map_to_front_panel_ethn() -> None:
-    plan, switch_files, _, clab = _export("lab")
+def _start_sh(lanemap_orig: str, port_config_orig: str, present: set[str]) -> tuple[dict[str, str], list[str]]:
+    """What docker-sonic-vs's start.sh (sonic-buildimage 086b03bd70) leaves in lanemap.ini and
+    port_config.ini, given the .orig files and the container's ethN: lanemap lines of existing
+    interfaces; port_config lines whose lanes (whitespace-delimited) equal one of those lines' lanes."""
+    lanemap = {line.split(":", 1)[0]: line.split(":", 1)[1] for line in lanemap_orig.splitlines()
+               if line.split(":", 1)[0] in present}
+    ports = [line for lanes in lanemap.values() for line in port_config_orig.splitlines()
+             if re.search(rf"\s{lanes}\s", line)]
+    return lanemap, ports
+
+
+def test_sonic_vs_wires_each_link_to_its_port_through_the_generated_lanemap() -> None:
+    """Follow a link end the way SONiC-VS does: ethN -> lanes (lanemap) -> the PORT entry with those lanes."""
+    for name in ("lab", "roce-128gpu"):
+        plan, switch_files, exported, clab = _export(name)
+        nodes = clab["topology"]["nodes"]
+        checked = 0
+        for link, planned in zip(clab["topology"]["links"], [
+                lk for lk in plan.links if lk.plane != "oob" and lk.a.device in nodes and lk.b.device in nodes],
+                strict=True):
+            for endpoint, end in zip(link["endpoints"], (planned.a, planned.b), strict=True):
+                node, iface = endpoint.split(":", 1)
+                if nodes[node]["kind"] != "sonic-vs":
+                    continue
+                ports = json.loads(switch_files[f"switches/{node}/config_db.json"])["PORT"]
+                present = {e.split(":", 1)[1] for lk in clab["topology"]["links"] for e in lk["endpoints"]
+                           if e.startswith(f"{node}:")}
+                lanemap, lines = _start_sh(exported.files[f"configs/{node}/lanemap.ini"],
+                                           exported.files[f"configs/{node}/port_config.ini"], present)
+                owner = [p for p, entry in ports.items() if entry["lanes"] == lanemap[iface]]
+                assert owner == [end.port], endpoint
+                assert len(lines) == len(present)  # every wired port survives start.sh's filter, once
+                checked += 1
+        assert checked > 0
+        for node in (n for n, v in nodes.items() if v["kind"] == "sonic-vs"):
+            binds = dict(b.split(":", 1) for b in nodes[node]["binds"])
+            assert binds[f"configs/{node}/lanemap.ini"].endswith("/Force10-S6000/lanemap.ini.orig")
+            assert binds[f"configs/{node}/port_config.ini"].endswith("/Force10-S6000/port_config.ini.orig")
+
+
+def test_sonic_vs_names_ports_by_front_panel_index() -> None:
+    _, switch_files, exported, _ = _export("lab")
     ports = json.loads(switch_files["switches/spine-01/config_db.json"])["PORT"]
-    first = min(ports, key=lambda p: int(p.removeprefix("Ethernet")))
-    assert interface_name("sonic-vs", "spine-01", first, {first: 1}) == "eth1"
-    spine_ends = [e for link in clab["topology"]["links"] for e in link["endpoints"] if e.startswith("spine-01:")]
-    assert spine_ends and all(re.fullmatch(r"spine-01:eth\d+", e) for e in spine_ends)
+    lanemap = dict(line.split(":", 1) for line in exported.files["configs/spine-01/lanemap.ini"].splitlines())
+    assert {f"eth{entry['index']}" for entry in ports.values()} == set(lanemap)
+    assert interface_name("sonic-vs", "spine-01", "Ethernet0", {"Ethernet0": "eth1"}) == "eth1"
     with pytest.raises(ExportError, match="spine-01: port Ethernet999 is not in the switch's PORT table"):
-        interface_name("sonic-vs", "spine-01", "Ethernet999", {first: 1})
+        interface_name("sonic-vs", "spine-01", "Ethernet999", {"Ethernet0": "eth1"})
+
+
+def test_the_nos_comes_from_the_plan_not_from_file_names() -> None:
+    """A SONiC switch whose files are renamed is still a sonic-vs node (and a config-less one is left out)."""
+    plan, switch_files, _, _ = _export("lab")
+    renamed = {p.replace("spine-01/frr.conf", "spine-01/routing.txt"): t for p, t in switch_files.items()}
+    assert yaml.safe_load(export_containerlab(plan, renamed).files["clab.yml"])["topology"]["nodes"][
+        "spine-01"]["kind"] == "sonic-vs"
+    dropped = {p: t for p, t in switch_files.items() if not p.startswith("switches/spine-01/")}
+    assert "spine-01: no rendered config" in export_containerlab(plan, dropped).left_out
 
 
 def test_startup_configs_are_the_rendered_configs() -> None:
@@ -91,11 +140,14 @@ def test_startup_configs_are_the_rendered_configs() -> None:
             if node["kind"] != "linux":
                 assert sources, node_name
             for source in sources:
+                if source.endswith(("/lanemap.ini", "/port_config.ini")):  # generated: checked above
+                    continue
                 rendered = "switches/" + source.removeprefix("configs/")
                 assert exported.files[source] == switch_files[rendered]
         sonic = [n for n in clab["topology"]["nodes"].values() if n["kind"] == "sonic-vs"]
         for node in sonic:
-            assert {b.split(":", 1)[1] for b in node["binds"]} == {"/etc/sonic/config_db.json", "/etc/frr/frr.conf"}
+            targets = {b.split(":", 1)[1] for b in node["binds"]}
+            assert {"/etc/sonic/config_db.json", "/etc/frr/frr.conf"} <= targets and len(targets) == 4
 
 
 def test_oob_plane_is_the_management_network() -> None:

@@ -12,28 +12,30 @@ from its kind docs and topology schema, release line v0.79):
 * the oob plane is containerlab's management network: its subnet is the oob pool, every node's
   ``mgmt-ipv4`` its oob address (switch eth0, server BMC), so the oob switches and links are not
   nodes/links of their own;
-* interface names: sonic-vs ``ethN`` is the N-th front-panel port of the PORT table (eth1 =
-  first), cEOS ``EthernetX/Y`` -> ``ethX_Y``, Cumulus ``swpN`` as is, Linux names as planned.
+* the NOS is the Plan's (``plan.plane(device.plane).nos``), never guessed from file names;
+* interface names: sonic-vs ``eth<front-panel index>``, made true by a generated ``lanemap.ini`` and
+  ``port_config.ini`` bound over the image's (export/sonic_vs.py says how SONiC-VS wires ethN to
+  lanes); cEOS ``EthernetX/Y`` -> ``ethX_Y``, Cumulus ``swpN`` as is, Linux names as planned.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import yaml
 
+from clusterforge.export.sonic_vs import VS_BINDS, VsPortError, lanemap_ini, port_config_ini, vs_ports
 from clusterforge.plan import Plan
 from clusterforge.plan.objects import Device, Interface
-from clusterforge.vocab import DeviceKind
+from clusterforge.vocab import DeviceKind, Nos
 
 __all__ = [
     "DEFAULT_IMAGES", "KIND_BY_NOS", "ContainerlabExport", "ExportError", "export_containerlab", "interface_name",
 ]
 
-KIND_BY_NOS = {"sonic": "sonic-vs", "eos": "arista_ceos", "cumulus": "nvidia_cumulusvx"}
+KIND_BY_NOS = {Nos.SONIC: "sonic-vs", Nos.EOS: "arista_ceos", Nos.CUMULUS: "nvidia_cumulusvx"}
 # Image names are the site's choice (--image KIND=IMAGE); these are the common local tags.
 DEFAULT_IMAGES = {
     "sonic-vs": "docker-sonic-vs:latest",
@@ -47,7 +49,6 @@ _OOB = "oob"
 _HOST_KINDS = DeviceKind.HOSTS
 _LINUX_IFNAME = re.compile(r"^[A-Za-z0-9_.-]{1,15}$")
 _EOS_PORT = re.compile(r"^Ethernet(\d+(?:/\d+)*)$")
-_NUMBER = re.compile(r"(\d+)")
 
 
 class ExportError(ValueError):
@@ -60,32 +61,13 @@ class ContainerlabExport:
     left_out: tuple[str, ...] = field(default=())  # "device: reason" for devices not in the topology
 
 
-def _nos_of(name: str, switch_files: Mapping[str, str]) -> str | None:
-    present = {path.rsplit("/", 1)[-1] for path in switch_files if path.startswith(f"switches/{name}/")}
-    if "config_db.json" in present:
-        return "sonic"
-    if "running-config" in present:
-        return "eos"
-    if "startup.yaml" in present:
-        return "cumulus"
-    if "ib.json" in present:
-        return "infiniband"
-    return None
-
-
-def _front_panel(config_db: str) -> dict[str, int]:
-    """SONiC port name -> 1-based front-panel ordinal, from the PORT table."""
-    ports = json.loads(config_db).get("PORT", {})
-    ordered = sorted(ports, key=lambda p: [int(n) if n.isdigit() else n for n in _NUMBER.split(p)])
-    return {port: index for index, port in enumerate(ordered, start=1)}
-
-
-def interface_name(kind: str, device: str, port: str, front_panel: Mapping[str, int] | None = None) -> str:
-    """The name containerlab's endpoint uses for ``port`` of ``device`` of ``kind``."""
+def interface_name(kind: str, device: str, port: str, front_panel: Mapping[str, str] | None = None) -> str:
+    """The name containerlab's endpoint uses for ``port`` of ``device`` of ``kind`` (sonic-vs: the
+    ethN its generated lanemap gives the port, ``front_panel``: port -> ethN)."""
     if kind == "sonic-vs":
         if not front_panel or port not in front_panel:
             raise ExportError(f"{device}: port {port} is not in the switch's PORT table")
-        return f"eth{front_panel[port]}"
+        return front_panel[port]
     if kind == "arista_ceos":
         match = _EOS_PORT.match(port)
         if not match:
@@ -127,6 +109,7 @@ def _host_exec(interfaces: list[Interface]) -> list[str]:
 
 
 def _kinds(plan: Plan, switch_files: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
+    """containerlab kind per device, from the NOS the Plan gives its plane."""
     kinds: dict[str, str] = {}
     left_out: list[str] = []
     for device in plan.devices:
@@ -137,11 +120,13 @@ def _kinds(plan: Plan, switch_files: Mapping[str, str]) -> tuple[dict[str, str],
         elif device.plane == _OOB:
             left_out.append(f"{device.name}: oob switch, stands for containerlab's management network")
         else:
-            nos = _nos_of(device.name, switch_files)
-            if nos in KIND_BY_NOS:
-                kinds[device.name] = KIND_BY_NOS[nos]
+            nos = plan.plane(device.plane).nos if device.plane else None
+            if nos not in KIND_BY_NOS:
+                left_out.append(f"{device.name}: {nos or 'no NOS'} has no containerlab kind")
+            elif not any(path.startswith(f"switches/{device.name}/") for path in switch_files):
+                left_out.append(f"{device.name}: no rendered config")
             else:
-                left_out.append(f"{device.name}: {nos or 'no rendered config'} has no containerlab kind")
+                kinds[device.name] = KIND_BY_NOS[nos]
     return kinds, left_out
 
 
@@ -151,11 +136,14 @@ def export_containerlab(
     """clab.yml plus configs/<switch>/<file> for every switch that is a node."""
     images = {**DEFAULT_IMAGES, **(images or {})}
     kinds, left_out = _kinds(plan, switch_files)
-    front_panels = {
-        name: _front_panel(switch_files[f"switches/{name}/config_db.json"])
-        for name, kind in kinds.items()
-        if kind == "sonic-vs"
-    }
+    vs = {}
+    for name, kind in kinds.items():
+        if kind == "sonic-vs":
+            try:
+                vs[name] = vs_ports(name, switch_files.get(f"switches/{name}/config_db.json", "{}"))
+            except VsPortError as err:
+                raise ExportError(str(err)) from None
+    front_panels = {name: {p.name: p.ifname for p in ports} for name, ports in vs.items()}
 
     links = []
     linked_ports: dict[str, set[str]] = {name: set() for name in kinds}
@@ -192,9 +180,11 @@ def export_containerlab(
             if path.startswith(prefix):
                 files[f"configs/{device.name}/{path[len(prefix):]}"] = content
         if kind == "sonic-vs":
+            files[f"configs/{device.name}/lanemap.ini"] = lanemap_ini(vs[device.name])
+            files[f"configs/{device.name}/port_config.ini"] = port_config_ini(vs[device.name])
             node["binds"] = [
                 f"configs/{device.name}/{src}:{dst}"
-                for src, dst in _SONIC_BINDS
+                for src, dst in (*_SONIC_BINDS, *VS_BINDS)
                 if f"configs/{device.name}/{src}" in files
             ]
         elif kind in _STARTUP_FILE:
