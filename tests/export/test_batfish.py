@@ -21,6 +21,11 @@ HOST_SCHEMA = {
     "properties": {
         "hostname": {"type": "string", "minLength": 1},
         "iptablesFile": {"type": "string"},
+        "staticRoutes": {"type": "array", "items": {  # HostStaticRoute bean properties
+            "type": "object", "required": ["prefix"], "additionalProperties": False,
+            "properties": {"prefix": {"type": "string"}, "nextHopIp": {"type": "string"},
+                           "nextHopInterface": {"type": "string"}, "administrativeCost": {"type": "integer"},
+                           "tag": {"type": "integer"}}}},
         "overlay": {"type": "boolean"},
         "hostInterfaces": {
             "type": "object",
@@ -119,3 +124,64 @@ def test_eos_lab_puts_every_switch_in_configs() -> None:
     assert {p.removeprefix("configs/").removesuffix(".cfg") for p in snapshot.files if p.startswith("configs/")} \
         == switches
     assert snapshot.left_out == ()
+
+
+def _batfish_default_route(host: dict) -> tuple[str, str] | None:
+    """What Batfish's HostConfiguration does: the first host interface, in the order it reads them,
+    that has a gateway gives the host's only default route."""
+    for name, iface in host["hostInterfaces"].items():
+        if "gateway" in iface:
+            return name, iface["gateway"]
+    return None
+
+
+@pytest.mark.parametrize("name", ["lab", "roce-128gpu", "superpod-4su"])
+def test_every_host_default_route_leaves_by_its_management_interface(name: str) -> None:
+    plan, snapshot = _snapshot(name)
+    for device in (d for d in plan.devices if d.kind in ("server", "storage")):
+        host = json.loads(snapshot.files[f"hosts/{device.name}.json"])
+        mgmt = next(i for i in device.interfaces if i.plane == "management")
+        assert _batfish_default_route(host) == (mgmt.name, mgmt.gateway), device.name
+        assert [n for n, i in host["hostInterfaces"].items() if "gateway" in i] == [mgmt.name]
+        assert not [i for i in device.interfaces if i.plane == "oob" and i.name in host["hostInterfaces"]]
+
+
+def test_storage_and_data_routes_are_static_routes_on_their_interfaces() -> None:
+    plan, snapshot = _snapshot("lab")
+    host = json.loads(snapshot.files["hosts/su01-r01-gpu01.json"])
+    routes = {(r["prefix"], r["nextHopInterface"]): r for r in host["staticRoutes"]}
+    bond = next(i for i in plan.device("su01-r01-gpu01").interfaces if i.plane == "storage")
+    assert routes[(plan.pools["storage"]["pool"], "bond0")]["nextHopIp"] == bond.gateway
+    rails = [i for i in plan.device("su01-r01-gpu01").interfaces if i.plane == "data"]
+    for rail in rails:
+        route = routes[(plan.pools["data"]["pool"], rail.name)]
+        assert route["nextHopIp"] == rail.peer_ip and route["administrativeCost"] == 100 + rail.rail
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_bond_members_edges_end_on_the_bond(name: str) -> None:
+    plan, snapshot = _snapshot(name)
+    layer1 = json.loads(snapshot.files["batfish/layer1_topology.json"])
+    ends = [(e["node1"]["hostname"], e["node1"]["interfaceName"]) for e in layer1["edges"]]
+    for device in (d for d in plan.devices if d.kind in ("server", "storage")):
+        for bond in (i for i in device.interfaces if i.members):
+            cabled = [lk for lk in plan.links if lk.a.device == device.name and lk.a.port in bond.members]
+            assert not [e for e in ends if e[0] == device.name and e[1] in bond.members]
+            if any(e[0] == lk.b.device for lk in cabled for e in ends):
+                assert ends.count((device.name, bond.name)) == len(cabled) > 0
+                host = json.loads(snapshot.files[f"hosts/{device.name}.json"])
+                assert host["hostInterfaces"][bond.name]["prefix"] == bond.ip
+
+
+def test_lab_installs_the_routes_the_plan_gives_hosts() -> None:
+    """The lab and the Batfish hosts read one rule (plan/host_routes.py); the lab's routes are it."""
+    from clusterforge.lab.from_plan import lab_topology
+    from clusterforge.plan.host_routes import host_routes
+
+    plan, _ = example("lab")
+    lab = lab_topology(plan)
+    for host in lab.hosts:
+        if host.name not in {d.name for d in plan.devices if d.kind in ("server", "storage")}:
+            continue
+        ours = {(r.dst, r.via, r.dev, r.metric) for r in host_routes(plan, plan.device(host.name))}
+        assert {(r.dst, r.via, r.dev, r.metric) for r in host.routes} == ours and ours, host.name

@@ -6,12 +6,23 @@ HostInterface / Layer1Topology JSON properties):
 
     configs/<switch>.cfg            EOS running-config (with the RANCID content-type line Batfish detects)
     sonic_configs/<switch>/         config_db.json + frr.conf (both mandatory per SONiC device)
-    hosts/<server>.json             {"hostname", "hostInterfaces": {name: {"name", "prefix", "gateway"}}}
+    hosts/<server>.json             {"hostname", "hostInterfaces": {name: {"name", "prefix", ...}}, "staticRoutes"}
     batfish/layer1_topology.json    {"edges": [{"node1": {"hostname", "interfaceName"}, "node2": ...}]}
 
 Cumulus NVUE (startup.yaml) and InfiniBand have no Batfish parser: those switches, and the links
 that touch them, are left out and listed in ``left_out``. Each physical link is written in both
 directions, as Batfish's example layer-1 topology does.
+
+Hosts (HostConfiguration / HostInterface / HostStaticRoute JSON properties): Batfish gives a host
+one default route, via the `gateway` of the first host interface that has one, in the order it
+reads them, so only the interface the host's default route leaves by carries `gateway`
+(plan/host_routes.py: the management interface); the storage and data routes are
+`staticRoutes` (`prefix`, `nextHopIp`, `nextHopInterface`, `administrativeCost` = the Linux
+metric, lowest preferred as Linux does). Interfaces keep the Plan's order (not sorted: `bmc` would
+come first). The BMC is another device, not an interface of the host's OS, so it is left out. A
+host interface has no bond or channel-group property, so a bond is modelled as the host sees it:
+one interface with the address, and the layer-1 edges of its members end on it (active-backup:
+either member carries the bond's address).
 """
 
 from __future__ import annotations
@@ -21,8 +32,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from clusterforge.plan import Plan
+from clusterforge.plan.host_routes import host_routes
 from clusterforge.plan.objects import Device
-from clusterforge.vocab import DeviceKind
+from clusterforge.vocab import DeviceKind, Nos, Plane
 
 __all__ = ["BatfishSnapshot", "export_batfish"]
 
@@ -41,21 +53,33 @@ def _switch_files(name: str, switch_files: Mapping[str, str]) -> dict[str, str]:
     return {path[len(prefix):]: content for path, content in switch_files.items() if path.startswith(prefix)}
 
 
-def _host(device: Device, linked: set[str]) -> dict:
+def _bond_of(device: Device) -> dict[str, str]:
+    """Member port -> its bond, for the host's bonds."""
+    return {member: iface.name for iface in device.interfaces for member in iface.members}
+
+
+def _host(plan: Plan, device: Device) -> dict:
+    routes = host_routes(plan, device)
+    default = next((r for r in routes if r.dst == "default"), None)
     interfaces = {}
     for iface in device.interfaces:
+        if iface.plane == Plane.OOB:  # the BMC: another device
+            continue
         entry: dict = {"name": iface.name}
         if iface.ip:
             entry["prefix"] = iface.ip
-        if iface.gateway:
-            entry["gateway"] = iface.gateway
+        if default is not None and iface.name == default.dev:
+            entry["gateway"] = default.via
         if iface.speed_gbps:
             entry["bandwidth"] = iface.speed_gbps * 1e9
         interfaces[iface.name] = entry
-        for member in iface.members:  # bond members: the physical ports the layer-1 edges name
-            if member in linked:
-                interfaces.setdefault(member, {"name": member})
-    return {"hostname": device.name, "hostInterfaces": interfaces}
+    static = [{"prefix": r.dst, "nextHopIp": r.via, "nextHopInterface": r.dev,
+               "administrativeCost": r.metric if r.metric is not None else 1}
+              for r in routes if r.dst != "default"]
+    out: dict = {"hostname": device.name, "hostInterfaces": interfaces}
+    if static:
+        out["staticRoutes"] = static
+    return out
 
 
 def export_batfish(plan: Plan, switch_files: Mapping[str, str]) -> BatfishSnapshot:
@@ -66,40 +90,43 @@ def export_batfish(plan: Plan, switch_files: Mapping[str, str]) -> BatfishSnapsh
         if device.kind in _HOST_KINDS or device.kind == DeviceKind.PDU:
             continue
         own = _switch_files(device.name, switch_files)
-        if "running-config" in own:
+        nos = plan.plane(device.plane).nos if device.plane else None  # the Plan's NOS, never guessed from files
+        if not own:
+            left_out.append(f"{device.name}: no rendered config")
+            continue
+        if nos == Nos.EOS and "running-config" in own:
             files[f"configs/{device.name}.cfg"] = _RANCID_EOS + own["running-config"]
-        elif "config_db.json" in own and "frr.conf" in own:
+        elif nos == Nos.SONIC and "config_db.json" in own and "frr.conf" in own:
             for name in ("config_db.json", "frr.conf"):
                 files[f"sonic_configs/{device.name}/{name}"] = own[name]
-        elif "config_db.json" in own:
-            left_out.append(f"{device.name}: SONiC without frr.conf (Batfish needs both files)")
+        elif nos == Nos.SONIC:
+            left_out.append(f"{device.name}: SONiC without config_db.json and frr.conf (Batfish needs both files)")
             continue
-        elif "startup.yaml" in own:
+        elif nos == Nos.CUMULUS:
             left_out.append(f"{device.name}: Cumulus NVUE startup.yaml has no Batfish parser")
             continue
-        elif "ib.json" in own:
+        elif nos == Nos.INFINIBAND:
             left_out.append(f"{device.name}: InfiniBand switch, not an IP device")
             continue
         else:
-            left_out.append(f"{device.name}: no rendered config")
+            left_out.append(f"{device.name}: {nos} rendered without the files Batfish reads")
             continue
         in_snapshot.add(device.name)
 
-    linked: dict[str, set[str]] = {}
+    bonds = {d.name: _bond_of(d) for d in plan.devices if d.kind in _HOST_KINDS}
     edges = []
     for link in plan.links:
-        hosts = [d for d in (link.a.device, link.b.device) if plan.device(d).kind in _HOST_KINDS]
+        hosts = [d for d in (link.a.device, link.b.device) if d in bonds]
+        if hosts and link.plane == Plane.OOB:  # a BMC's cable: the BMC is not part of the host's model
+            continue
         if any(end.device not in in_snapshot and end.device not in hosts for end in (link.a, link.b)):
             continue
-        a = {"hostname": link.a.device, "interfaceName": link.a.port}
-        b = {"hostname": link.b.device, "interfaceName": link.b.port}
+        a, b = ({"hostname": end.device, "interfaceName": bonds.get(end.device, {}).get(end.port, end.port)}
+                for end in (link.a, link.b))
         edges += [{"node1": a, "node2": b}, {"node1": b, "node2": a}]
-        for end in (link.a, link.b):
-            linked.setdefault(end.device, set()).add(end.port)
 
     for device in plan.devices:
         if device.kind in _HOST_KINDS:
-            host = _host(device, linked.get(device.name, set()))
-            files[f"hosts/{device.name}.json"] = json.dumps(host, indent=2, sort_keys=True) + "\n"
+            files[f"hosts/{device.name}.json"] = json.dumps(_host(plan, device), indent=2) + "\n"
     files["batfish/layer1_topology.json"] = json.dumps({"edges": edges}, indent=2) + "\n"
     return BatfishSnapshot(files=files, left_out=tuple(left_out))
