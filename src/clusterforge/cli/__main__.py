@@ -1,3 +1,3 @@
-from clusterforge.cli.app import main
+from clusterforge.cli.launch import main
 
 main()

@@ -10,14 +10,14 @@ import sys
 from collections.abc import Iterable
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console
 
-from clusterforge.loading import DeclarationError, load_and_plan
-from clusterforge.model import ClusterSpec, SourceMap
-from clusterforge.plan import Plan
+if TYPE_CHECKING:  # the model and planner are imported by the commands that load a declaration (load)
+    from clusterforge.model import ClusterSpec, SourceMap
+    from clusterforge.plan import Plan
 
 __all__ = ["out", "err", "say", "print_problems", "load", "usage_error", "Format", "format_option", "emit_json",
            "ApplyTarget"]
@@ -62,6 +62,8 @@ def print_problems(problems: Iterable[object]) -> None:
 
 def load(path: Path) -> tuple[ClusterSpec, Plan, SourceMap]:
     """Load and plan a declaration; on a bad one print FILE:LINE:COL: field: message lines and exit 1."""
+    from clusterforge.loading import DeclarationError, load_and_plan
+
     try:
         return load_and_plan(path)
     except DeclarationError as exc:

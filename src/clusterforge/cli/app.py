@@ -11,24 +11,14 @@ import typer
 
 from clusterforge.cli import apply, core, export, lab, ops, provision, replace, report, roll, sot, verify
 from clusterforge.cli._common import err, out, print_problems, say
-from clusterforge.loading import DeclarationError
+from clusterforge.cli.launch import main, version
 
-__all__ = ["app", "main", "version"]
+__all__ = ["app", "main", "run", "version"]
 
 # rich_markup_mode=None: help strings are shown as written; Rich markup would eat "[default: ...]".
 # add_completion: --install-completion / --show-completion for bash, zsh, fish and PowerShell.
 app = typer.Typer(add_completion=True, no_args_is_help=True, pretty_exceptions_enable=False, rich_markup_mode=None,
                   help="Infrastructure as code for AI GPU clusters: declare, plan, apply, verify.")
-
-
-def version() -> str:
-    from importlib.metadata import PackageNotFoundError
-    from importlib.metadata import version as dist_version
-
-    try:
-        return dist_version("clusterforge")
-    except PackageNotFoundError:  # running from a source tree that is not installed
-        return "0+unknown"
 
 
 def _print_version(value: bool) -> None:
@@ -48,14 +38,24 @@ for _group in (core, lab, apply, provision, ops, replace, roll, verify, report, 
     _group.register(app)
 
 
-def main() -> None:
+def _declaration_error(exc: Exception) -> bool:
+    # the model is imported by the commands that load a declaration, never before: a DeclarationError
+    # can only exist once its module is loaded
+    errors = sys.modules.get("clusterforge.model.errors")
+    return errors is not None and isinstance(exc, errors.DeclarationError)
+
+
+def run() -> None:
+    """The app with the exit-code rules (clusterforge.cli.launch.main calls it)."""
     try:
         app()
-    except DeclarationError as exc:
-        print_problems(exc.problems)
-        sys.exit(1)
     except KeyboardInterrupt:
         sys.exit(130)
-    except OSError as exc:
+    except Exception as exc:
+        if _declaration_error(exc):
+            print_problems(exc.problems)
+            sys.exit(1)
+        if not isinstance(exc, OSError):
+            raise
         say(err, f"error: {exc}")
         sys.exit(3)

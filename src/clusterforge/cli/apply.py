@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.table import Table
 
 from clusterforge import paths
 from clusterforge.cli._args import check_stack
@@ -58,6 +57,8 @@ def _open(inventory: Path | None, stack: str | None, target: ApplyTarget | str |
 
 
 def _print_summary(title: str, summary: Any) -> None:
+    from rich.table import Table
+
     counts = {op: summary.count(op) for op in OPS}
     out.print(f"{title}: {counts['create']} to create, {counts['update']} to update, {counts['replace']} to replace,"
               f" {counts['delete']} to delete, {counts['same']} unchanged", markup=False, highlight=False)

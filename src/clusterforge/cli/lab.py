@@ -6,8 +6,6 @@ import os
 from pathlib import Path
 
 import typer
-from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from clusterforge.cli._common import Format, emit_json, err, format_option, load, out
 
@@ -40,6 +38,8 @@ def _lab_errors(fn):
 @lab_app.command("up")
 def up(inventory: Path = typer.Argument(..., help="inventory YAML"), format: Format = format_option()) -> None:
     """Bring the lab up (idempotent: a second run changes nothing)."""
+    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
     from clusterforge.lab import up as lab_up
 
     topology = topology_for(inventory)
@@ -74,6 +74,8 @@ def up(inventory: Path = typer.Argument(..., help="inventory YAML"), format: For
 @lab_app.command("status")
 def status(inventory: Path = typer.Argument(..., help="inventory YAML"), format: Format = format_option()) -> None:
     """One row per host: state, addresses, whether sshd answers."""
+    from rich.table import Table
+
     from clusterforge.lab import status as lab_status
 
     topology = topology_for(inventory)

@@ -16,12 +16,9 @@ from enum import Enum
 from pathlib import Path, PurePosixPath
 
 import typer
-from ruamel.yaml.error import YAMLError
 
 from clusterforge.cli._common import Format, emit_json, err, format_option, load, out, print_problems
 from clusterforge.cli._output import out_arg, write_out
-from clusterforge.loading import DeclarationError, load_and_plan
-from clusterforge.model.yamlsafe import MAX_BYTES, UnsafeInput, parse_yaml, read_declaration_text
 
 __all__ = ["register", "report", "diff", "DiffFormat"]
 
@@ -53,6 +50,8 @@ def _git(*args: str) -> str:
 def _write_blob(rev: str, relative: PurePosixPath, target: Path) -> None:
     """REV:relative as bytes at target; a blob over the loader's size limit becomes a sparse file of its size
     (the loader refuses it by size, naming REV:path), so a huge blob is never read into memory."""
+    from clusterforge.model.yamlsafe import MAX_BYTES
+
     target.parent.mkdir(parents=True, exist_ok=True)
     size = int(_git("cat-file", "-s", f"{rev}:{relative}").strip() or 0)
     if size > MAX_BYTES:
@@ -64,6 +63,10 @@ def _write_blob(rev: str, relative: PurePosixPath, target: Path) -> None:
 
 def _from_git(rev: str, path: str, scratch: Path) -> Path:
     """Write REV:path, and the catalog files it names from the same revision, under scratch."""
+    from ruamel.yaml.error import YAMLError
+
+    from clusterforge.model.yamlsafe import UnsafeInput, parse_yaml, read_declaration_text
+
     if rev.startswith("-"):  # never an option to git
         err.print(f"error: {rev!r} is not a revision", markup=False, highlight=False)
         raise typer.Exit(2)
@@ -89,6 +92,8 @@ def _from_git(rev: str, path: str, scratch: Path) -> Path:
 
 def _load_side(source: str, side: Path):
     """(spec, plan, problems): a path on disk, or REV:path read from Git; problems name REV:path, not scratch."""
+    from clusterforge.loading import DeclarationError, load_and_plan
+
     if ":" in source and not Path(source).exists():
         rev, path = source.split(":", 1)
         if not rev or not path:

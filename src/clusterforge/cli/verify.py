@@ -14,13 +14,15 @@ import json
 import tempfile
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
-from rich.table import Table
 
 from clusterforge.cli._common import Format, emit_json, err, format_option, load, out, say, usage_error
 from clusterforge.vocab import DeviceKind
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 __all__ = ["gpu_spec_for", "register"]
 
@@ -34,6 +36,8 @@ class VerifyTarget(str, Enum):
 
 def results_table(result, kinds: dict[str, str] | None = None) -> Table:
     """One row per host (GPU servers and storage servers, with their kind), then the totals."""
+    from rich.table import Table
+
     kinds = kinds or {}
     table = Table(title=f"host checks ({result.target})", title_justify="left")
     table.add_column("host")
@@ -52,6 +56,8 @@ def throughput_table(result) -> Table | None:
     rows = [r for r in result.records if "throughput_mbps" in (r.get("figures") or {})]
     if not rows:
         return None
+    from rich.table import Table
+
     table = Table(title="tier throughput (fio sequential write)", title_justify="left")
     for column, justify in (("host", "left"), ("tier", "left"), ("MB/s", "right"), ("declared", "right"),
                             ("outcome", "left")):

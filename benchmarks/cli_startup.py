@@ -1,0 +1,60 @@
+"""Start-up of the `clusterforge` command as whole processes: `--version`, `--help` and `validate` of a small
+file, wall and CPU seconds (the process's own user + system time, from wait4) from start to exit.
+
+Each command runs once untimed (bytecode written, page cache warm), then ROUNDS times; the minimum and the
+median are printed with the load average, since the machine is shared. `--src DIR` runs another source tree
+(e.g. an older commit's `src/`, exported with `git archive`) through PYTHONPATH, for old-against-new in the
+same window. Goals: `validate` of a small file < 0.2 s, `--version` < 0.1 s.
+Usage: python benchmarks/cli_startup.py [--rounds N] [--src DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+COMMANDS = (("--version",), ("--help",), ("validate", "inventory/lab.yaml"), ("validate", "inventory/roce-128gpu.yaml"))
+
+
+def timed(argv: list[str], env: dict[str, str]) -> tuple[float, float, int]:
+    """(wall s, CPU s, exit status) of one whole process."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return wall, usage.ru_utime + usage.ru_stime, proc.returncode
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=10)
+    parser.add_argument("--src", type=Path, help="source tree to run instead of the installed package")
+    args = parser.parse_args()
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}  # as installed: bytecode cached
+    if args.src:
+        env["PYTHONPATH"] = str(args.src.resolve())
+    launcher = [sys.executable, "-c", "import sys; from clusterforge.cli import main; sys.exit(main())"]
+    print(f"load average {os.getloadavg()[0]:.2f} at start; {args.rounds} rounds; source"
+          f" {args.src or 'installed package'}")
+    print(f"{'command':<40} {'wall min':>9} {'wall med':>9} {'cpu min':>8} {'cpu med':>8}")
+    for command in COMMANDS:
+        argv = [*launcher, *command]
+        _, _, status = timed(argv, env)  # warm-up: writes the bytecode
+        runs = [timed(argv, env) for _ in range(args.rounds)]
+        walls, cpus = [r[0] for r in runs], [r[1] for r in runs]
+        statuses = {r[2] for r in runs} | {status}
+        note = "" if statuses == {0} else f"  exit {sorted(statuses)}"
+        print(f"{' '.join(command):<40} {min(walls):>9.3f} {statistics.median(walls):>9.3f} {min(cpus):>8.3f}"
+              f" {statistics.median(cpus):>8.3f}{note}", flush=True)
+    print(f"load average {os.getloadavg()[0]:.2f} at end")
+
+
+if __name__ == "__main__":
+    main()

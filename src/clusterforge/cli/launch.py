@@ -1,0 +1,30 @@
+"""The entry point (``clusterforge = clusterforge.cli:main``): `clusterforge --version` answered before
+anything is imported, every other command line handed to the typer app (clusterforge.cli.app).
+
+Start-up is part of every command's time: this module imports nothing beyond the standard library's
+``sys``, and the command modules import what a command needs inside the command (test_cli_imports.py).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+__all__ = ["main", "version"]
+
+
+def version() -> str:
+    """The package version: ``clusterforge.__version__``, which a unit test keeps equal to pyproject.toml's."""
+    return sys.modules["clusterforge"].__version__  # the package this module is part of: loaded
+
+
+def main() -> None:
+    if sys.argv[1:] == ["--version"]:  # the same line the app's eager --version option prints
+        sys.stdout.write(f"clusterforge {version()}\n")
+        return
+    # pydantic looks for plugins in every installed distribution's entry points when the first model
+    # is built (tens of ms on each command); clusterforge uses none. An explicit setting is kept.
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+    from clusterforge.cli.app import run
+
+    run()
