@@ -93,6 +93,21 @@ def test_sonic_storage_pair_uses_static_anycast_gateway_and_passes_yang():
     assert sonic_yang_problems(files["switches/su01-stor-leaf-1/config_db.json"]) == []
 
 
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_sonic_anycast_svis_always_come_with_the_sag_mac(name):
+    """sonic-vlan.yang's `must` (which the repository checker does not evaluate): an SVI with
+    static_anycast_gateway "true" needs SAG|GLOBAL gateway_mac in the same config."""
+    _, _, files = example(name)
+    checked = 0
+    for path, text in files.items():
+        if path.endswith("config_db.json"):
+            db = json.loads(text)
+            if any(v.get("static_anycast_gateway") == "true" for v in db.get("VLAN_INTERFACE", {}).values()):
+                assert db["SAG"]["GLOBAL"]["gateway_mac"], path
+                checked += 1
+    assert checked or name == "roce-128gpu"  # roce-128gpu's storage is Cumulus
+
+
 def test_sonic_access_plane_gets_a_single_gateway_and_a_warning():
     spec, _ = load_cluster(REPO / "inventory" / "roce-128gpu.yaml")
     plan = plan_cluster(with_nos(spec, "sonic", (Plane.MANAGEMENT,)))
