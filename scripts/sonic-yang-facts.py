@@ -28,6 +28,10 @@ TABLES = (
     "VLAN", "VLAN_MEMBER", "VLAN_INTERFACE", "DSCP_TO_TC_MAP", "TC_TO_QUEUE_MAP", "TC_TO_PRIORITY_GROUP_MAP",
     "MAP_PFC_PRIORITY_TO_QUEUE", "CABLE_LENGTH", "BUFFER_POOL", "BUFFER_PROFILE", "BUFFER_PG", "BUFFER_QUEUE",
     "PORT_QOS_MAP", "PFC_WD", "WRED_PROFILE", "SCHEDULER", "QUEUE", "SAG",
+    "PFC_PRIORITY_TO_PRIORITY_GROUP_MAP", "BUFFER_PORT_INGRESS_PROFILE_LIST", "BUFFER_PORT_EGRESS_PROFILE_LIST",
+    # tables a switch's own config holds (factory default, `config qos reload`) that the apply merge keeps
+    "BREAKOUT_CFG", "FLEX_COUNTER_TABLE", "BGP_NEIGHBOR", "DEVICE_NEIGHBOR", "LOSSLESS_TRAFFIC_PATTERN",
+    "DEFAULT_LOSSLESS_BUFFER_PARAMETER", "TC_TO_DSCP_MAP", "DOT1P_TO_TC_MAP",
 )
 INTS = {"int8", "int16", "int32", "uint8", "uint16", "uint32", "int64", "uint64"}
 _LEAFREF = re.compile(r"^/[\w-]+:[\w-]+/[\w-]+:(?P<table>[A-Z0-9_]+)"

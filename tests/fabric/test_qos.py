@@ -13,7 +13,8 @@ from ruamel.yaml import YAML
 
 ROCE_SONIC = [("lab", "su01-leaf-rail0"), ("lab", "spine-01"), ("roce-128gpu", "su01-leaf-rail0"),
               ("roce-128gpu", "spine-08")]
-QOS_TABLES = ("DSCP_TO_TC_MAP", "TC_TO_QUEUE_MAP", "TC_TO_PRIORITY_GROUP_MAP", "PFC_PRIORITY_TO_QUEUE_MAP",
+QOS_TABLES = ("DSCP_TO_TC_MAP", "TC_TO_QUEUE_MAP", "TC_TO_PRIORITY_GROUP_MAP", "MAP_PFC_PRIORITY_TO_QUEUE",
+              "PFC_PRIORITY_TO_PRIORITY_GROUP_MAP", "BUFFER_POOL", "BUFFER_PORT_INGRESS_PROFILE_LIST",
               "PORT_QOS_MAP", "PFC_WD", "WRED_PROFILE", "SCHEDULER", "QUEUE", "CABLE_LENGTH")
 
 
@@ -31,15 +32,21 @@ def test_sonic_maps_roce_dscp_26_to_tc_3_and_cnp_48_to_tc_6(inventory, switch):
     dscp_map = config_db(inventory, switch)["DSCP_TO_TC_MAP"]["ROCE"]
     assert dscp_map["26"] == "3"
     assert dscp_map["48"] == "6"
-    assert {tc for dscp, tc in dscp_map.items() if dscp not in ("26", "48")} == {"0"}
     assert len(dscp_map) == 64
+    # the default policy "precedence": DSCP >> 3, except that nothing else enters TC 3 (lossless) or TC 6 (CNP)
+    others = {int(d): int(tc) for d, tc in dscp_map.items() if d not in ("26", "48")}
+    assert not {3, 6} & set(others.values())
+    assert all(tc == (d >> 3 if d >> 3 not in (3, 6) else 0) for d, tc in others.items())
+    assert config_db(inventory, switch)["PORT_QOS_MAP"]["global"] == {"dscp_to_tc_map": "ROCE"}
 
 
 @pytest.mark.parametrize(("inventory", "switch"), ROCE_SONIC)
 def test_sonic_enables_pfc_and_watchdog_on_priority_3_only_on_every_port(inventory, switch):
     config = config_db(inventory, switch)
-    port_qos = config["PORT_QOS_MAP"]
+    port_qos = {k: v for k, v in config["PORT_QOS_MAP"].items() if k != "global"}
     assert set(port_qos) == set(config["PORT"])
+    assert {entry["pfc_to_pg_map"] for entry in port_qos.values()} == {"ROCE"}
+    assert config["PFC_PRIORITY_TO_PRIORITY_GROUP_MAP"] == {"ROCE": {"3": "3"}}
     assert {entry["pfc_enable"] for entry in port_qos.values()} == {"3"}
     assert {entry["pfcwd_sw_enable"] for entry in port_qos.values()} == {"3"}
     assert {entry["dscp_to_tc_map"] for entry in port_qos.values()} == {"ROCE"}
@@ -52,11 +59,22 @@ def test_sonic_marks_ecn_on_the_roce_queue(inventory, switch):
     profiles = {key.split("|")[1]: value.get("wred_profile") for key, value in config["QUEUE"].items()}
     assert {queue for queue, profile in profiles.items() if profile} == {"3"}
     wred = config["WRED_PROFILE"]["ROCE_LOSSLESS"]
-    assert (wred["ecn"], wred["green_min_threshold"], wred["green_max_threshold"], wred["green_drop_probability"]) \
-        == ("ecn_all", "150000", "1500000", "100")
-    assert config["SCHEDULER"]["CNP_STRICT"]["type"] == "STRICT"
-    assert {key: v["scheduler"] for key, v in config["QUEUE"].items() if key.endswith("|6")} \
-        == {key: "CNP_STRICT" for key in config["QUEUE"] if key.endswith("|6")}
+    for colour in ("green", "yellow", "red"):  # as upstream's AZURE_LOSSLESS: all three colours
+        assert (wred["ecn"], wred[f"wred_{colour}_enable"], wred[f"{colour}_min_threshold"],
+                wred[f"{colour}_max_threshold"], wred[f"{colour}_drop_probability"]) \
+            == ("ecn_all", "true", "150000", "1500000", "100")
+
+
+@pytest.mark.parametrize(("inventory", "switch"), ROCE_SONIC)
+def test_sonic_schedules_every_queue(inventory, switch):
+    config = config_db(inventory, switch)
+    weights = {}
+    for port in config["PORT"]:
+        queues = {q: config["QUEUE"][f"{port}|{q}"]["scheduler"] for q in range(8)}  # KeyError = a queue left out
+        assert queues[6] == "STRICT" and config["SCHEDULER"]["STRICT"] == {"type": "STRICT"}
+        weights = {q: int(config["SCHEDULER"][name]["weight"]) for q, name in queues.items() if q != 6}
+        assert weights[3] == 50 and sum(weights.values()) == 100 and min(weights.values()) >= 1
+    assert weights == {0: 10, 1: 8, 2: 8, 3: 50, 4: 8, 5: 8, 7: 8}
 
 
 @pytest.mark.parametrize(("inventory", "switch"), [("lab", "su01-stor-leaf-1"), ("lab", "stor-spine-01"),

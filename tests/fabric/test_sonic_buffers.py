@@ -9,7 +9,7 @@ import json
 import pytest
 from fabric_examples import example
 
-from clusterforge.plan.headroom import headroom
+from clusterforge.plan.headroom import headroom, pg_profile
 from clusterforge.render.switches._sonic.buffers import BUFFER_POOL
 from clusterforge.render.switches.facts import fabric_facts
 
@@ -34,20 +34,83 @@ def test_two_run_port_map_of_a_tor_with_uplinks():
     assert (ports["Ethernet192"].lanes, ports["Ethernet192"].index) == ("192,193,194,195", 49)
 
 
-def test_headroom_arithmetic_matches_the_doc():
-    assert headroom(400, 100, 9000) == {"xon": 18036, "xoff": 118036, "size": 136072}
-    assert headroom(800, 100, 9000) == {"xon": 18036, "xoff": 218036, "size": 236072}
-    assert headroom(400, 300, 9000)["xoff"] - headroom(400, 100, 9000)["xoff"] == 2 * 200 * 5 * 400 // 8
+# Vectors: sonic-net/sonic-swss cfgmgr/buffer_headroom_mellanox.lua at e6b0c5b5d2ab (the script itself,
+# evaluated by redis-server 7.0.15 EVAL with STATE_DB ASIC_TABLE from sonic-buildimage 086b03bd70
+# platform/mellanox/asic_table.j2 and CONFIG_DB LOSSLESS_TRAFFIC_PATTERN mtu 1024 / small_packet_percentage
+# 50 from its files/build_templates/buffers_config.j2; no shared headroom pool, no gearbox). ARGV: speed
+# (Mb/s), cable, port MTU, gearbox 0, lane count. 2,520 such vectors (5 ASICs x 8 speeds x 7 cables x
+# 3 MTUs x 3 lane counts) agreed to the byte when this was written; these are a spread of them.
+LUA_VECTORS = [  # asic, Gb/s, cable m, mtu, lanes -> xon, xoff, size
+    ("MELLANOX-SPECTRUM", 25, 100, 9000, 1, 19456, 23552, 43008),
+    ("MELLANOX-SPECTRUM", 40, 300, 1500, 4, 19456, 31744, 51200),
+    ("MELLANOX-SPECTRUM-2", 50, 5, 9000, 1, 19456, 27648, 47104),
+    ("MELLANOX-SPECTRUM-3", 10, 1, 1500, 1, 19456, 11264, 30720),
+    ("MELLANOX-SPECTRUM-3", 100, 40, 9000, 4, 19456, 53248, 72704),
+    ("MELLANOX-SPECTRUM-3", 400, 100, 9000, 8, 38912, 149504, 197632),
+    ("MELLANOX-SPECTRUM-4", 25, 1000, 9216, 1, 19456, 61440, 80896),
+    ("MELLANOX-SPECTRUM-4", 100, 7, 1500, 4, 19456, 40960, 60416),
+    ("MELLANOX-SPECTRUM-4", 200, 100, 9000, 8, 38912, 86016, 134144),
+    ("MELLANOX-SPECTRUM-4", 400, 100, 9000, 4, 19456, 156672, 176128),
+    ("MELLANOX-SPECTRUM-4", 400, 100, 9000, 8, 38912, 156672, 204800),  # the figure
+    ("MELLANOX-SPECTRUM-4", 800, 100, 9000, 8, 38912, 227328, 275456),
+    ("MELLANOX-SPECTRUM-4", 800, 300, 9216, 8, 38912, 477184, 525312),
+    ("MELLANOX-SPECTRUM-5", 800, 100, 9000, 8, 38912, 227328, 275456),
+]
+
+
+@pytest.mark.parametrize("vector", LUA_VECTORS, ids=lambda v: f"{v[0]}-{v[1]}G-{v[2]}m-{v[3]}-{v[4]}lanes")
+def test_headroom_equals_upstream_formula(vector):
+    asic, speed, cable, mtu, lanes, xon, xoff, size = vector
+    assert headroom(speed, cable, mtu, lanes, asic) == {"xon": xon, "xoff": xoff, "size": size}
+
+
+def test_lookup_row_wins_where_the_hwsku_has_one():
+    # ACS-SN5400 pg_profile_lookup.ini (sonic-buildimage 086b03bd70): 400000 40m -> 303104 19456 283648
+    buffers = example("roce-128gpu")[0].catalog.switches["sn5400"].sonic.buffers
+    assert pg_profile(buffers, 400, 40, 9000, 8) == {"xon": 19456, "xoff": 283648, "size": 303104}
+    assert pg_profile(buffers, 400, 100, 9000, 8) == headroom(400, 100, 9000, 8, "MELLANOX-SPECTRUM-4")  # no row
 
 
 def test_lossless_pg_and_queue_for_the_roce_priority_only():
     config = _config("roce-128gpu", "su01-leaf-rail0")
     assert config["BUFFER_PG"]["Ethernet8|3"] == {"profile": "pg_lossless_400000_100m_profile"}
+    assert config["BUFFER_PROFILE"]["pg_lossless_400000_100m_profile"] == {
+        "pool": "ingress_lossless_pool", "dynamic_th": "0", "xon": "38912", "xoff": "156672", "size": "204800"}
     assert config["BUFFER_PG"]["Ethernet8|0"] == {"profile": "ingress_lossy_profile"}
     assert config["BUFFER_QUEUE"]["Ethernet8|3"] == {"profile": "egress_lossless_profile"}
-    assert {k for k in config["BUFFER_QUEUE"] if k.startswith("Ethernet8|")} == {
-        "Ethernet8|3", "Ethernet8|0-2", "Ethernet8|4-7"}
+    assert {k: v["profile"] for k, v in config["BUFFER_QUEUE"].items() if k.startswith("Ethernet8|")} == {
+        "Ethernet8|3": "egress_lossless_profile", "Ethernet8|0-2": "q_lossy_profile",
+        "Ethernet8|4-7": "q_lossy_profile"}
     assert config["PORT_QOS_MAP"]["Ethernet8"]["pfc_to_queue_map"] in config["MAP_PFC_PRIORITY_TO_QUEUE"]
+    assert config["BUFFER_PORT_INGRESS_PROFILE_LIST"]["Ethernet8"] == {
+        "profile_list": "ingress_lossless_profile,ingress_lossy_profile"}
+    assert config["BUFFER_PORT_EGRESS_PROFILE_LIST"]["Ethernet8"] == {
+        "profile_list": "egress_lossless_profile,egress_lossy_profile"}
+    assert set(config["BUFFER_PORT_INGRESS_PROFILE_LIST"]) == set(config["PORT"])
+
+
+def test_pools_by_device_role_t0_for_leaves_t1_for_spines():
+    # buffers_config.j2 picks buffers_defaults_t0.j2 for a ToRRouter and t1 for a LeafRouter
+    leaf, spine = _config("roce-128gpu", "su01-leaf-rail0"), _config("roce-128gpu", "spine-01")
+    assert leaf["DEVICE_METADATA"]["localhost"]["type"] == "ToRRouter"
+    assert leaf["BUFFER_POOL"]["ingress_lossless_pool"]["size"] == "67737959"  # ACS-SN5400 t0
+    assert spine["DEVICE_METADATA"]["localhost"]["type"] == "LeafRouter"
+    assert spine["BUFFER_POOL"]["ingress_lossless_pool"]["size"] == "52161690"  # t1
+    assert set(leaf["BUFFER_POOL"]) == {"ingress_lossless_pool", "ingress_lossy_pool", "egress_lossless_pool",
+                                        "egress_lossy_pool"}
+    assert leaf["BUFFER_PROFILE"]["ingress_lossy_profile"]["pool"] == "ingress_lossy_pool"
+
+
+def test_fec_and_device_metadata_as_upstream_tools_write_them():
+    leaf = _config("roce-128gpu", "su01-leaf-rail0")
+    assert leaf["PORT"]["Ethernet8"]["fec"] == "rs"  # 400G on 8 lanes: 50G per lane (portconfig.py)
+    meta = leaf["DEVICE_METADATA"]["localhost"]
+    assert (meta["platform"], meta["hwsku"]) == ("x86_64-nvidia_sn5400-r0", "ACS-SN5400")
+    ports = [p for path, text in example("superpod-4su")[2].items() if path.endswith("config_db.json")
+             for p in json.loads(text)["PORT"].values()]
+    slow = [p for p in ports if int(p["speed"]) // len(p["lanes"].split(",")) < 50_000 and p["speed"] != "100000"]
+    assert slow and all("fec" not in p for p in slow)  # 1G/10G/25G lanes: the platform's default
+    assert all(p.get("fec") == "rs" for p in ports if p["speed"] == "100000")  # minigraph.py's 100G rule
 
 
 def test_headroom_beyond_the_pool_is_refused_by_name():

@@ -17,21 +17,46 @@ PLANES: tuple[str, ...] = ("data", "storage", "management", "oob")
 Transport = Literal["roce", "infiniband", "ethernet"]
 Nos = Literal["sonic", "cumulus", "eos", "infiniband"]
 DEFAULT_CLASS = 0  # priority 0 / DSCP 0: the default, best-effort class
+_RANGES = {  # field: allowed range and why, said in the error (the default-class checks below come after)
+    "roce_dscp": (0, 63, "a DSCP is 6 bits"),
+    "cnp_dscp": (0, 63, "a DSCP is 6 bits"),
+    "roce_priority": (1, 6, "PG 0 holds the lossy classes and TC 7 the switch's own control traffic"),
+    "cnp_priority": (0, 7, "an 802.1p priority is 3 bits"),
+    "pfc_cable_length_m": (1, 10_000, "the switch models' lossless pools bound it further"),
+}
 
 
 class Qos(Declared):
     """One lossless-RoCE intent, rendered per NOS and on hosts."""
 
     roce_dscp: int = Field(default=26, ge=0, le=63)
-    roce_priority: int = Field(default=3, ge=0, le=7)
+    # the lossless priority: PG 0 holds every lossy class and TC 7 is the switch's own control traffic
+    # (SONiC's TC_TO_PRIORITY_GROUP_MAP 7 -> 7), so 1-6 (docs/pfc-headroom.md)
+    roce_priority: int = Field(default=3, ge=0, le=6)  # 0: refused below, with the reason
     cnp_dscp: int = Field(default=48, ge=0, le=63)
     cnp_priority: int = Field(default=6, ge=0, le=7)
     ecn_min_bytes: int = Field(default=150_000, gt=0, le=1 << 30)
     ecn_max_bytes: int = Field(default=1_500_000, gt=0, le=1 << 30)
     ecn_probability_pct: int = Field(default=100, ge=1, le=100)
     pfc_watchdog_ms: int = Field(default=200, ge=100, le=5000)  # SONiC PFC_WD detection_time range
-    ets_roce_pct: int = Field(default=50, ge=1, le=99)
-    pfc_cable_length_m: int = Field(default=100, ge=1, le=100_000)
+    # DWRR share of the RoCE queue; the six lossy queues split the rest, at least 1 % each
+    ets_roce_pct: int = Field(default=50, ge=1, le=94)
+    pfc_cable_length_m: int = Field(default=100, ge=1, le=10_000)  # the pools bound it further (plan/headroom.py)
+    # DSCP -> traffic class for every DSCP the two RoCE ones leave: "precedence" = DSCP >> 3 (class selector,
+    # EOS's and Cumulus's own default), "best_effort" = TC 0; either way no other DSCP reaches the
+    # lossless or the CNP class (docs/pfc-headroom.md, "DSCP policy")
+    dscp_policy: Literal["precedence", "best_effort"] = "precedence"
+
+    @field_validator("roce_dscp", "cnp_dscp", "roce_priority", "cnp_priority", "pfc_cable_length_m", mode="before")
+    @classmethod
+    def _in_range(cls, value: object, info) -> object:
+        # say the allowed range, and why, before pydantic's one-sided "less than or equal to"
+        lo, hi, why = _RANGES[info.field_name]
+        if value == DEFAULT_CLASS and info.field_name != "pfc_cable_length_m":
+            return value  # the default class: refused by the checks below, which say why
+        if isinstance(value, int) and not isinstance(value, bool) and not lo <= value <= hi:
+            raise ValueError(f"{value} is outside the allowed {lo}-{hi} ({why})")
+        return value
 
     @field_validator("roce_priority", "cnp_priority")
     @classmethod

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Literal
 
 from pydantic import Field, model_validator
 
 from clusterforge.model.base import Declared
 from clusterforge.model.grammar import FreeText
 
-__all__ = ["SonicPortRun", "SonicPlatform", "SonicPort", "SonicBuffers"]
+__all__ = ["SonicPortRun", "SonicPlatform", "SonicPort", "SonicBuffers", "SonicPools", "PgProfileRow", "SpectrumAsic"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,12 +46,47 @@ class SonicPortRun(Declared):
                                           " (hwsku.json default_brkout_mode); default: speed_gbps only")
 
 
-class SonicBuffers(Declared):
-    """Shared-buffer pool sizes (bytes) of the HWSKU's traditional buffer template (T1 role)."""
+SpectrumAsic = Literal["MELLANOX-SPECTRUM", "MELLANOX-SPECTRUM-2", "MELLANOX-SPECTRUM-3", "MELLANOX-SPECTRUM-4",
+                       "MELLANOX-SPECTRUM-5"]  # ASIC_TABLE keys of platform/mellanox/asic_table.j2 (plan/headroom.py)
+
+
+class SonicPools(Declared):
+    """Shared-buffer pool sizes (bytes) of one traditional buffer template (buffers_defaults_t0/t1.j2)."""
 
     ingress_lossless_pool: int = Field(gt=0)
+    ingress_lossy_pool: int = Field(gt=0)
     egress_lossless_pool: int = Field(gt=0)
     egress_lossy_pool: int = Field(gt=0)
+
+
+class PgProfileRow(Declared):
+    """One row of the HWSKU's pg_profile_lookup.ini: the lossless PG profile for a speed and cable length."""
+
+    speed_mbps: int = Field(gt=0, le=1_600_000)
+    cable_m: int = Field(gt=0, le=100_000)
+    size: int = Field(gt=0)
+    xon: int = Field(ge=0)
+    xoff: int = Field(ge=0)
+    threshold: int = Field(ge=-8, le=7)  # dynamic_th
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_row(cls, value: object) -> object:
+        # the catalog writes a row as the .ini does: [speed, cable, size, xon, xoff, threshold]
+        names = ("speed_mbps", "cable_m", "size", "xon", "xoff", "threshold")
+        if isinstance(value, list | tuple) and len(value) == len(names):
+            return dict(zip(names, value, strict=True))
+        return value
+
+
+class SonicBuffers(Declared):
+    """The HWSKU's traditional buffer templates: pool sizes per topology (t0: ToRRouter, t1: LeafRouter),
+    its pg_profile_lookup.ini rows and its ASIC (whose ASIC_TABLE parameters size headroom without a row)."""
+
+    asic: SpectrumAsic
+    t0: SonicPools
+    t1: SonicPools
+    pg_profile_lookup: list[PgProfileRow] = Field(default_factory=list, max_length=256)
     source: FreeText = Field(min_length=1)
 
 

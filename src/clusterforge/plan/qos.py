@@ -1,4 +1,13 @@
-"""The one QoS intent: switch-side lossless RoCE tables and host-side NIC settings, from the declaration."""
+"""The one QoS intent: switch-side lossless RoCE tables and host-side NIC settings, from the declaration.
+
+Two tables every NOS renders follow from it (docs/pfc-headroom.md, "DSCP policy" and "Queues"):
+- DSCP -> traffic class for all 64 DSCPs: the RoCE DSCP to the lossless priority, the CNP DSCP to the
+  CNP priority, every other DSCP by `dscp_policy` ("precedence": DSCP >> 3; "best_effort": TC 0), and
+  any of those that would land in the lossless or the CNP class goes to TC 0 instead: only RoCE may
+  enter the lossless PG, and only CNPs the strict queue.
+- a scheduler for every queue 0-7: CNP strict; RoCE DWRR `ets_roce_pct`; the six lossy queues split
+  the rest by DWRR, queue 0 taking the remainder, so the weights are percentages summing to 100.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +15,34 @@ from clusterforge.model import ClusterSpec
 from clusterforge.plan.records import HostRoce, SwitchQos
 from clusterforge.vocab import Transport
 
-__all__ = ["switch_qos", "host_roce"]
+__all__ = ["switch_qos", "host_roce", "dscp_map", "queue_schedule", "QUEUES", "DSCPS", "DEFAULT_TC"]
+
+QUEUES, DSCPS, DEFAULT_TC = range(8), range(64), 0
+
+
+def dscp_map(policy: str, roce_dscp: int, roce_tc: int, cnp_dscp: int, cnp_tc: int) -> tuple[int, ...]:
+    table = []
+    for dscp in DSCPS:
+        tc = dscp >> 3 if policy == "precedence" else DEFAULT_TC
+        if tc in (roce_tc, cnp_tc):
+            tc = DEFAULT_TC
+        table.append(tc)
+    table[roce_dscp], table[cnp_dscp] = roce_tc, cnp_tc
+    return tuple(table)
+
+
+def queue_schedule(roce_q: int, cnp_q: int, roce_pct: int) -> tuple[tuple[int, str, int], ...]:
+    lossy = [q for q in QUEUES if q not in (roce_q, cnp_q)]
+    each, rest = divmod(100 - roce_pct, len(lossy))
+    out = []
+    for q in QUEUES:
+        if q == cnp_q:
+            out.append((q, "strict", 0))
+        elif q == roce_q:
+            out.append((q, "dwrr", roce_pct))
+        else:
+            out.append((q, "dwrr", each + (rest if q == lossy[0] else 0)))
+    return tuple(out)
 
 
 def switch_qos(spec: ClusterSpec) -> SwitchQos:
@@ -15,6 +51,9 @@ def switch_qos(spec: ClusterSpec) -> SwitchQos:
         roce_dscp=q.roce_dscp, roce_priority=q.roce_priority, cnp_dscp=q.cnp_dscp, cnp_priority=q.cnp_priority,
         ecn_min_bytes=q.ecn_min_bytes, ecn_max_bytes=q.ecn_max_bytes, ecn_probability_pct=q.ecn_probability_pct,
         pfc_watchdog_ms=q.pfc_watchdog_ms, ets_roce_pct=q.ets_roce_pct, pfc_cable_length_m=q.pfc_cable_length_m,
+        dscp_policy=q.dscp_policy,
+        dscp_to_tc=dscp_map(q.dscp_policy, q.roce_dscp, q.roce_priority, q.cnp_dscp, q.cnp_priority),
+        queue_schedule=queue_schedule(q.roce_priority, q.cnp_priority, q.ets_roce_pct),
     )
 
 

@@ -72,9 +72,12 @@ class SwitchQos:
     pfc_watchdog_ms: int
     ets_roce_pct: int
     pfc_cable_length_m: int
+    dscp_policy: str = "precedence"
+    dscp_to_tc: tuple[int, ...] = ()  # index = DSCP 0-63 (plan.qos.dscp_map)
+    queue_schedule: tuple[tuple[int, str, int], ...] = ()  # (queue, "dwrr"/"strict", weight %) for 0-7
 
-    def to_dict(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in self.__slots__}
+    def to_dict(self) -> dict[str, Any]:  # the declared intent; the two tables follow from it (plan.qos)
+        return {name: getattr(self, name) for name in self.__slots__ if name not in ("dscp_to_tc", "queue_schedule")}
 
 
 @dataclass(frozen=True, slots=True)

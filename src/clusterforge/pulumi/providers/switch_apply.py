@@ -5,8 +5,9 @@ running-config: EOS). Each script stops at the first failing command (`set -e`),
 relies on is all-or-nothing on that NOS:
 
   SONiC   the running CONFIG_DB (`sonic-cfggen -d --print-data`) with clusterforge's tables put in
-          (tables it renders replace theirs; PORT and DEVICE_METADATA entries are merged field by
-          field, so the platform's own port and metadata fields stay) goes to `config replace`, which
+          (render/switches/sonic_merge.py: tables it renders replace theirs, the buffer/QoS family as a
+          whole; PORT and DEVICE_METADATA entries are merged field by field, so the platform's own port
+          and metadata fields stay) goes to `config replace`, which
           validates against SONiC's YANG models and applies as one patch, rolling back on failure;
           `config save` keeps it for the next boot. frr.conf (docker_routing_config_mode
           split-unified) is checked with `frr-reload.py --test` in the bgp container before it
@@ -26,27 +27,11 @@ from __future__ import annotations
 import shlex
 from collections.abc import Iterable
 
+from clusterforge.render.switches.sonic_merge import SONIC_MERGE
 from clusterforge.vocab import Nos
 
-__all__ = ["nos_of", "apply_script", "SONIC_MERGE", "SONIC_FIELD_MERGED"]
+__all__ = ["nos_of", "apply_script", "SONIC_MERGE"]
 
-# Tables merged entry by entry and field by field: the platform owns fields we do not render
-# (PORT: fec, autoneg, ...; DEVICE_METADATA: mac, platform, hwsku).
-SONIC_FIELD_MERGED = ("PORT", "DEVICE_METADATA")
-# running.json new.json out.json: every table of new.json replaces running's, except the field-merged ones
-SONIC_MERGE = (
-    "import json, sys\n"
-    "running, new = (json.load(open(p)) for p in sys.argv[1:3])\n"
-    "for table, entries in new.items():\n"
-    f"    if table in {SONIC_FIELD_MERGED!r}:\n"
-    "        have = running.setdefault(table, {})\n"
-    "        for key, fields in entries.items():\n"
-    "            have.setdefault(key, {}).update(fields)\n"
-    "    else:\n"
-    "        running[table] = entries\n"
-    "with open(sys.argv[3], 'w') as out:\n"
-    "    json.dump(running, out, indent=4, sort_keys=True)\n"
-)
 SONIC_FRR = "/etc/sonic/frr/frr.conf"  # the bgp container sees /etc/sonic/frr as /etc/frr
 FRR_RELOAD = "/usr/lib/frr/frr-reload.py"
 

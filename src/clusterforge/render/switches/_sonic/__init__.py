@@ -13,7 +13,14 @@ from typing import Any
 
 from clusterforge.plan.records import SwitchQos
 from clusterforge.render.switches._frr import frr_structured_config
-from clusterforge.render.switches._sonic.buffers import BUFFER_PG, BUFFER_POOL, BUFFER_PROFILE, BUFFER_QUEUE
+from clusterforge.render.switches._sonic.buffers import (
+    BUFFER_PG,
+    BUFFER_POOL,
+    BUFFER_PORT_EGRESS_PROFILE_LIST,
+    BUFFER_PORT_INGRESS_PROFILE_LIST,
+    BUFFER_PROFILE,
+    BUFFER_QUEUE,
+)
 from clusterforge.render.switches._sonic.gateway import SAG
 from clusterforge.render.switches._sonic.interfaces import (
     INTERFACE,
@@ -28,6 +35,7 @@ from clusterforge.render.switches._sonic.qos import (
     CABLE_LENGTH,
     DSCP_TO_TC_MAP,
     MAP_PFC_PRIORITY_TO_QUEUE,
+    PFC_PRIORITY_TO_PRIORITY_GROUP_MAP,
     PFC_WD,
     PORT_QOS_MAP,
     QUEUE,
@@ -57,19 +65,22 @@ SONIC_TABLES: list[tuple[str, Table]] = [
     ("VLAN_INTERFACE", VLAN_INTERFACE),
     ("SAG", SAG),                              # the anycast gateway's MAC (storage first hops)
     # lossless RoCE: only on planes whose transport is roce
-    ("DSCP_TO_TC_MAP", DSCP_TO_TC_MAP),        # our own map: the stock one sends DSCP 26 to TC 1
+    ("DSCP_TO_TC_MAP", DSCP_TO_TC_MAP),        # all 64 DSCPs by the declared policy (AZURE sends 26 to TC 1)
     ("TC_TO_QUEUE_MAP", TC_TO_QUEUE_MAP),
     ("TC_TO_PRIORITY_GROUP_MAP", TC_TO_PRIORITY_GROUP_MAP),
     ("MAP_PFC_PRIORITY_TO_QUEUE", MAP_PFC_PRIORITY_TO_QUEUE),  # swss schema.h name; sonic-pfc-priority-queue-map
+    ("PFC_PRIORITY_TO_PRIORITY_GROUP_MAP", PFC_PRIORITY_TO_PRIORITY_GROUP_MAP),  # pfc_to_pg_map (Mellanox)
     ("CABLE_LENGTH", CABLE_LENGTH),            # sizes the lossless PG headroom buffermgrd computes
     ("BUFFER_POOL", BUFFER_POOL),              # lossless headroom: docs/pfc-headroom.md
     ("BUFFER_PROFILE", BUFFER_PROFILE),
     ("BUFFER_PG", BUFFER_PG),
     ("BUFFER_QUEUE", BUFFER_QUEUE),
+    ("BUFFER_PORT_INGRESS_PROFILE_LIST", BUFFER_PORT_INGRESS_PROFILE_LIST),
+    ("BUFFER_PORT_EGRESS_PROFILE_LIST", BUFFER_PORT_EGRESS_PROFILE_LIST),
     ("PORT_QOS_MAP", PORT_QOS_MAP),            # binds the maps per port, PFC on the RoCE priority only
     ("PFC_WD", PFC_WD),
-    ("WRED_PROFILE", WRED_PROFILE),            # ECN marking thresholds for the RoCE queue
-    ("SCHEDULER", SCHEDULER),                  # ETS: RoCE/default DWRR, CNP strict
+    ("WRED_PROFILE", WRED_PROFILE),            # ECN marking on the RoCE queue, green/yellow/red
+    ("SCHEDULER", SCHEDULER),                  # ETS: RoCE and the lossy queues DWRR, CNP strict
     ("QUEUE", QUEUE),
 ]
 

@@ -1,4 +1,10 @@
-"""DEVICE_METADATA: hostname, BGP ASN and the SONiC device type of the switch's role."""
+"""DEVICE_METADATA: hostname, BGP ASN, the SONiC device type of the switch's role, platform and HWSKU.
+
+platform and hwsku are the catalog's (the HWSKU folder the port map and buffers come from), as
+`sonic-cfggen -H -k HWSKU` writes them. `mac` is the switch's own: sonic-cfggen reads it from the
+system EEPROM at first boot, no declaration knows it, and the apply step keeps the running value
+(DEVICE_METADATA is merged field by field, pulumi/providers/switch_apply.py).
+"""
 
 from __future__ import annotations
 
@@ -32,6 +38,9 @@ def DEVICE_METADATA(facts: SwitchFacts, qos: SwitchQos) -> dict[str, Any]:  # no
         "docker_routing_config_mode": "split-unified",
         "buffer_model": "traditional",  # the BUFFER_* tables are final; buffermgrd does not recompute them
     }
+    if facts.sonic_platform is not None:
+        localhost["platform"] = facts.sonic_platform.platform
+        localhost["hwsku"] = facts.sonic_platform.hwsku
     if facts.device.asn is not None:
         localhost["bgp_asn"] = str(facts.device.asn)
     return {"localhost": localhost}

@@ -29,6 +29,9 @@ def PORT(facts: SwitchFacts, qos: SwitchQos) -> dict[str, Any] | None:  # noqa: 
             raise ValueError(f"{facts.name}: {port.name} at {speed}G is not a speed {platform.hwsku} allows there")
         entry = {"admin_status": "up", "alias": known.alias, "index": str(known.index), "lanes": known.lanes,
                  "mtu": str(port.mtu), "speed": str(speed * 1000)}  # SONiC counts Mb/s
+        lane_mbps = speed * 1000 // len(known.lanes.split(","))
+        if lane_mbps >= 50_000 or speed == 100:
+            entry["fec"] = "rs"
         if port.description:
             entry["description"] = port.description
         out[port.name] = entry

@@ -1,8 +1,11 @@
 """Lossless RoCE tables, read from the Plan's one QoS intent (plan.qos).
 
-RoCE DSCP -> the lossless priority/TC (PFC on it, ECN on its queue); CNP DSCP -> its own TC,
-strict priority; everything else -> TC 0. SONiC's stock DSCP_TO_TC_MAP sends DSCP 26 to TC 1
-and treats 3/4 as lossless, so a RoCE switch must carry its own map.
+Shaped as sonic-buildimage's files/build_templates/qos_config.j2 (at 086b03bd70) shapes its AZURE
+profile, with our own maps (named ROCE): DSCP_TO_TC_MAP for all 64 DSCPs from the declared policy and
+bound `global` as well as per port, TC_TO_PRIORITY_GROUP_MAP, PFC_PRIORITY_TO_PRIORITY_GROUP_MAP
+(pfc_to_pg_map, a Mellanox/Barefoot table), a scheduler for every queue 0-7 and WRED with green, yellow
+and red as upstream's AZURE_LOSSLESS. Where we differ from AZURE (one lossless priority, not 3 and 4;
+RoCE's DSCP 26 not TC 1; every queue scheduled), docs/pfc-headroom.md says why.
 All tables apply to RoCE planes only; other planes return None.
 """
 
@@ -15,23 +18,13 @@ from clusterforge.render.switches.facts import SwitchFacts
 
 __all__ = [
     "QOS_PROFILE", "DSCP_TO_TC_MAP", "TC_TO_QUEUE_MAP", "TC_TO_PRIORITY_GROUP_MAP", "MAP_PFC_PRIORITY_TO_QUEUE",
-    "CABLE_LENGTH", "PORT_QOS_MAP", "PFC_WD", "WRED_PROFILE", "SCHEDULER", "QUEUE", "dscp_to_tc",
+    "PFC_PRIORITY_TO_PRIORITY_GROUP_MAP", "CABLE_LENGTH", "PORT_QOS_MAP", "PFC_WD", "WRED_PROFILE", "SCHEDULER",
+    "QUEUE", "scheduler_name",
 ]
 
 QOS_PROFILE = "ROCE"  # name of every map/profile this module emits
 WRED_NAME = "ROCE_LOSSLESS"
-SCHED_ROCE, SCHED_DEFAULT, SCHED_CNP = "ROCE_DWRR", "DEFAULT_DWRR", "CNP_STRICT"
-DEFAULT_TC = 0
 TRAFFIC_CLASSES = range(8)
-DSCP_VALUES = range(64)
-
-
-def dscp_to_tc(qos: SwitchQos) -> dict[int, int]:
-    """The intent as a full table: RoCE and CNP DSCPs to their priorities, the rest to TC 0."""
-    table = dict.fromkeys(DSCP_VALUES, DEFAULT_TC)
-    table[qos.roce_dscp] = qos.roce_priority
-    table[qos.cnp_dscp] = qos.cnp_priority
-    return table
 
 
 def _ports(facts: SwitchFacts) -> list[str]:
@@ -41,7 +34,7 @@ def _ports(facts: SwitchFacts) -> list[str]:
 def DSCP_TO_TC_MAP(facts: SwitchFacts, qos: SwitchQos) -> dict[str, Any] | None:  # noqa: N802
     if not facts.lossless:
         return None
-    return {QOS_PROFILE: {str(d): str(tc) for d, tc in dscp_to_tc(qos).items()}}
+    return {QOS_PROFILE: {str(d): str(tc) for d, tc in enumerate(qos.dscp_to_tc)}}
 
 
 def TC_TO_QUEUE_MAP(facts: SwitchFacts, qos: SwitchQos) -> dict[str, Any] | None:  # noqa: N802
@@ -51,7 +44,8 @@ def TC_TO_QUEUE_MAP(facts: SwitchFacts, qos: SwitchQos) -> dict[str, Any] | None
 
 
 def TC_TO_PRIORITY_GROUP_MAP(facts: SwitchFacts, qos: SwitchQos) -> dict[str, Any] | None:  # noqa: N802
-    # the lossless TC gets its own ingress priority group (where PFC headroom lives); the rest share PG 0
+    # the lossless TC gets its own ingress priority group (where PFC headroom lives); the rest share the
+    # lossy PG 0, which BUFFER_PG gives ingress_lossy_profile (AZURE maps TC 7 to a PG 7 without a buffer)
     if not facts.lossless:
         return None
     roce = qos.roce_priority
@@ -64,6 +58,13 @@ def MAP_PFC_PRIORITY_TO_QUEUE(facts: SwitchFacts, qos: SwitchQos) -> dict[str, A
     return {QOS_PROFILE: {str(p): str(p) for p in TRAFFIC_CLASSES}}
 
 
+def PFC_PRIORITY_TO_PRIORITY_GROUP_MAP(facts: SwitchFacts, qos: SwitchQos) -> dict[str, Any] | None:  # noqa: N802
+    # which PG a received PFC priority's headroom is in: the lossless priority only (AZURE: 3 and 4)
+    if not facts.lossless:
+        return None
+    return {QOS_PROFILE: {str(qos.roce_priority): str(qos.roce_priority)}}
+
+
 def CABLE_LENGTH(facts: SwitchFacts, qos: SwitchQos) -> dict[str, Any] | None:  # noqa: N802
     ports = _ports(facts)
     if not ports:
@@ -72,16 +73,21 @@ def CABLE_LENGTH(facts: SwitchFacts, qos: SwitchQos) -> dict[str, Any] | None:  
 
 
 def PORT_QOS_MAP(facts: SwitchFacts, qos: SwitchQos) -> dict[str, Any] | None:  # noqa: N802
+    ports = _ports(facts)
+    if not ports:
+        return None
     priority = str(qos.roce_priority)
     binding = {
         "dscp_to_tc_map": QOS_PROFILE,
         "tc_to_queue_map": QOS_PROFILE,
         "tc_to_pg_map": QOS_PROFILE,
         "pfc_to_queue_map": QOS_PROFILE,
+        "pfc_to_pg_map": QOS_PROFILE,
         "pfc_enable": priority,
         "pfcwd_sw_enable": priority,
     }
-    return {name: dict(binding) for name in _ports(facts)} or None
+    # `global`: the switch-wide DSCP map (upstream binds AZURE there too), for traffic of ports without one
+    return {"global": {"dscp_to_tc_map": QOS_PROFILE}, **{name: dict(binding) for name in ports}}
 
 
 def PFC_WD(facts: SwitchFacts, qos: SwitchQos) -> dict[str, Any] | None:  # noqa: N802
@@ -91,32 +97,43 @@ def PFC_WD(facts: SwitchFacts, qos: SwitchQos) -> dict[str, Any] | None:  # noqa
 
 
 def WRED_PROFILE(facts: SwitchFacts, qos: SwitchQos) -> dict[str, Any] | None:  # noqa: N802
+    # ECN marking on the RoCE queue; all three colours as upstream's AZURE_LOSSLESS (RoCE is not
+    # policed, so it is green, but a marker elsewhere in the path must not turn marking off)
     if not facts.lossless:
         return None
-    return {WRED_NAME: {
-        "ecn": "ecn_all",
-        "wred_green_enable": "true",
-        "green_min_threshold": str(qos.ecn_min_bytes),
-        "green_max_threshold": str(qos.ecn_max_bytes),
-        "green_drop_probability": str(qos.ecn_probability_pct),
-    }}
+    profile: dict[str, str] = {"ecn": "ecn_all"}
+    for colour in ("green", "yellow", "red"):
+        profile.update({
+            f"wred_{colour}_enable": "true",
+            f"{colour}_min_threshold": str(qos.ecn_min_bytes),
+            f"{colour}_max_threshold": str(qos.ecn_max_bytes),
+            f"{colour}_drop_probability": str(qos.ecn_probability_pct),
+        })
+    return {WRED_NAME: profile}
+
+
+def scheduler_name(kind: str, weight: int) -> str:
+    return "STRICT" if kind == "strict" else f"DWRR_{weight}"
 
 
 def SCHEDULER(facts: SwitchFacts, qos: SwitchQos) -> dict[str, Any] | None:  # noqa: N802
     if not facts.lossless:
         return None
-    return {
-        SCHED_ROCE: {"type": "DWRR", "weight": str(qos.ets_roce_pct)},
-        SCHED_DEFAULT: {"type": "DWRR", "weight": str(100 - qos.ets_roce_pct)},
-        SCHED_CNP: {"type": "STRICT"},
-    }
+    out: dict[str, Any] = {}
+    for _, kind, weight in qos.queue_schedule:
+        entry = {"type": "STRICT"} if kind == "strict" else {"type": "DWRR", "weight": str(weight)}
+        out[scheduler_name(kind, weight)] = entry
+    return out
 
 
 def QUEUE(facts: SwitchFacts, qos: SwitchQos) -> dict[str, Any] | None:  # noqa: N802
-    roce, cnp = qos.roce_priority, qos.cnp_priority
+    # every queue 0-7 has a scheduler; only the RoCE queue has WRED (ECN marking): the lossy queues
+    # tail-drop, the CNP queue carries only congestion notifications, which must not be marked or dropped early
     out: dict[str, Any] = {}
     for name in _ports(facts):
-        out[f"{name}|{DEFAULT_TC}"] = {"scheduler": SCHED_DEFAULT}
-        out[f"{name}|{roce}"] = {"scheduler": SCHED_ROCE, "wred_profile": WRED_NAME}
-        out[f"{name}|{cnp}"] = {"scheduler": SCHED_CNP}
+        for q, kind, weight in qos.queue_schedule:
+            entry = {"scheduler": scheduler_name(kind, weight)}
+            if q == qos.roce_priority:
+                entry["wred_profile"] = WRED_NAME
+            out[f"{name}|{q}"] = entry
     return out or None
