@@ -1,25 +1,42 @@
-"""Wheel build hook: ship templates/, roles/, playbooks/ and stacks/cluster/ inside the package.
+"""Wheel build hook: ship templates/, roles/, playbooks/, stacks/cluster/, collection/ and LICENSE inside the
+package, and the Pulumi engine's build recipe (tools/pulumi-build, tools/launchers, scripts/setup-pulumi.sh).
 
 They stay at the top of the repository, where they are edited; a regular wheel carries a copy
 under ``clusterforge/_data/``, where ``clusterforge.paths`` looks when there is no checkout. An
-editable install gets no copy: it runs from the checkout and reads the originals.
+editable install gets no copy: it runs from the checkout and reads the originals. Symbolic links are
+left out (collection/BUILD-WITH-CLUSTERFORGE is one on purpose: see provision/collection.py).
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 
-DATA = {
-    "templates": "clusterforge/_data/templates",
-    "roles": "clusterforge/_data/roles",
-    "playbooks": "clusterforge/_data/playbooks",
-    "stacks/cluster": "clusterforge/_data/stacks/cluster",
-}
+DATA = ("templates", "roles", "playbooks", "stacks/cluster", "collection", "tools/pulumi-build", "tools/launchers")
+FILES = ("LICENSE", "scripts/setup-pulumi.sh")
+TARGET = "clusterforge/_data"
+SKIPPED = {"__pycache__", ".pytest_cache"}
+
+
+def _files(root: Path, top: str) -> dict[str, str]:
+    found = {}
+    for path in sorted((root / top).rglob("*")):
+        rel = path.relative_to(root)
+        if path.is_symlink() or not path.is_file() or SKIPPED & set(rel.parts) or path.suffix == ".pyc":
+            continue
+        found[str(path)] = f"{TARGET}/{rel.as_posix()}"
+    return found
 
 
 class PackageDataHook(BuildHookInterface):
     PLUGIN_NAME = "clusterforge-data"
 
     def initialize(self, version: str, build_data: dict) -> None:
-        if version == "standard":
-            build_data["force_include"].update(DATA)
+        if version != "standard":
+            return
+        root = Path(self.root)
+        for top in DATA:
+            build_data["force_include"].update(_files(root, top))
+        for name in FILES:
+            build_data["force_include"][str(root / name)] = f"{TARGET}/{name}"

@@ -15,11 +15,14 @@
 #    A cold build takes about 5-6 minutes on 2 cores; later runs take seconds.
 #
 # The pinned version is the pkg/v3 version in tools/pulumi-build/go.mod.
+#
+# CLUSTERFORGE_ENGINE_BIN=DIR builds into DIR instead of tools/bin: `clusterforge engine install` runs
+# the wheel's copy of this script that way, into <state dir>/engine/bin.
 set -euo pipefail
 
 repo="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd -P)"
 build_dir="$repo/tools/pulumi-build"
-bin_dir="$repo/tools/bin"
+bin_dir="${CLUSTERFORGE_ENGINE_BIN:-$repo/tools/bin}"
 
 say() { printf 'setup-pulumi: %s\n' "$*"; }
 die() { printf 'setup-pulumi: error: %s\n' "$*" >&2; exit 1; }
@@ -124,5 +127,9 @@ install_file "$sdk_dir/python/cmd/pulumi-language-python-exec" "$bin_dir/pulumi-
 # 2d. The dynamic-provider launcher (runs .venv/bin/python -m pulumi.dynamic).
 install_file "$repo/tools/launchers/pulumi-resource-pulumi-python" "$bin_dir/pulumi-resource-pulumi-python"
 
-[[ -x "$repo/.venv/bin/python" ]] || say "warning: $repo/.venv/bin/python missing; Python programs need the project venv"
-say "ready: pulumi $version in $bin_dir (. scripts/env.sh to use it)"
+[[ -n "${CLUSTERFORGE_ENGINE_BIN:-}" || -x "$repo/.venv/bin/python" ]] || say "warning: $repo/.venv/bin/python missing; Python programs need the project venv"
+if [[ -n "${CLUSTERFORGE_ENGINE_BIN:-}" ]]; then
+    say "ready: pulumi $version in $bin_dir"
+else
+    say "ready: pulumi $version in $bin_dir (. scripts/env.sh to use it)"
+fi

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -26,7 +28,8 @@ pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
 INVENTORY = ROOT / "inventory" / "lab.yaml"
 COMMANDS = [[], ["validate"], ["plan"], ["render"], ["report"], ["diff"], ["lab"], ["lab", "up"], ["lab", "status"],
-            ["lab", "down"], ["lab", "ssh"], ["preview"], ["up"], ["destroy"], ["verify"], ["accept"]]
+            ["lab", "down"], ["lab", "ssh"], ["preview"], ["up"], ["destroy"], ["verify"], ["accept"], ["engine"],
+            ["engine", "status"], ["engine", "install"], ["collection", "build"]]
 HELP_ALL = """
 import sys
 from typer.testing import CliRunner
@@ -112,3 +115,76 @@ def test_validate_plan_render_report_match_the_checkout(installed, tmp_path):
         assert set(written) == set(expected)
         wrong = [k for k, v in expected.items() if written[k] != (v.encode() if isinstance(v, str) else v)]
         assert not wrong, wrong[:5]
+
+
+def test_collection_builds_from_the_package_data(installed, tmp_path):
+    bin_dir, env, empty = installed
+    work = tmp_path / "work"
+    work.mkdir()
+    done = _run([str(bin_dir / "clusterforge"), "collection", "build", "-o", "dist"], work, env)
+    tarballs = list((work / "dist").glob("clusterforge-gpu-*.tar.gz"))
+    assert len(tarballs) == 1, done.stdout + done.stderr
+    with tarfile.open(tarballs[0]) as tar:
+        names = set(tar.getnames())
+        assert tar.extractfile("LICENSE").read() == (ROOT / "LICENSE").read_bytes()
+    roles = sorted(p.name for p in (ROOT / "roles").iterdir() if (p / "tasks" / "main.yml").is_file())
+    assert {f"roles/{r}/tasks/main.yml" for r in roles} <= names
+    assert {"playbooks/site.yml", "changelogs/changelog.yaml", "meta/runtime.yml"} <= names
+    assert sorted(p.name for p in work.iterdir()) == ["dist"]  # nothing else written
+
+
+def test_wheel_carries_the_licence(installed):
+    bin_dir, env, empty = installed
+    where = json.loads(_run([str(bin_dir / "python"), "-c", WHERE], empty, env).stdout)
+    license_file = Path(where["data"]) / "LICENSE"
+    assert license_file.read_bytes() == (ROOT / "LICENSE").read_bytes()
+    meta = _run([str(bin_dir / "python"), "-c", "import importlib.metadata as m; print(m.metadata('clusterforge')"
+                 "['License-Expression'])"], empty, env).stdout.strip()
+    assert meta == "Apache-2.0"
+
+
+def _engine_copy(base: Path) -> Path:
+    """The checkout's engine, linked (not symlinked: the language host finds its siblings by its own path)
+    into a directory that has no .venv two levels up, as a pulumi install on PATH would be."""
+    source = ROOT / "tools" / "bin"
+    if not (source / "pulumi").exists():
+        pytest.fail(f"{source}/pulumi is missing; scripts/setup-pulumi.sh builds it")
+    target = base / "pulumi-install" / "bin"
+    target.mkdir(parents=True)
+    for item in source.iterdir():
+        real = item.resolve()
+        try:
+            os.link(real, target / item.name)
+        except OSError:
+            shutil.copy2(real, target / item.name)
+    return target
+
+
+def test_engine_missing_says_what_to_do_and_a_pinned_pulumi_on_path_previews(installed, tmp_path):
+    bin_dir, env, empty = installed
+    cf = str(bin_dir / "clusterforge")
+    work = tmp_path / "work"
+    work.mkdir()
+    no_pulumi = {**env, "PATH": os.pathsep.join(p for p in env["PATH"].split(os.pathsep)
+                                                if not (Path(p) / "pulumi").exists())}
+    missing = subprocess.run([cf, "engine", "status"], cwd=work, env=no_pulumi, capture_output=True, text=True,
+                             timeout=120)
+    assert missing.returncode == 3, missing.stdout + missing.stderr
+    assert "clusterforge engine install" in missing.stderr and "on PATH" in missing.stderr
+    assert "setup-pulumi.sh" not in missing.stderr.split(" — ")[0]  # the wheel's way comes first
+    preview = subprocess.run([cf, "preview", str(INVENTORY), "--target", "files"], cwd=work, env=no_pulumi,
+                             capture_output=True, text=True, timeout=120)
+    assert preview.returncode == 3 and "clusterforge engine install" in preview.stderr, preview.stderr
+
+    engine_bin = _engine_copy(tmp_path)
+    with_pulumi = {**env, "PATH": os.pathsep.join([str(engine_bin), no_pulumi["PATH"]])}
+    status = json.loads(_run([cf, "engine", "status", "--format", "json"], work, with_pulumi).stdout)
+    assert status["ok"] and status["origin"] == "PATH", status
+    assert Path(status["binary"]) == engine_bin / "pulumi"
+    previewed = _run([cf, "preview", str(INVENTORY), "--target", "files", "--no-provision", "--no-verify", "--json"],
+                     work, with_pulumi)
+    document = json.loads(previewed.stdout)
+    assert document["create"] and document["delete"] == [], document
+    # no checkout: the stack's state lives under the working directory's .state
+    assert (work / ".state" / "stacks" / "lab" / "Pulumi.yaml").is_file()
+    assert not (empty / ".state").exists()

@@ -74,6 +74,40 @@ def test_tarball_holds_every_role_and_the_fqcn_site_playbook(tarball: Path) -> N
     meta = manifest["collection_info"]
     assert (meta["namespace"], meta["name"]) == ("clusterforge", "gpu")
     assert meta["dependencies"] == {"kubernetes.core": ">=3.0.0"}
+    for key in ("repository", "documentation", "issues"):
+        assert meta[key].startswith("https://"), (key, meta[key])
+    assert meta["license"] == ["Apache-2.0"]
+    assert {"LICENSE", "CHANGELOG.md", "changelogs/changelog.yaml"} <= names
+    assert "BUILD-WITH-CLUSTERFORGE" not in names
+    with tarfile.open(tarball) as tar:
+        assert tar.extractfile("LICENSE").read() == (REPO_ROOT / "LICENSE").read_bytes()
+        changelog = yaml.safe_load(tar.extractfile("changelogs/changelog.yaml"))
+    assert info.version in changelog["releases"]
+
+
+def test_ansible_galaxy_build_of_the_skeleton_refuses_with_a_pointer(tmp_path: Path) -> None:
+    """`ansible-galaxy collection build collection/` would pack an empty collection; it stops instead."""
+    done = subprocess.run(
+        [str(BIN / "ansible-galaxy"), "collection", "build", str(REPO_ROOT / "collection"), "--output-path",
+         str(tmp_path / "out")],
+        env={**os.environ, "ANSIBLE_HOME": str(tmp_path / "home"), "ANSIBLE_NOCOLOR": "1"},
+        capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode != 0, done.stdout
+    assert "clusterforge collection build" in done.stdout + done.stderr
+    assert not list(tmp_path.rglob("*.tar.gz"))
+
+
+def test_changelog_fragments_lint(tmp_path: Path) -> None:
+    """antsibull-changelog accepts the config, the release history and any pending fragments."""
+    tool = BIN / "antsibull-changelog"
+    if not tool.exists():
+        pytest.fail("antsibull-changelog is not installed (it is in the project's test extras)")
+    env = {**os.environ, "PATH": os.pathsep.join([str(BIN), os.environ.get("PATH", "")])}
+    for argv in (["lint"], ["lint-changelog-yaml", "changelogs/changelog.yaml"]):
+        done = subprocess.run([str(tool), *argv], cwd=REPO_ROOT / "collection", env=env,
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0 and not done.stdout.strip(), (argv, done.stdout + done.stderr)
 
 
 def test_license_is_an_spdx_identifier() -> None:
@@ -99,6 +133,10 @@ def test_installed_roles_document_their_arguments(installed: dict[str, str]) -> 
     assert shown.returncode == 0, shown.stderr
     options = json.loads(shown.stdout)["clusterforge.gpu.k8s_gpu"]["entry_points"]["main"]["options"]
     assert options["k8s_gpu_mode"]["choices"] == ["device-plugin", "gpu-operator"]
+    defaults = yaml.safe_load((REPO_ROOT / "roles" / "k8s_gpu" / "defaults" / "main.yml").read_text())
+    assert options["k8s_gpu_mode"]["default"] == defaults["k8s_gpu_mode"] == "device-plugin"
+    documented = [name for name, option in options.items() if name in defaults]
+    assert documented and all(options[n].get("default") == defaults[n] for n in documented)
     listed = subprocess.run(
         [str(BIN / "ansible-doc"), "-t", "role", "--list", "--json", "clusterforge.gpu"],
         env=installed, capture_output=True, text=True, timeout=120,

@@ -2,9 +2,13 @@
 
 The repository keeps one copy of every role under roles/ and the site playbook under playbooks/;
 the collection tree is assembled from them at build time (collection/ holds what only the
-collection has: galaxy.yml, meta/runtime.yml, README.md), then ``ansible-galaxy collection
-build`` packs it. In the collection the site playbook calls the roles by FQCN
-(``clusterforge.gpu.nvidia_driver``) and runs as ``ansible-playbook clusterforge.gpu.site``.
+collection has: galaxy.yml, meta/runtime.yml, README.md, the changelog; the repository's LICENSE
+is added), then ``ansible-galaxy collection build`` packs it. All of it is found through
+``clusterforge.paths``, so an installed wheel builds from its package data. ``collection/`` alone
+is not a collection: ``ansible-galaxy collection build collection/`` stops at its
+``BUILD-WITH-CLUSTERFORGE`` link, whose (missing) target names this command. In the collection
+the site playbook calls the roles by FQCN (``clusterforge.gpu.nvidia_driver``) and runs as
+``ansible-playbook clusterforge.gpu.site``.
 """
 
 from __future__ import annotations
@@ -20,15 +24,17 @@ from pathlib import Path
 
 import yaml
 
+from clusterforge import paths
 from clusterforge.outdir import write_file
 
 __all__ = ["CollectionError", "CollectionInfo", "assemble", "build", "collection_info", "fqcn"]
 
-REPO_ROOT = Path(__file__).resolve().parents[3]
 _SKELETON = "collection"
+# A link in collection/ whose missing target tells `ansible-galaxy collection build collection/` to use us.
+REFUSAL_LINK = "BUILD-WITH-CLUSTERFORGE"
 # Files of playbooks/ that belong in the collection (ansible.cfg and the callback stay with the repo).
 _PLAYBOOK_FILES = ("site.yml", "group_vars", "vars")
-_IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache", "*.retry")
+_IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache", "*.retry", REFUSAL_LINK)
 # `role: name` in a play's roles list (mapping or flow style); FQCNs (with dots) are left alone.
 _ROLE_REF = re.compile(r"(\brole:\s*)([a-z_][a-z0-9_]*)(?=\s*[,}\n])")
 
@@ -48,8 +54,8 @@ class CollectionInfo:
         return f"{self.namespace}-{self.name}-{self.version}.tar.gz"
 
 
-def collection_info(repo_root: Path = REPO_ROOT) -> CollectionInfo:
-    galaxy = Path(repo_root) / _SKELETON / "galaxy.yml"
+def collection_info(repo_root: Path | None = None) -> CollectionInfo:
+    galaxy = _root(repo_root) / _SKELETON / "galaxy.yml"
     try:
         data = yaml.safe_load(galaxy.read_text())
     except (OSError, yaml.YAMLError) as exc:
@@ -60,7 +66,15 @@ def collection_info(repo_root: Path = REPO_ROOT) -> CollectionInfo:
         raise CollectionError(f"{galaxy}: namespace, name and version are required") from exc
 
 
-def fqcn(role: str, repo_root: Path = REPO_ROOT) -> str:
+def _root(repo_root: Path | None) -> Path:
+    """The directory holding collection/, roles/ and playbooks/: the given one, else clusterforge.paths'."""
+    try:
+        return Path(repo_root) if repo_root is not None else paths.data_root()
+    except paths.DataNotFound as exc:
+        raise CollectionError(str(exc)) from exc
+
+
+def fqcn(role: str, repo_root: Path | None = None) -> str:
     info = collection_info(repo_root)
     return f"{info.namespace}.{info.name}.{role}"
 
@@ -86,12 +100,18 @@ def _fqcn_playbook(text: str, roles: list[str], prefix: str) -> str:
     return _ROLE_REF.sub(replace, text)
 
 
-def assemble(tree: Path, repo_root: Path = REPO_ROOT) -> Path:
+def assemble(tree: Path, repo_root: Path | None = None) -> Path:
     """Lay the collection out under ``tree`` (which must not exist) and return it."""
-    repo_root = Path(repo_root)
+    repo_root = _root(repo_root)
     info = collection_info(repo_root)
     roles = _roles(repo_root)
+    if not (repo_root / _SKELETON).is_dir():
+        raise CollectionError(f"{repo_root / _SKELETON} is missing (the collection skeleton: galaxy.yml, meta/)")
     shutil.copytree(repo_root / _SKELETON, tree, ignore=_IGNORED)
+    license_file = repo_root / "LICENSE"
+    if not license_file.is_file():
+        raise CollectionError(f"{license_file} is missing; the collection ships the project's licence")
+    shutil.copy2(license_file, tree / "LICENSE")
     for role in roles:
         shutil.copytree(repo_root / "roles" / role, tree / "roles" / role, ignore=_IGNORED)
     playbooks = tree / "playbooks"
@@ -114,10 +134,11 @@ def _ansible_galaxy() -> str:
     return found
 
 
-def build(out_dir: Path, repo_root: Path = REPO_ROOT) -> Path:
+def build(out_dir: Path, repo_root: Path | None = None) -> Path:
     """Assemble and build the collection; the tarball appears in ``out_dir`` whole or not at all."""
     out_dir = Path(out_dir)
-    info = collection_info(repo_root)
+    info = collection_info(repo_root)  # before anything is written: a broken install leaves no empty out dir
+    _roles(_root(repo_root))
     with tempfile.TemporaryDirectory(prefix="cf-collection-") as tmp:
         tree = assemble(Path(tmp) / "tree", repo_root)
         built = Path(tmp) / "built"

@@ -8,7 +8,9 @@ Defaults (each overridable, so tests and CI run in temp dirs):
   work dir      <state dir>/stacks/<stack>: its own Pulumi.yaml (main: <repo>/stacks/cluster) and
                 Pulumi.<stack>.yaml, so stacks never write into the repository. A committed
                 stacks/cluster/Pulumi.<stack>.yaml is the template for that stack's plain settings.
-  engine        <workspace>/tools/bin/pulumi (scripts/setup-pulumi.sh), PULUMI_HOME under the state dir.
+  engine        clusterforge.pulumi.engine.find(): <workspace>/tools/bin, <state dir>/engine/bin or a pinned
+                pulumi on PATH; PULUMI_HOME under the state dir. The program and dynamic providers run on
+                this interpreter (PULUMI_PYTHON_CMD), never on a venv of the checkout.
 
 `ChangeSummary` turns the engine's step events into counts per operation and resource type.
 """
@@ -27,6 +29,8 @@ from typing import Any
 import yaml
 
 from clusterforge import paths
+from clusterforge.pulumi import engine
+from clusterforge.pulumi.engine import EngineMissing
 
 __all__ = [
     "PROJECT", "Backend", "ChangeSummary", "EngineMissing", "StackRun", "destroy", "engine_binary",
@@ -42,12 +46,12 @@ MANAGED_KEYS = ("inventory", "target", "provision", "verify", "workDir")
 REPLACE_OPS = ("replace", "create-replacement", "delete-replaced")
 
 
-class EngineMissing(RuntimeError):
-    pass
-
-
 def engine_binary() -> Path:
-    return paths.tools_dir() / "bin" / "pulumi"
+    """The engine open_stack would run, else where a checkout's would be (for messages and skips)."""
+    try:
+        return engine.find().binary
+    except EngineMissing:
+        return paths.tools_dir() / "bin" / "pulumi"
 
 
 @dataclass(frozen=True)
@@ -79,11 +83,14 @@ class Backend:
                     handle.write(secrets.token_urlsafe(32) + "\n")
         return {"PULUMI_CONFIG_PASSPHRASE_FILE": str(path)}
 
-    def env(self) -> dict[str, str]:
+    def env(self, engine_bin: Path | None = None) -> dict[str, str]:
         venv_bin = Path(sys.executable).parent  # the program runs on this interpreter's packages
-        path = os.pathsep.join([str(paths.tools_dir() / "bin"), str(venv_bin), os.environ.get("PATH", "")])
+        first = [str(engine_bin)] if engine_bin is not None else []
+        path = os.pathsep.join([*first, str(venv_bin), os.environ.get("PATH", "")])
         return {
             "PULUMI_BACKEND_URL": self.url, "PULUMI_SKIP_UPDATE_CHECK": "true",
+            # the language host and the dynamic-provider launcher run the program on the CLI's interpreter
+            "PULUMI_PYTHON_CMD": sys.executable,
             "PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION": "true", "PATH": path, **self.passphrase_env(),
             # Providers fork ansible/ssh while gRPC threads run; grpc's fork handlers only log noise then.
             "GRPC_ENABLE_FORK_SUPPORT": "false",
@@ -122,8 +129,7 @@ def open_stack(stack: str, settings: Mapping[str, str | None] | None, backend: B
     stay as the stack has them (secrets set with `pulumi config set --secret` among them).
     `settings=None` leaves the stack's config alone (destroy).
     """
-    if not engine_binary().exists():
-        raise EngineMissing(f"{engine_binary()} is missing; run scripts/setup-pulumi.sh")
+    found = engine.find()
     from pulumi import automation as auto
 
     backend = backend or Backend.resolve()
@@ -131,8 +137,9 @@ def open_stack(stack: str, settings: Mapping[str, str | None] | None, backend: B
     work_dir.mkdir(parents=True, exist_ok=True)
     _write_project(work_dir)
     options = auto.LocalWorkspaceOptions(
-        work_dir=str(work_dir), pulumi_home=str(backend.state_dir / "pulumi-home"), env_vars=backend.env(),
-        secrets_provider="passphrase", pulumi_command=auto.PulumiCommand(root=str(paths.tools_dir())),
+        work_dir=str(work_dir), pulumi_home=str(backend.state_dir / "pulumi-home"),
+        env_vars=backend.env(found.bin_dir), secrets_provider="passphrase",
+        pulumi_command=auto.PulumiCommand(root=str(found.root)),
     )  # fmt: skip
     handle = auto.create_or_select_stack(stack, work_dir=str(work_dir), opts=options)
     if settings is not None:
