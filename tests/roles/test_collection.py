@@ -194,7 +194,7 @@ def test_execution_environment_definition_builds_a_context(tarball: Path, tmp_pa
     """ansible-builder (schema version 3) accepts the definition and lays out the collection tarball
     where the EE's galaxy requirements expect it."""
     work = tmp_path / "repo"
-    shutil.copytree(REPO_ROOT / "collection", work / "collection")
+    shutil.copytree(REPO_ROOT / "collection", work / "collection", symlinks=True)
     (work / "dist").mkdir()
     shutil.copy(tarball, work / "dist" / tarball.name)
     context = tmp_path / "context"

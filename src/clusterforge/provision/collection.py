@@ -126,12 +126,16 @@ def assemble(tree: Path, repo_root: Path | None = None) -> Path:
     return tree
 
 
-def _ansible_galaxy() -> str:
+def _ansible_galaxy() -> list[str]:
+    """ansible-galaxy of this interpreter's ansible-core: the script beside it, else its module."""
     beside = Path(sys.executable).parent / "ansible-galaxy"
-    found = str(beside) if beside.exists() else shutil.which("ansible-galaxy")
-    if found is None:
-        raise CollectionError("ansible-galaxy is not installed (it comes with ansible-core)")
-    return found
+    if beside.exists():
+        return [str(beside)]
+    try:
+        import ansible.cli.galaxy  # noqa: F401  (ansible-core is a dependency; the module is its entry point)
+    except ImportError as exc:
+        raise CollectionError("ansible-galaxy is not installed (it comes with ansible-core)") from exc
+    return [sys.executable, "-m", "ansible.cli.galaxy"]
 
 
 def build(out_dir: Path, repo_root: Path | None = None) -> Path:
@@ -144,7 +148,7 @@ def build(out_dir: Path, repo_root: Path | None = None) -> Path:
         built = Path(tmp) / "built"
         env = {**os.environ, "ANSIBLE_HOME": str(Path(tmp) / "ansible-home"), "ANSIBLE_NOCOLOR": "1"}
         run = subprocess.run(
-            [_ansible_galaxy(), "collection", "build", str(tree), "--output-path", str(built)],
+            [*_ansible_galaxy(), "collection", "build", str(tree), "--output-path", str(built)],
             env=env,
             capture_output=True,
             text=True,
