@@ -25,6 +25,7 @@ from clusterforge.plan.ipam import SITE_PDU_RACKS, build_pools
 from clusterforge.plan.naming import RackMeta, compute_rack, pdu_name
 from clusterforge.plan.objects import Device, FabricSummary, Plan
 from clusterforge.plan.qos import host_roce, switch_qos
+from clusterforge.plan.rackscale import nvlink_domains, power_shelf_problems, rack_trays, tray_load
 from clusterforge.plan.records import Summary
 from clusterforge.plan.servers import node_slots, server_device
 from clusterforge.plan.services import plan_services
@@ -107,7 +108,9 @@ def plan_cluster(spec: ClusterSpec) -> Plan:
     rack_meta.update(sw.rack_meta)
     devices = list(servers.values()) + storage_devices + sw.devices()
     pdu_ips = _pdu_addresses(ctx, rack_meta)
-    racks, pdus, problems, rack_warnings = plan_racks(spec, devices, rack_meta, pdu_ips)
+    trays = rack_trays(spec, units)
+    racks, pdus, problems, rack_warnings = plan_racks(spec, devices, rack_meta, pdu_ips, tray_load(trays))
+    problems += power_shelf_problems(spec, {rack.name: rack.power_w for rack in racks})
     if problems:
         raise PlanError(problems)
     warnings += rack_warnings
@@ -130,7 +133,16 @@ def plan_cluster(spec: ClusterSpec) -> Plan:
         host_roce=host_roce(spec), summary=summary, services=services, warnings=tuple(warnings),
         planes=plane_attrs(spec), management_vrf=management_vrf(spec), servers=server_facts(spec, devices),
         switch_models=switch_models(spec, devices), site_facts=site_facts(spec), gateways=gateways,
+        rack_trays=tuple(trays),
+        nvlink_domains=tuple(nvlink_domains(spec, units, _hosts_by_rack(servers.values()), trays)),
     )
+
+
+def _hosts_by_rack(servers) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for device in sorted(servers, key=lambda d: (d.rack or "", d.ru or 0)):
+        out.setdefault(device.rack or "", []).append(device.name)
+    return out
 
 
 def _fabric_summaries(ctx: Context, devices: list[Device], links: list) -> dict[str, FabricSummary]:

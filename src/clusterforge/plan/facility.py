@@ -114,11 +114,14 @@ def plan_racks(
     devices: list[Device],
     rack_meta: dict[str, tuple[int | None, int, str, Loc]],
     pdu_ip: dict[str, str | None],
+    trays: dict[str, tuple[float, float, int]] | None = None,
 ) -> tuple[list[Rack], list[Pdu], list[tuple[Loc, str]], list[str]]:
     """Aggregate placed devices per rack, place its PDUs (pairs_needed per side) and check every facility limit.
 
     rack_meta: rack name -> (su, index, role, loc of the declaration that sized it).
+    trays: rack name -> (W, kg, U) of a rack-scale system's trays that are not hosts (plan.rackscale).
     """
+    trays = trays or {}
     fac = spec.site.facility
     budget = rack_budget(spec)
     pdu_model = spec.catalog.pdus[fac.pdu_model]
@@ -134,13 +137,15 @@ def plan_racks(
     for name in sorted(by_rack):
         members = by_rack[name]
         su, index, role, loc = rack_meta[name][:4]
-        power = sum(d.power_w for d in members)
-        used_u = sum(d.height_u for d in members)
+        tray_w, tray_kg, tray_u = trays.get(name, (0.0, 0.0, 0))
+        power = sum(d.power_w for d in members) + tray_w
+        used_u = sum(d.height_u for d in members) + tray_u
         outlets_per_side = sum(max(1, len(d.psu_feeds) // 2) for d in members)
         pairs = pairs_needed(power, outlets_per_side, budget, fac.headroom, pdu_model.outlets)
         capacity = min(fac.rack_power_limit_w, pairs * fac.feed.capacity_w)
         budget_w = capacity * (1 - fac.headroom)
-        weight = fac.rack_empty_weight_kg + 2 * pairs * pdu_model.weight_kg + sum(d.weight_kg for d in members)
+        weight = (fac.rack_empty_weight_kg + 2 * pairs * pdu_model.weight_kg + sum(d.weight_kg for d in members)
+                  + tray_kg)
         floor = weight / fac.rack_footprint_m2
         if power > budget_w:
             problems.append((_budget_loc(loc, role, pairs * fac.feed.capacity_w < fac.rack_power_limit_w),

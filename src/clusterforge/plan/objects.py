@@ -22,6 +22,7 @@ from clusterforge.vocab import DeviceKind, Plane
 if TYPE_CHECKING:
     from clusterforge.model import SwitchModel
     from clusterforge.plan.gateways import PlaneGateway
+    from clusterforge.plan.rackscale import NvlinkDomain, RackTray
 
 __all__ = ["Interface", "Endpoint", "Device", "Pdu", "Rack", "Link", "FabricSummary", "Plan", "DEVICE_KINDS"]
 
@@ -251,6 +252,8 @@ class Plan:
     switch_models: dict[str, SwitchModel] = field(default_factory=dict)  # catalog entries in use, by model
     site_facts: SiteFacts | None = None
     gateways: dict[str, PlaneGateway] = field(default_factory=dict)  # per plane: plan/gateways.py
+    rack_trays: tuple[RackTray, ...] = ()  # rack-scale systems' NVLink switch trays and power shelves
+    nvlink_domains: tuple[NvlinkDomain, ...] = ()  # one per rack-scale rack
     _index: dict[str, Device] = field(default_factory=dict, repr=False, compare=False)
 
     def device(self, name: str) -> Device:
@@ -273,4 +276,5 @@ class Plan:
             "bom": self.bom.to_dict(), "qos": self.qos.to_dict(), "host_roce": self.host_roce.to_dict(),
             "services": self.services.to_dict(),
             "warnings": list(self.warnings),
-        }
+        } | ({"rack_trays": [t.to_dict() for t in self.rack_trays],
+              "nvlink_domains": [d.to_dict() for d in self.nvlink_domains]} if self.nvlink_domains else {})

@@ -10,6 +10,7 @@ from clusterforge.plan.context import Context
 from clusterforge.plan.facility import psu_feeds
 from clusterforge.plan.naming import asset_id, compute_rack, server_name
 from clusterforge.plan.objects import Device, Interface
+from clusterforge.plan.rackscale import tray_ru
 from clusterforge.vocab import DeviceKind, Plane
 
 __all__ = ["NodeSlot", "node_slots", "server_device", "nic_name"]
@@ -74,7 +75,8 @@ def server_device(ctx: Context, unit: ScalableUnit, slot: NodeSlot) -> Device:
                                     speed_gbps=model.nics.oob.speed_gbps))
     return Device(
         name=slot.name, kind=DeviceKind.SERVER, model=unit.server_model, su=slot.su, rack=slot.rack_name,
-        ru=1 + (slot.slot - 1) * model.height_u, height_u=model.height_u, power_w=model.max_draw_w,
+        ru=tray_ru(spec, unit, slot.slot) or 1 + (slot.slot - 1) * model.height_u, height_u=model.height_u,
+        power_w=model.max_draw_w,
         weight_kg=model.weight_kg, asset_id=asset_id(ctx.site, slot.name), interfaces=tuple(interfaces),
         psu_feeds=psu_feeds(model.psu.count), gpus=model.gpu.count,
     )

@@ -70,6 +70,9 @@ def _rack_sections(plan: Plan, env: Environment) -> tuple[dict[str, str], list[d
     for device in plan.devices:
         if device.rack:
             by_rack[device.rack].append(device)
+    for tray in plan.rack_trays:  # rack-scale systems: NVLink switch trays and power shelves, drawn in place
+        by_rack[tray.rack].append(Device(tray.name, tray.kind, tray.model, None, tray.rack, tray.ru, tray.height_u,
+                                         tray.power_w, tray.weight_kg, ""))
     pdus_by_rack = defaultdict(list)
     for pdu in plan.pdus:
         pdus_by_rack[pdu.rack].append(pdu)

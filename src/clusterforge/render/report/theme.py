@@ -17,9 +17,12 @@ KIND_COLOURS: dict[str, tuple[str, str, str]] = {
     "spine": ("#efe8ff", "#7048d8", "#2f1a70"),
     "core": ("#ffe6ee", "#c8336a", "#5c0f2b"),
     "mgmt-switch": ("#eef0f3", "#6b7689", "#2b3340"),
+    "nvlink-switch": ("#e0f7fa", "#00838f", "#004d54"),  # rack-scale systems' trays (plan.rack_trays)
+    "power-shelf": ("#fdecea", "#c0392b", "#5b1a13"),
 }
 KIND_LABELS = {"server": "GPU server", "storage": "storage server", "leaf": "leaf switch",
-               "spine": "spine switch", "core": "core switch", "mgmt-switch": "management / OOB switch"}
+               "spine": "spine switch", "core": "core switch", "mgmt-switch": "management / OOB switch",
+               "nvlink-switch": "NVLink switch tray", "power-shelf": "power shelf"}
 FEED_COLOURS = {"A": "#d64545", "B": "#2f6fdb"}
 COOLING_COLOURS = {"air": "#5b8db8", "liquid": "#0f9bb3"}
 RAIL_COLOURS = ("#3b6fd8", "#1f9d6b", "#d08a00", "#c8336a", "#7048d8", "#0f9bb3", "#8a5a2b", "#5d6b7a")

@@ -1,0 +1,75 @@
+"""A GB200 NVL72 SU (8 racks) plans as whole racks: compute trays are the hosts at their U positions,
+NVLink switch trays and power shelves sit in the rack's power, weight and elevation, and each rack is
+one planned NVLink domain of 72 GPUs."""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+from clusterforge.loading import load_and_plan
+from clusterforge.render.report import render_report
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@cache
+def planned():
+    spec, plan, _ = load_and_plan(REPO / "inventory" / "gb200-nvl72-su.yaml")
+    return spec, plan
+
+
+def test_every_rack_is_one_nvlink_domain_of_72_gpus():
+    _, plan = planned()
+    assert len(plan.nvlink_domains) == 8
+    hosts = {d.name: d for d in plan.devices if d.kind == "server"}
+    for domain in plan.nvlink_domains:
+        assert domain.gpus == 72 and len(domain.members) == 18 and len(domain.switch_trays) == 9
+        assert {hosts[m].rack for m in domain.members} == {domain.rack}
+        assert domain.partitions[0].members == domain.members
+    assert sorted(m for d in plan.nvlink_domains for m in d.members) == sorted(hosts)
+
+
+def test_trays_sit_at_the_layouts_u_positions():
+    spec, plan = planned()
+    system = spec.catalog.rack_systems["gb200-nvl72"]
+    trays = sorted(d.ru for d in plan.devices if d.rack == "su01-r03" and d.kind == "server")
+    assert tuple(trays) == system.trays("compute")
+    switch_u = sorted(t.ru for t in plan.rack_trays if t.rack == "su01-r03" and t.kind == "nvlink-switch")
+    assert tuple(switch_u) == system.trays("nvlink-switch")
+    shelves = [t for t in plan.rack_trays if t.rack == "su01-r03" and t.kind == "power-shelf"]
+    assert len(shelves) == 8
+
+
+def test_rack_power_and_weight_count_the_trays_that_are_not_hosts():
+    spec, plan = planned()
+    tray = spec.catalog.servers["gb200-nvl72-tray"]
+    system = spec.catalog.rack_systems["gb200-nvl72"]
+    rack = next(r for r in plan.racks if r.name == "su01-r01")
+    tor_w = sum(d.power_w for d in plan.devices if d.rack == "su01-r01" and d.kind != "server")
+    assert rack.power_w == 18 * tray.max_draw_w + 9 * system.nvlink_switch_tray.max_draw_w + tor_w
+    trays_kg = sum(t.weight_kg for t in plan.rack_trays if t.rack == "su01-r01")
+    assert rack.weight_kg > 18 * tray.weight_kg + trays_kg
+    assert rack.cooling == "liquid"
+
+
+def test_compute_trays_get_addresses_and_bmcs():
+    _, plan = planned()
+    tray = plan.device("su01-r01-gpu01")
+    planes = {i.plane for i in tray.interfaces}
+    assert {"data", "storage", "management", "oob"} <= planes
+    assert [i.rail for i in tray.interfaces if i.plane == "data"] == [0, 1, 2, 3]
+
+
+def test_elevation_shows_nvlink_switch_trays_and_power_shelves(tmp_path: Path):
+    _, plan = planned()
+    files = render_report(plan)
+    svg = next(text for name, text in files.items() if name.endswith("su01-r01.svg"))
+    assert "su01-r01-nvsw09" in svg and "su01-r01-psh08" in svg and "su01-r01-gpu18" in svg
+
+
+def test_plan_json_carries_the_domains():
+    _, plan = planned()
+    data = plan.to_dict()
+    assert [d["name"] for d in data["nvlink_domains"]][:2] == ["su01-r01-nvl72", "su01-r02-nvl72"]
+    assert len(data["rack_trays"]) == 8 * 17
