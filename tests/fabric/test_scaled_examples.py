@@ -58,9 +58,11 @@ def test_scaled_example_plans_three_tiers_and_passes_fabric_checks(name, sus, ch
     assert check_fabric(plan) == []
     assert _unique_addresses(plan) == []
     storage = plan.fabric["storage"]
-    assert storage.tiers == 3, f"{name} x {sus}: storage plane has {storage.tiers} tiers"
+    spine_ports = spec.catalog.switches[spec.networks.storage.spine_model].ports
+    # two tiers only where one spine tier takes every SU's storage leaf pair (a chassis spine)
+    assert storage.tiers == 3 or storage.leaves <= spine_ports, f"{name} x {sus}: storage has {storage.tiers} tiers"
     assert storage.leaves == 2 * sus
-    assert storage.cores >= 2
+    assert storage.tiers == 2 or storage.cores >= 2
     for plane in ("data", "storage"):
         worst = max(plan.fabric[plane].oversubscription.values())
         assert worst <= plan.fabric[plane].declared_oversubscription + 1e-9

@@ -31,6 +31,7 @@ from clusterforge.plan.servers import node_slots, server_device
 from clusterforge.plan.services import plan_services
 from clusterforge.plan.storage_fabric import plan_storage_fabric, plan_storage_servers
 from clusterforge.plan.switches import SITE_CATEGORIES, SwitchBuilder
+from clusterforge.plan.topology import scheduler_topology
 from clusterforge.vocab import DeviceKind, Plane
 
 __all__ = ["plan_cluster"]
@@ -119,6 +120,7 @@ def plan_cluster(spec: ClusterSpec) -> Plan:
     services, service_warnings = plan_services(spec, devices)
     warnings += service_warnings
     bom = bill_of_materials(spec, devices, links, pdus)
+    domains = tuple(nvlink_domains(spec, units, _hosts_by_rack(servers.values()), trays))
     kinds = Counter(d.kind for d in devices)
     fabric = _fabric_summaries(ctx, devices, links)
     summary = Summary(
@@ -134,7 +136,7 @@ def plan_cluster(spec: ClusterSpec) -> Plan:
         planes=plane_attrs(spec), management_vrf=management_vrf(spec), servers=server_facts(spec, devices),
         switch_models=switch_models(spec, devices), site_facts=site_facts(spec), gateways=gateways,
         rack_trays=tuple(trays),
-        nvlink_domains=tuple(nvlink_domains(spec, units, _hosts_by_rack(servers.values()), trays)),
+        nvlink_domains=domains, scheduler=scheduler_topology(devices, links, data.tiers, domains),
     )
 
 

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from clusterforge.model import SwitchModel
     from clusterforge.plan.gateways import PlaneGateway
     from clusterforge.plan.rackscale import NvlinkDomain, RackTray
+    from clusterforge.plan.topology import SchedulerTopology
 
 __all__ = ["Interface", "Endpoint", "Device", "Pdu", "Rack", "Link", "FabricSummary", "Plan", "DEVICE_KINDS"]
 
@@ -254,6 +255,7 @@ class Plan:
     gateways: dict[str, PlaneGateway] = field(default_factory=dict)  # per plane: plan/gateways.py
     rack_trays: tuple[RackTray, ...] = ()  # rack-scale systems' NVLink switch trays and power shelves
     nvlink_domains: tuple[NvlinkDomain, ...] = ()  # one per rack-scale rack
+    scheduler: SchedulerTopology | None = None  # Slurm tree/block and Kubernetes node labels (plan/topology.py)
     _index: dict[str, Device] = field(default_factory=dict, repr=False, compare=False)
 
     def device(self, name: str) -> Device:

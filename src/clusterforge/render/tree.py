@@ -16,6 +16,7 @@ from clusterforge.plan import Plan
 from clusterforge.render.ansible_inventory import ANSIBLE_DIR, ansible_tree
 from clusterforge.render.assets import render_assets
 from clusterforge.render.gateways import render_gateways
+from clusterforge.render.scheduler import SCHEDULER_DIR, scheduler_files
 from clusterforge.render.switches import FABRIC_DIR, SWITCHES_DIR, switch_tree
 
 __all__ = ["RenderedTree", "render_tree"]
@@ -29,6 +30,7 @@ class RenderedTree:
     assets: Mapping[str, str]  # assets.csv, gateways.csv (who answers each host gateway)
     switches: Mapping[str, Mapping[str, str]]  # switch name -> {file name: text}
     fabric: Mapping[str, str] = field(default_factory=dict)  # fabric-wide files (InfiniBand subnet manager)
+    scheduler: Mapping[str, str] = field(default_factory=dict)  # slurm/topology-*.conf, kubernetes/node-labels.yaml
 
     def switch(self, name: str) -> Mapping[str, str]:
         """One switch's files ({} for a switch that renders none, e.g. an access-plane bridge)."""
@@ -48,6 +50,7 @@ class RenderedTree:
         for name, texts in self.switches.items():
             files.update({f"{SWITCHES_DIR}/{name}/{filename}": text for filename, text in texts.items()})
         files.update({f"{SWITCHES_DIR}/{FABRIC_DIR}/{filename}": text for filename, text in self.fabric.items()})
+        files.update({f"{SCHEDULER_DIR}/{path}": text for path, text in self.scheduler.items()})
         return files
 
 
@@ -57,4 +60,4 @@ def render_tree(plan: Plan, workers: int | None = None) -> RenderedTree:
         switches, fabric = switch_tree(plan, workers)
         return RenderedTree(ansible=ansible_tree(plan, workers),
                             assets={**render_assets(plan), **render_gateways(plan)}, switches=switches,
-                            fabric=fabric)
+                            fabric=fabric, scheduler=scheduler_files(plan))
