@@ -10,7 +10,7 @@ from pydantic import Field
 from clusterforge.model.base import Declared
 from clusterforge.model.grammar import ModelKey, Name, Owner
 
-__all__ = ["Feed", "Cooling", "Facility", "Site", "Costs", "THREE_PHASE_FACTOR"]
+__all__ = ["Feed", "LiquidLoop", "Cooling", "Facility", "Site", "Costs", "THREE_PHASE_FACTOR"]
 
 THREE_PHASE_FACTOR = math.sqrt(3)  # 1.732: line-to-line voltage times current times √3
 
@@ -32,10 +32,24 @@ class Feed(Declared):
         return self.voltage_v * self.amperage_a * factor * self.max_utilisation
 
 
+class LiquidLoop(Declared):
+    """Direct liquid cooling: CDUs per row (a row is one SU's compute racks), their redundancy, the
+    facility water supply temperature and the loop's temperature rise. plan/liquid.py checks each row."""
+
+    cdu_model: ModelKey
+    cdus_per_row: int = Field(ge=1, le=64)
+    redundancy: Literal["N", "N+1", "N+2", "2N"] = "N+1"
+    supply_temperature_c: float = Field(ge=5, le=60, description="facility water supply to the CDUs")
+    delta_t_k: float = Field(default=10, gt=0, le=40, description="secondary loop temperature rise")
+    pue: float = Field(default=1.1, ge=1.0, le=3.0, description="PUE of the heat taken by liquid")
+    leak_detection_price_per_rack: float = Field(default=1500, ge=0, le=1e7)
+
+
 class Cooling(Declared):
     air_limit_w: float = Field(default=25000, gt=0, le=1_000_000)
     liquid: bool = False
     liquid_limit_w: float = Field(default=0, ge=0, le=1_000_000)
+    liquid_loop: LiquidLoop | None = None
 
 
 class Facility(Declared):

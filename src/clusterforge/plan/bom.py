@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 
 from clusterforge.model import ClusterSpec
 from clusterforge.plan.objects import Device, Link, Pdu
@@ -11,7 +12,10 @@ from clusterforge.plan.records import Bom, BomLine
 __all__ = ["bill_of_materials"]
 
 
-def bill_of_materials(spec: ClusterSpec, devices: list[Device], links: list[Link], pdus: list[Pdu]) -> Bom:
+def bill_of_materials(spec: ClusterSpec, devices: list[Device], links: list[Link], pdus: list[Pdu],
+                      extra: Iterable[tuple[str, str, int, float]] = ()) -> Bom:
+    """`extra`: (kind, item, count, unit price) lines planned elsewhere (rack systems, CDUs, manifolds, leak
+    detection)."""
     cat = spec.catalog
     models = Counter(d.model for d in devices)
     pdu_models = Counter(p.model for p in pdus)
@@ -37,6 +41,8 @@ def bill_of_materials(spec: ClusterSpec, devices: list[Device], links: list[Link
     for item, count in sorted(optics.items()):
         entry = cat.cables.get(item) or cat.cables.get("transceiver")
         line("optic", item, 2 * count, entry.price if entry else None)
+    for kind, item, count, unit_price in extra:
+        line(kind, item, count, unit_price)
     totals = Counter()
     for entry in lines:
         totals[entry.kind] += entry.total

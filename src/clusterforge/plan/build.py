@@ -22,6 +22,7 @@ from clusterforge.plan.facility import plan_racks, rack_budget, server_feed_warn
 from clusterforge.plan.facts import management_vrf, plane_attrs, server_facts, site_facts, switch_models
 from clusterforge.plan.gateways import plan_gateways
 from clusterforge.plan.ipam import SITE_PDU_RACKS, build_pools
+from clusterforge.plan.liquid import plan_cooling
 from clusterforge.plan.naming import RackMeta, compute_rack, pdu_name
 from clusterforge.plan.objects import Device, FabricSummary, Plan
 from clusterforge.plan.qos import host_roce, switch_qos
@@ -112,6 +113,8 @@ def plan_cluster(spec: ClusterSpec) -> Plan:
     trays = rack_trays(spec, units)
     racks, pdus, problems, rack_warnings = plan_racks(spec, devices, rack_meta, pdu_ips, tray_load(trays))
     problems += power_shelf_problems(spec, {rack.name: rack.power_w for rack in racks})
+    cooling, cooling_problems = plan_cooling(spec, racks, devices)
+    problems += cooling_problems
     if problems:
         raise PlanError(problems)
     warnings += rack_warnings
@@ -119,7 +122,7 @@ def plan_cluster(spec: ClusterSpec) -> Plan:
     warnings += gateway_warnings
     services, service_warnings = plan_services(spec, devices)
     warnings += service_warnings
-    bom = bill_of_materials(spec, devices, links, pdus)
+    bom = bill_of_materials(spec, devices, links, pdus, cooling.bom + _rack_system_lines(spec))
     domains = tuple(nvlink_domains(spec, units, _hosts_by_rack(servers.values()), trays))
     kinds = Counter(d.kind for d in devices)
     fabric = _fabric_summaries(ctx, devices, links)
@@ -137,7 +140,18 @@ def plan_cluster(spec: ClusterSpec) -> Plan:
         switch_models=switch_models(spec, devices), site_facts=site_facts(spec), gateways=gateways,
         rack_trays=tuple(trays),
         nvlink_domains=domains, scheduler=scheduler_topology(devices, links, data.tiers, domains),
+        cooling=cooling if spec.site.facility.cooling.liquid_loop else None,
     )
+
+
+def _rack_system_lines(spec) -> tuple[tuple[str, str, int, float], ...]:
+    """Rack-scale systems are bought as racks: one BOM line per system (its trays are priced in it)."""
+    racks: Counter = Counter()
+    for unit in spec.scalable_units:
+        if unit.rack_system:
+            racks[unit.rack_system] += unit.racks
+    return tuple(("rack-system", name, count, spec.catalog.rack_systems[name].price)
+                 for name, count in sorted(racks.items()))
 
 
 def _hosts_by_rack(servers) -> dict[str, list[str]]:

@@ -22,6 +22,7 @@ from clusterforge.vocab import DeviceKind, Plane
 if TYPE_CHECKING:
     from clusterforge.model import SwitchModel
     from clusterforge.plan.gateways import PlaneGateway
+    from clusterforge.plan.liquid import CoolingPlan
     from clusterforge.plan.rackscale import NvlinkDomain, RackTray
     from clusterforge.plan.topology import SchedulerTopology
 
@@ -256,6 +257,7 @@ class Plan:
     rack_trays: tuple[RackTray, ...] = ()  # rack-scale systems' NVLink switch trays and power shelves
     nvlink_domains: tuple[NvlinkDomain, ...] = ()  # one per rack-scale rack
     scheduler: SchedulerTopology | None = None  # Slurm tree/block and Kubernetes node labels (plan/topology.py)
+    cooling: CoolingPlan | None = None  # liquid/air split, rows' CDUs (plan/liquid.py), with a liquid loop declared
     _index: dict[str, Device] = field(default_factory=dict, repr=False, compare=False)
 
     def device(self, name: str) -> Device:
@@ -279,4 +281,5 @@ class Plan:
             "services": self.services.to_dict(),
             "warnings": list(self.warnings),
         } | ({"rack_trays": [t.to_dict() for t in self.rack_trays],
-              "nvlink_domains": [d.to_dict() for d in self.nvlink_domains]} if self.nvlink_domains else {})
+              "nvlink_domains": [d.to_dict() for d in self.nvlink_domains]} if self.nvlink_domains else {}) \
+            | ({"cooling": self.cooling.to_dict()} if self.cooling else {})

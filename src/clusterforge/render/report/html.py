@@ -149,7 +149,7 @@ def render_report(plan: Plan) -> dict[str, str]:
         files[f"{PREFIX}/fabric-{plane}.svg"] = svg
         fabrics.append({"plane": plane, "svg": Markup(svg), "file": f"fabric-{plane}.svg"})
     site = plan.site_facts
-    costs = tco(plan, site.costs, site.facility.pue)
+    costs = tco(plan, site.costs, plan.cooling.blended_pue if plan.cooling else site.facility.pue)
     power = power_view(plan, site.facility, site.costs.average_load_fraction)
     files[f"{PREFIX}/bom.csv"] = bom_csv(plan)
     racks = {"groups": rack_groups, "grouped": len(plan.racks) > RACKS_SHOWN_INDIVIDUALLY}
