@@ -34,7 +34,7 @@ def _ethernet(i: dict[str, Any], sc: dict[str, Any]) -> dict[str, Any]:
         out["service_profile"] = i["service_profile"]
         out["priority_flow_control"] = {"enabled": True,
                                         "priorities": [{"priority": q["roce_priority"], "no_drop": True}]}
-        out["uc_tx_queues"] = [{"id": q["roce_priority"], "random_detect": {"ecn": {"threshold": {
+        out[_queues_key(q["queue_keyword"])] = [{"id": q["roce_priority"], "random_detect": {"ecn": {"threshold": {
             "units": "bytes", "min": q["ecn_min_bytes"], "max": q["ecn_max_bytes"],
             "max_probability": q["ecn_probability_pct"]}}}}]
     return out
@@ -54,6 +54,10 @@ def _vlan_interface(i: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _queues_key(keyword: str) -> str:
+    return {"uc-tx-queue": "uc_tx_queues", "tx-queue": "tx_queues"}[keyword]  # AVD's keys for the two families
+
+
 def avd_structured_config(sc: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {"hostname": sc["hostname"]}
     routing = sc.get("ip_routing", {})
@@ -61,14 +65,14 @@ def avd_structured_config(sc: dict[str, Any]) -> dict[str, Any]:
     if sc.get("vrf_instances"):
         out["vrfs"] = [{"name": v, "ip_routing": v != routing.get("mgmt_vrf")} for v in sc["vrf_instances"]]
     if "qos" in sc:
-        out["qos"] = {"map": {"dscp": [f"{e['dscp']} to traffic-class {e['traffic_class']}"
+        out["qos"] = {"map": {"dscp": [f"{' '.join(map(str, e['dscps']))} to traffic-class {e['traffic_class']}"
                                        for e in sc["qos"]["dscp_to_traffic_class"]]}}
     if "priority_flow_control" in sc:
         pfc = sc["priority_flow_control"]
         out["priority_flow_control"] = {"watchdog": {"action": pfc["watchdog_action"],
                                                      "timeout": str(pfc["watchdog_timeout_s"])}}
     if "qos_profiles" in sc:
-        out["qos_profiles"] = [{"name": p["name"], "tx_queues": [dict(q) for q in p["tx_queues"]]}
+        out["qos_profiles"] = [{"name": p["name"], _queues_key(p["queue_keyword"]): [dict(q) for q in p["tx_queues"]]}
                                for p in sc["qos_profiles"]]
     if "vlans" in sc:
         out["vlans"] = [dict(v) for v in sc["vlans"]]

@@ -3,6 +3,8 @@ eos_cli_config_gen must give the same configuration (as a tree of commands, orde
 
 from __future__ import annotations
 
+import dataclasses
+
 import pyavd  # Arista AVD: a test dependency (pyproject [test])
 import pytest
 from eos_avd import avd_structured_config, config_tree
@@ -49,6 +51,20 @@ def test_lossless_leaf_has_ets_and_strict_cnp_as_avd_writes_them():
     profile = tree["qos profile ROCE"]
     assert profile["tx-queue 6"] == {"priority strict": {}}
     assert profile["tx-queue 3"] == {"bandwidth percent 50": {}, "no priority": {}}
+    assert {q: profile[f"tx-queue {q}"] for q in (0, 1, 7)} == {  # every queue has a share (plan.qos)
+        0: {"bandwidth percent 10": {}, "no priority": {}}, 1: {"bandwidth percent 8": {}, "no priority": {}},
+        7: {"bandwidth percent 8": {}, "no priority": {}}}
+
+
+def test_a_unicast_queue_platform_uses_uc_tx_queue_in_profile_and_interfaces():
+    # the 7060DX5 (catalog eos_queue: uc-tx-queue): pyavd renders the same config from our structured config
+    spec, plan = CASES["lab-eos"].spec_and_plan()
+    facts = dataclasses.replace(fabric_facts(plan)["su01-leaf-rail0"], eos_queue="uc-tx-queue")
+    sc = device_structured_config(facts, plan.qos)
+    ours = device_files("eos", sc)["running-config"]
+    assert config_tree(ours) == config_tree(pyavd.get_device_config(avd_structured_config(sc)))
+    assert "\n   tx-queue " not in ours and "\n   uc-tx-queue 6\n      priority strict" in ours
+    assert spec.catalog.switches["arista-7060dx5-64s"].eos_queue == "uc-tx-queue"
 
 
 def test_the_comparison_sees_a_missing_or_changed_command():

@@ -86,12 +86,27 @@ def test_sonic_non_roce_planes_carry_no_lossless_tables(inventory, switch):
 def test_cumulus_roce_plane_spells_out_the_intent():
     qos = nvue(rendered("lab-cumulus-roce")["switches/su01-leaf-rail0/startup.yaml"])["qos"]
     assert qos["roce"] == {"enable": "on", "mode": "lossless"}
-    assert qos["mapping"]["default-global"]["dscp"] == {"26": {"switch-priority": 3}, "48": {"switch-priority": 6}}
+    dscp = {int(d): v["switch-priority"] for d, v in qos["mapping"]["default-global"]["dscp"].items()}
+    assert sorted(dscp) == list(range(64))  # every DSCP: NVUE's trust-l3 default sends 24-31 to priority 3
+    assert {d for d, p in dscp.items() if p == 3} == {26} and {d for d, p in dscp.items() if p == 6} == {48}
     assert set(qos["pfc"]["default-global"]["switch-priority"]) == {"3"}
     ecn = qos["congestion-control"]["default-global"]["traffic-class"]
     assert set(ecn) == {"3"}
     assert (ecn["3"]["min-threshold"], ecn["3"]["max-threshold"]) == (150000, 1500000)
-    assert qos["egress-scheduler"]["default-global"]["traffic-class"]["6"] == {"mode": "strict"}
+    scheduler = qos["egress-scheduler"]["default-global"]["traffic-class"]
+    assert scheduler["6"] == {"mode": "strict"}
+    assert set(scheduler) == set("01234567")  # every TC a share: none left at DWRR 0
+    assert sum(e["bw-percent"] for e in scheduler.values() if e["mode"] == "dwrr") == 100
+    assert scheduler["3"] == {"mode": "dwrr", "bw-percent": 50}
+    assert qos["pfc-watchdog"] == {"polling-interval": 100, "robustness": 2}  # 100 ms x 2 = pfc_watchdog_ms 200
+
+
+def test_cumulus_watchdog_timers_give_the_declared_detection_time():
+    from clusterforge.render.switches._cumulus.qos import watchdog_timers
+
+    for ms in (100, 199, 200, 250, 1000, 4999, 5000):
+        polling, robustness = watchdog_timers(ms)
+        assert 100 <= polling <= 5000 and 1 <= robustness <= 1000 and ms - robustness < polling * robustness <= ms
 
 
 def test_cumulus_non_roce_plane_has_no_qos():
@@ -102,8 +117,14 @@ def test_cumulus_non_roce_plane_has_no_qos():
 def test_eos_maps_dscp_26_to_tc_3_and_pfc_no_drop_on_3_only():
     text = rendered("lab-eos")["switches/su01-leaf-rail0/running-config"]
     assert "qos map dscp 26 to traffic-class 3\n" in text
+    mapped = {int(d): int(tc) for ds, tc in re.findall(r"^qos map dscp ([\d ]+) to traffic-class (\d)$", text, re.M)
+              for d in ds.split()}
+    assert sorted(mapped) == list(range(64))  # every DSCP written: EOS's default sends 24-31 to TC 3
+    assert {d for d, tc in mapped.items() if tc == 3} == {26} and {d for d, tc in mapped.items() if tc == 6} == {48}
     assert set(re.findall(r"priority-flow-control priority (\d) no-drop", text)) == {"3"}
-    assert set(re.findall(r"uc-tx-queue (\d)", text)) == {"3"}
+    # one queue family for profile and interfaces (the lab's switch models have no eos_queue: tx-queue)
+    assert set(re.findall(r"^   (u?c?-?tx-queue) \d", text, re.M)) == {"tx-queue"}
+    assert set(re.findall(r"^   tx-queue (\d)", text.split("\ninterface ", 1)[0], re.M)) == set("01234567")
     interfaces = text.count("\ninterface Ethernet")
     assert text.count("   qos trust dscp\n") == interfaces
     assert "priority-flow-control pause watchdog default timeout 0.2" in text

@@ -110,6 +110,9 @@ class SwitchModel(Declared):
     uplinks: int = Field(default=0, ge=0, le=16, description="dedicated uplink ports beyond `ports` (ToR models)")
     uplink_speed_gbps: int | None = Field(default=None, gt=0, le=3200)
     sonic: SonicPlatform | None = Field(default=None, description="SONiC platform port map (port_config.ini)")
+    eos_queue: Literal["uc-tx-queue", "tx-queue"] = Field(
+        default="tx-queue", description="EOS egress queue keyword: uc-tx-queue where the ASIC has separate unicast"
+        " and multicast queues (Trident/Tomahawk: 7050X, 7060X, 7260X), tx-queue where it has one family (Jericho)")
     max_draw_w: float = Field(gt=0, le=200_000)
     height_u: int = Field(ge=1, le=32)
     weight_kg: float = Field(gt=0, le=10_000)

@@ -99,6 +99,7 @@ class SwitchFacts:
     sonic_platform: SonicPlatform | None = None  # the switch model's SONiC port map (catalog)
     gateway: PlaneGateway | None = None  # the plane's first-hop decision (plan/gateways.py)
     first_hops: tuple[FirstHop, ...] = ()  # the gateway addresses this switch answers
+    eos_queue: str = "tx-queue"  # the model's EOS egress queue keyword (catalog `eos_queue`)
 
     @property
     def gateway_svis(self) -> dict[str, tuple[FirstHop, ...]]:
@@ -224,4 +225,5 @@ def switch_facts(plan: Plan, index: LinkIndex, device: Device) -> SwitchFacts:
         tuple(sorted(ports.values(), key=lambda p: port_sort_key(p.name))),
         plan.switch_models[device.model].sonic if device.model in plan.switch_models else None,
         plan.gateways.get(device.plane) if device.plane else None, tuple(index.first_hops.get(device.name, ())),
+        plan.switch_models[device.model].eos_queue if device.model in plan.switch_models else "tx-queue",
     )

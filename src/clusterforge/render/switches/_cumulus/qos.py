@@ -1,7 +1,13 @@
 """qos: `qos roce` in lossless mode with the Plan's intent written out, so the intent is reviewable.
 
 Only RoCE planes get it. NVUE's lossless defaults already match the reference values; writing
-them out means a changed intent (another DSCP, thresholds) reaches the switch.
+them out means a changed intent (another DSCP, thresholds) reaches the switch. From plan.qos:
+- all 64 DSCPs mapped (the declared policy): NVUE's own trust-l3 default sends DSCP 24-31 to
+  priority 3, the lossless one;
+- an egress-scheduler entry for every traffic class 0-7 (CNP strict, the rest DWRR summing to 100 %),
+  so no class is left with a share of 0;
+- the PFC watchdog as declared: NVUE detects a storm after polling-interval x robustness, so the
+  two are chosen to give pfc_watchdog_ms (exactly where it divides, never longer).
 """
 
 from __future__ import annotations
@@ -11,24 +17,32 @@ from typing import Any
 from clusterforge.plan.records import SwitchQos
 from clusterforge.render.switches.facts import SwitchFacts
 
-__all__ = ["qos"]
+__all__ = ["qos", "watchdog_timers", "POLL_MIN_MS"]
+
+POLL_MIN_MS = 100  # NVUE's smallest (and default) PFC watchdog polling interval
+
+
+def watchdog_timers(detect_ms: int) -> tuple[int, int]:
+    """(polling-interval ms, robustness) whose product is detect_ms or just under it."""
+    robustness = max(1, detect_ms // POLL_MIN_MS)
+    return detect_ms // robustness, robustness
 
 
 def qos(facts: SwitchFacts, intent: SwitchQos) -> dict[str, Any] | None:
     if not facts.lossless:
         return None
-    roce, cnp = intent.roce_priority, intent.cnp_priority
+    roce = intent.roce_priority
+    polling, robustness = watchdog_timers(intent.pfc_watchdog_ms)
+    ets = [{"traffic_class": tc, "mode": "strict"} if kind == "strict" else
+           {"traffic_class": tc, "mode": "dwrr", "bw_percent": weight} for tc, kind, weight in intent.queue_schedule]
     return {
         "roce_mode": "lossless",
         "trust": "l3",
-        "dscp_to_priority": {intent.roce_dscp: roce, intent.cnp_dscp: cnp},
+        "dscp_to_priority": dict(enumerate(intent.dscp_to_tc)),
         "pfc_priorities": [roce],
         "pfc_cable_length_m": intent.pfc_cable_length_m,
+        "pfc_watchdog": {"polling_interval_ms": polling, "robustness": robustness},
         "ecn": {"traffic_class": roce, "min_bytes": intent.ecn_min_bytes, "max_bytes": intent.ecn_max_bytes,
                 "probability_pct": intent.ecn_probability_pct},
-        "ets": [
-            {"traffic_class": 0, "mode": "dwrr", "bw_percent": 100 - intent.ets_roce_pct},
-            {"traffic_class": roce, "mode": "dwrr", "bw_percent": intent.ets_roce_pct},
-            {"traffic_class": cnp, "mode": "strict"},
-        ],
+        "ets": ets,
     }

@@ -2,9 +2,14 @@
 
 Per-port parts (trust, PFC on the RoCE priority, ECN on its unicast queue, the service profile)
 are emitted with each Ethernet interface from the same intent; these are the global parts.
-ETS as on SONiC and NVUE: the RoCE queue and the default queue share the link by DWRR weight
-(ets_roce_pct and the rest), the CNP queue is strict priority so congestion notifications are
-never queued behind data. EOS serves `priority strict` queues before the round-robin ones.
+- DSCP -> traffic class for all 64 DSCPs (plan.qos.dscp_map, the declared policy): EOS's own default
+  map sends DSCP 24-31 to TC 3, the lossless class, so every DSCP is written, grouped by class.
+- a scheduler decision for every queue 0-7 (plan.qos.queue_schedule): the CNP queue strict, the RoCE
+  queue and the six lossy queues by DWRR weight (bandwidth percent). EOS serves `priority strict`
+  queues before the round-robin ones.
+- the queue keyword is the platform's (catalog `eos_queue`): Trident/Tomahawk switches such as the
+  7060DX5 have unicast and multicast egress queues (`uc-tx-queue`), Jericho ones a single family
+  (`tx-queue`); profile and interfaces use the same one.
 """
 
 from __future__ import annotations
@@ -14,23 +19,34 @@ from typing import Any
 from clusterforge.plan.records import SwitchQos
 from clusterforge.render.switches.facts import SwitchFacts
 
-__all__ = ["qos", "priority_flow_control", "qos_profiles", "QOS_PROFILE"]
+__all__ = ["qos", "priority_flow_control", "qos_profiles", "QOS_PROFILE", "DSCPS_PER_LINE"]
 
 QOS_PROFILE = "ROCE"  # the service profile every lossless port applies
+DSCPS_PER_LINE = 8  # one `qos map dscp ...` line per class and octet of DSCPs
+
+
+def _dscp_lines(intent: SwitchQos) -> list[dict[str, Any]]:
+    by_tc: dict[int, list[int]] = {}
+    for dscp, tc in enumerate(intent.dscp_to_tc):
+        by_tc.setdefault(tc, []).append(dscp)
+    out = []
+    for tc in sorted(by_tc):
+        dscps = by_tc[tc]
+        for i in range(0, len(dscps), DSCPS_PER_LINE):
+            out.append({"dscps": dscps[i:i + DSCPS_PER_LINE], "traffic_class": tc})
+    return out
 
 
 def qos(facts: SwitchFacts, intent: SwitchQos) -> dict[str, Any] | None:
     if not facts.lossless:
         return None
     return {
-        "dscp_to_traffic_class": [
-            {"dscp": intent.roce_dscp, "traffic_class": intent.roce_priority},
-            {"dscp": intent.cnp_dscp, "traffic_class": intent.cnp_priority},
-        ],
+        "dscp_to_traffic_class": _dscp_lines(intent),
         "roce_priority": intent.roce_priority,
         "ecn_min_bytes": intent.ecn_min_bytes,
         "ecn_max_bytes": intent.ecn_max_bytes,
         "ecn_probability_pct": intent.ecn_probability_pct,
+        "queue_keyword": facts.eos_queue,
     }
 
 
@@ -43,10 +59,8 @@ def priority_flow_control(facts: SwitchFacts, intent: SwitchQos) -> dict[str, An
 def qos_profiles(facts: SwitchFacts, intent: SwitchQos) -> list[dict[str, Any]] | None:
     if not facts.lossless:
         return None
-    roce, cnp, default = intent.roce_priority, intent.cnp_priority, 0
-    queues = [
-        {"id": default, "bandwidth_percent": 100 - intent.ets_roce_pct, "priority": "no priority"},
-        {"id": roce, "bandwidth_percent": intent.ets_roce_pct, "priority": "no priority"},
-        {"id": cnp, "priority": "priority strict"},
-    ]
-    return [{"name": QOS_PROFILE, "tx_queues": sorted(queues, key=lambda q: q["id"])}]
+    queues = []
+    for q, kind, weight in intent.queue_schedule:
+        queues.append({"id": q, "priority": "priority strict"} if kind == "strict" else
+                      {"id": q, "bandwidth_percent": weight, "priority": "no priority"})
+    return [{"name": QOS_PROFILE, "queue_keyword": facts.eos_queue, "tx_queues": queues}]
