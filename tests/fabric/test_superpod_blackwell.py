@@ -7,6 +7,12 @@ Sources (the RAs' "DGX SuperPOD Architecture" pages, docs.nvidia.com/dgx-superpo
 * reference-architecture/scalable-infrastructure-b300-xdr: SU = 72 DGX B300, XDR 800G, Quantum-X800
   Q3400 (144 ports); table of leaf / spine switches and node-leaf / leaf-spine cables for 1-18 SUs
   (spines are not leaves / 2: each leaf's 72 uplinks are spread evenly over the spines).
+* reference-architecture/scalable-infrastructure-b300 (Ethernet, DC busbar): SU = 64 DGX B300, each
+  ConnectX-8 as 2 x 400GbE (16 rails), Spectrum-X SN5600; table of leaf / spine switches and node-leaf /
+  leaf-spine cables for 1-16 SUs. A cable there is one 800G port carrying two 400G links, so the plan's
+  400G links are twice the published cables. Its 16-SU row (256 leaves, 128 spines, no cores) joins
+  each spine to one rail group's leaves only; the planner's spines reach every leaf, so that row is
+  not reproduced (the plan goes to three tiers) and is not tested.
 """
 
 from __future__ import annotations
@@ -66,6 +72,31 @@ def b300_xdr_su() -> ClusterSpec:
     return ClusterSpec.model_validate(data)
 
 
+# SUs: (leaf, spine, node-leaf cables, leaf-spine cables)
+B300_ETHERNET_PUBLISHED = {
+    1: (16, 8, 512, 512),
+    2: (32, 16, 1024, 1024),
+    4: (64, 32, 2048, 2048),
+    8: (128, 64, 4096, 4096),
+}
+
+
+@cache
+def b300_ethernet_su() -> ClusterSpec:
+    """The B300 Ethernet RA's SU: 64 DGX B300 (4 per rack, 16 racks), each ConnectX-8 two 400GbE planes (16
+    rails), on SN5600s broken out 2 x 400G (128 ports; a test model without a SONiC port map, so Cumulus)."""
+    data = b300_xdr_su().model_dump()
+    data["envelope"].update(max_nodes_per_su=64, max_racks_per_su=16, max_rails=16)
+    data["scalable_units"] = [{**data["scalable_units"][0], "server_model": "dgx-b300-eth", "nodes": 64,
+                               "racks": 16, "nodes_per_rack": 4}]
+    switches = data["catalog"]["switches"]
+    switches["sn5600-2x400"] = {**switches["sn5600"], "ports": 128, "speed_gbps": 400, "lanes_per_port": 4,
+                                "sonic": None, "source": "test only: SN5600 in 2 x 400G breakout"}
+    data["networks"]["data"].update(transport="roce", nos="cumulus", mtu=9000, leaf_model="sn5600-2x400",
+                                    spine_model="sn5600-2x400")
+    return ClusterSpec.model_validate(data)
+
+
 def _counts(plan) -> tuple[int, ...]:
     data = plan.fabric["data"]
     tiers = Counter(link.tier for link in plan.links if link.plane == "data")
@@ -87,3 +118,12 @@ def test_dgx_b300_xdr_superpod_counts(sus):
     assert (leaves, spines, node_leaf, leaf_spine) == B300_XDR_PUBLISHED[sus]
     assert (cores, spine_core) == (0, 0)
     assert {d.model for d in plan.devices if d.plane == "data" and d.kind in ("leaf", "spine")} == {"q3400"}
+
+
+@pytest.mark.parametrize("sus", sorted(B300_ETHERNET_PUBLISHED))
+def test_dgx_b300_ethernet_superpod_counts(sus):
+    plan = plan_cluster(scaled(b300_ethernet_su(), sus))
+    leaves, spines, cores, node_leaf, leaf_spine, _ = _counts(plan)
+    published = B300_ETHERNET_PUBLISHED[sus]
+    assert (leaves, spines, cores) == (*published[:2], 0)
+    assert (node_leaf, leaf_spine) == (2 * published[2], 2 * published[3])  # two 400G links per 800G cable

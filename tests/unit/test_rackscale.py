@@ -73,3 +73,18 @@ def test_plan_json_carries_the_domains():
     data = plan.to_dict()
     assert [d["name"] for d in data["nvlink_domains"]][:2] == ["su01-r01-nvl72", "su01-r02-nvl72"]
     assert len(data["rack_trays"]) == 8 * 17
+
+
+def test_a_gb300_nvl72_su_plans_with_its_own_shelves_and_peak():
+    """GB300 racks: 10 shelves N+N (165 kW usable) against the 140 kW peak; the same domains. Its ~135 kW
+    racks need the facility's headroom at 5 % and 1.8 t racks (the GB200 example's 15 % / 1.6 t refuse them)."""
+    from clusterforge.model import ClusterSpec
+    from clusterforge.plan import plan_cluster
+
+    spec, _ = planned()
+    data = spec.model_dump()
+    data["scalable_units"][0].update(server_model="gb300-nvl72-tray", rack_system="gb300-nvl72")
+    data["site"]["facility"].update(headroom=0.05, rack_max_weight_kg=1800)
+    plan = plan_cluster(ClusterSpec.model_validate(data))
+    assert len(plan.nvlink_domains) == 8 and {d.gpus for d in plan.nvlink_domains} == {72}
+    assert sum(1 for t in plan.rack_trays if t.rack == "su01-r01" and t.kind == "power-shelf") == 10
