@@ -34,6 +34,8 @@ class PrecisionFloors(Declared):
 
     fp16: float | None = Field(default=None, gt=0, le=1e6)
     bf16: float | None = Field(default=None, gt=0, le=1e6)
+    fp32: float | None = Field(default=None, gt=0, le=1e6)
+    tf32: float | None = Field(default=None, gt=0, le=1e6)
     fp8: float | None = Field(default=None, gt=0, le=1e6)
 
 
