@@ -6,8 +6,11 @@
 #   3. the Pulumi engine (PATH, or built from the Go module proxy: scripts/setup-pulumi.sh)
 #   4. the lab's cached Debian rootfs (scripts/lab-rootfs.sh; root only)
 #   5. PostgreSQL, Redis and Nautobot for the source-of-truth tests (scripts/setup-sot.sh)
-# The engine (3) compiles in the background while 2 and 4 run: on a fresh machine it is the longest
-# step (~6 min on 2 cores) and the others are mostly downloads and unpacking.
+#   6. Kubernetes, etcd and kwok for the lab's control plane (scripts/setup-k8s.sh; a machine-wide
+#      cache keyed by version, never rebuilt when present)
+# The engine (3) and Kubernetes (6) compile in the background, side by side, while 2 and 4 run: on a
+# fresh machine they are the longest steps (~6 min and ~15-25 min on 2 cores) and the others are
+# mostly downloads and unpacking.
 #
 #   scripts/setup.sh [--no-lab]
 #   scripts/setup.sh --up INVENTORY   what `make up` needs: no report browser, no source-of-truth
@@ -31,7 +34,10 @@ esac
 # its own: an interrupt or a failure here stops it and its compilers too.
 setsid scripts/setup-pulumi.sh &
 engine_pid=$!
-trap '[[ -n ${engine_pid:-} ]] && kill -- "-$engine_pid" 2>/dev/null; true' EXIT
+setsid nice -n 10 scripts/setup-k8s.sh >/dev/null &
+k8s_pid=$!
+trap '[[ -n ${engine_pid:-} ]] && kill -- "-$engine_pid" 2>/dev/null
+      [[ -n ${k8s_pid:-} ]] && kill -- "-$k8s_pid" 2>/dev/null; true' EXIT
 
 source "$repo/scripts/lib/apt.sh"
 packages=(debootstrap systemd-container frr iproute2 openssh-client openssh-server python3-venv ca-certificates)
@@ -76,4 +82,10 @@ if ! wait "$engine_pid"; then
     exit 1
 fi
 engine_pid=
+if ! wait "$k8s_pid"; then
+    k8s_pid=
+    say "error: the Kubernetes build failed (its output is above)"
+    exit 1
+fi
+k8s_pid=
 say "ready (. scripts/env.sh puts the venv and the Pulumi engine on PATH)"

@@ -29,6 +29,7 @@ class ChoiceSet:
 class DeviceKind(ChoiceSet):
     SERVER = "server"
     STORAGE = "storage"
+    CONTROL = "control"
     LEAF = "leaf"
     SPINE = "spine"
     CORE = "core"
@@ -41,10 +42,11 @@ class DeviceKind(ChoiceSet):
         (SPINE, "Spine switch"),
         (CORE, "Core switch"),
         (STORAGE, "Storage server"),
+        (CONTROL, "Control/head node"),
         (MGMT_SWITCH, "Management/OOB switch"),
         (PDU, "PDU"),
     )
-    HOSTS = (SERVER, STORAGE)  # run an OS; provisioned by Ansible, checked by testinfra
+    HOSTS = (SERVER, STORAGE, CONTROL)  # run an OS; provisioned by Ansible, checked by testinfra
     SWITCHES = (LEAF, SPINE, CORE, MGMT_SWITCH)
     FABRIC_SWITCHES = (LEAF, SPINE, CORE)  # routed data/storage fabric tiers
 

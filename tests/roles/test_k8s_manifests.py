@@ -336,3 +336,16 @@ def test_device_plugin_image_is_the_current_release() -> None:
 def test_hostile_label_is_refused(tmp_path: Path) -> None:
     with pytest.raises(AssertionError, match="label and taint keys"):
         _render(tmp_path, {"k8s_gpu_node_labels": {"nvidia.com/gpu.present": "true\nkind: Secret"}})
+
+
+def test_device_plugin_applies_over_nvidias_static_install(full_manifests: Path) -> None:
+    # NVIDIA/k8s-device-plugin deployments/static/nvidia-device-plugin.yml (commit 1c3a10b): a DaemonSet's
+    # selector is immutable, so applying over that install needs its name, namespace and selector.
+    (daemonset,) = [d for _, d in _documents(full_manifests) if d["kind"] == "DaemonSet"]
+    assert (daemonset["metadata"]["name"], daemonset["metadata"]["namespace"]) == (
+        "nvidia-device-plugin-daemonset", "kube-system")
+    assert daemonset["spec"]["selector"] == {"matchLabels": {"name": "nvidia-device-plugin-ds"}}
+    assert daemonset["spec"]["template"]["metadata"]["labels"]["name"] == "nvidia-device-plugin-ds"
+    pod = daemonset["spec"]["template"]["spec"]
+    assert {"name": "kubelet-device-plugins-dir",
+            "hostPath": {"path": "/var/lib/kubelet/device-plugins", "type": "Directory"}} in pod["volumes"]

@@ -11,7 +11,7 @@ import pytest
 
 ROOT = Path(__file__).parents[2]
 EXAMPLES = ["lab", "roce-128gpu", "superpod-4su"]
-KINDS = {"server", "leaf", "spine", "core", "storage", "mgmt-switch", "pdu"}
+KINDS = {"server", "leaf", "spine", "core", "storage", "mgmt-switch", "pdu", "control"}
 PLANES = {"data", "storage", "management", "oob"}
 
 

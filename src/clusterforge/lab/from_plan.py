@@ -36,7 +36,7 @@ def _gateways(plan: Plan, plane: str) -> list[str]:
     out = []
     for device in plan.devices:
         for iface in device.interfaces:
-            if iface.plane == plane and iface.gateway and device.kind in (DeviceKind.SERVER, DeviceKind.STORAGE):
+            if iface.plane == plane and iface.gateway and device.kind in DeviceKind.HOSTS:
                 prefix = iface.ip.split("/")[1]
                 cidr = f"{iface.gateway}/{prefix}"
                 if cidr not in out:
@@ -87,7 +87,7 @@ def lab_topology(plan: Plan, rendered: RenderedTree | None = None) -> LabTopolog
         if link.plane == Plane.DATA and link.tier == LinkTier.NODE_LEAF:
             host_side[(link.b.device, link.b.port)] = segment_name("d", f"{link.a.device}-{link.a.port}")
     for device in plan.devices:
-        if device.kind in (DeviceKind.SERVER, DeviceKind.STORAGE):
+        if device.kind in DeviceKind.HOSTS:
             host = _server(device, plan)
             hosts.append(host)
             for iface in host.interfaces:

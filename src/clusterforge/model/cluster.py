@@ -9,6 +9,7 @@ from pydantic import Field
 
 from clusterforge.model.base import Declared
 from clusterforge.model.catalog import Catalog
+from clusterforge.model.control import Control
 from clusterforge.model.grammar import Name
 from clusterforge.model.hardware_checks import hardware_problems
 from clusterforge.model.network import PLANES, Networks
@@ -31,6 +32,7 @@ class ClusterSpec(Declared):
     scalable_units: list[ScalableUnit] = Field(min_length=1, max_length=4096)
     networks: Networks
     storage: Storage = Storage()
+    control: Control = Control()
     software: Software = Software()
     teams: list[Team] = Field(default=[], max_length=1000)
 
@@ -96,6 +98,10 @@ def cross_problems(spec: ClusterSpec) -> list[tuple[Loc, str]]:
             (("storage", "server_model"), _unknown("server model", spec.storage.server_model, cat.servers))
         )
     problems.extend(hardware_problems(spec))
+    if spec.control.server_model and spec.control.server_model not in cat.servers:
+        problems.append(
+            (("control", "server_model"), _unknown("server model", spec.control.server_model, cat.servers))
+        )
     for (loc_a, net_a), (loc_b, net_b) in combinations(_pools(spec), 2):
         if net_a.first <= net_b.last and net_b.first <= net_a.last:
             problems.append((loc_b, f"{net_b} overlaps {'.'.join(map(str, loc_a))} ({net_a}); pools must be disjoint"))

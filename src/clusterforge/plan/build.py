@@ -14,6 +14,7 @@ from collections import Counter
 
 from clusterforge.model import ClusterSpec
 from clusterforge.plan.bom import bill_of_materials
+from clusterforge.plan.control_nodes import plan_control_nodes
 from clusterforge.plan.context import Context
 from clusterforge.plan.errors import PlanError
 from clusterforge.plan.fabric import plan_access_planes, plan_data_fabric
@@ -49,7 +50,7 @@ def _pdu_addresses(ctx: Context, rack_meta: dict[str, RackMeta]) -> dict[str, st
     env = ctx.spec.envelope
     site_switches = ((ctx.data.spines if ctx.data.tiers == 2 else 0) + ctx.data.cores + ctx.storage.site_switches
                      + 4 * agg_groups(ctx.spec) + 2 * access_cores(ctx.spec))
-    categories = (*SITE_CATEGORIES[:4], "storage", *SITE_CATEGORIES[4:])  # PDU ordinals never move
+    categories = (*SITE_CATEGORIES[:4], "storage", *SITE_CATEGORIES[4:], "control")  # PDU ordinals never move
     su_region = 2 * (env.max_racks_per_su + 4)
     out: dict[str, str | None] = {}
     for rack, meta in rack_meta.items():
@@ -106,9 +107,10 @@ def plan_cluster(spec: ClusterSpec) -> Plan:
     links += plan_storage_fabric(ctx, sw, units, slots, servers)
     storage_devices, storage_links = plan_storage_servers(ctx, sw)
     links += storage_links
+    control_devices = plan_control_nodes(ctx, sw)
     links += plan_access_planes(ctx, sw, units, slots, servers)
     rack_meta.update(sw.rack_meta)
-    devices = list(servers.values()) + storage_devices + sw.devices()
+    devices = list(servers.values()) + storage_devices + control_devices + sw.devices()
     pdu_ips = _pdu_addresses(ctx, rack_meta)
     trays = rack_trays(spec, units)
     racks, pdus, problems, rack_warnings = plan_racks(spec, devices, rack_meta, pdu_ips, tray_load(trays))

@@ -7,7 +7,7 @@ from typing import NamedTuple
 __all__ = [
     "server_name", "su_label", "compute_rack", "network_rack", "site_rack", "pdu_name", "data_leaf", "spine_name",
     "su_spine_name", "core_name", "storage_leaf", "storage_spine", "mgmt_tor", "oob_tor", "agg_name",
-    "storage_server", "asset_id", "storage_pod_spine", "storage_core", "access_core",
+    "storage_server", "control_node", "asset_id", "storage_pod_spine", "storage_core", "access_core",
 ]
 
 
@@ -84,6 +84,10 @@ def storage_core(index: int) -> str:
 
 def storage_server(index: int) -> str:
     return f"stor-{index + 1:03d}"
+
+
+def control_node(index: int) -> str:
+    return f"ctl-{index + 1:02d}"
 
 
 def mgmt_tor(rack: str) -> str:

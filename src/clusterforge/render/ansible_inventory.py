@@ -56,20 +56,26 @@ def host_vars(plan: Plan, device: Device) -> dict[str, Any]:
     }
 
 
+# The inventory group of each host kind (playbooks/site.yml plays on them by these names).
+HOST_GROUPS = {DeviceKind.SERVER: "servers", DeviceKind.STORAGE: "storage_servers", DeviceKind.CONTROL: "control_nodes"}
+
+
 def render_ansible(plan: Plan) -> dict[str, str]:
     """The Ansible tree under ansible/ (the writer's layout)."""
     return {f"{ANSIBLE_DIR}/{path}": text for path, text in ansible_tree(plan).items()}
 
 
 def host_vars_text(plan: Plan, device: Device) -> str:
-    """host_vars/<host>.yml of a GPU server or a storage server."""
+    """host_vars/<host>.yml of a GPU server, a storage server or a control node."""
     if device.kind == DeviceKind.SERVER:
         return HEADER + to_ansible_yaml(host_vars(plan, device))
-    return HEADER + to_ansible_yaml({
+    out = {
         "ansible_host": device.management_ip, "cf_name": device.name, "cf_kind": device.kind,
         "cf_rack": device.rack, "cf_interfaces": [i.to_dict() for i in device.interfaces if i.plane != Plane.OOB],
-        "cf_storage": plan.services.storage.to_dict(),
-    })
+    }
+    if device.kind == DeviceKind.STORAGE:
+        out["cf_storage"] = plan.services.storage.to_dict()
+    return HEADER + to_ansible_yaml(out)
 
 
 def ansible_tree(plan: Plan, workers: int | None = None) -> dict[str, str]:
@@ -78,12 +84,12 @@ def ansible_tree(plan: Plan, workers: int | None = None) -> dict[str, str]:
     host_vars are one pure function per host, so large plans are split over cores (fanout.py)."""
     groups: dict[str, list[str]] = defaultdict(list)
     switch_hosts: dict[str, dict[str, Any]] = {}
-    hosts = [device for device in plan.devices if device.kind in (DeviceKind.SERVER, DeviceKind.STORAGE)]
+    hosts = [device for device in plan.devices if device.kind in DeviceKind.HOSTS]
     texts = fan_out(lambda device: host_vars_text(plan, device), hosts, workers)
     files = {f"host_vars/{device.name}.yml": text for device, text in zip(hosts, texts, strict=True)}
     for device in plan.devices:
-        if device.kind in (DeviceKind.SERVER, DeviceKind.STORAGE):
-            groups["servers" if device.kind == DeviceKind.SERVER else "storage_servers"].append(device.name)
+        if device.kind in DeviceKind.HOSTS:
+            groups[HOST_GROUPS[device.kind]].append(device.name)
             if device.su is not None:
                 groups[f"su{device.su:02d}"].append(device.name)
             if device.rack:
@@ -98,8 +104,9 @@ def ansible_tree(plan: Plan, workers: int | None = None) -> dict[str, str]:
         "servers": {"hosts": {name: None for name in groups.pop("servers", [])}},
         "switches": {"hosts": switch_hosts},
     }
-    if "storage_servers" in groups:
-        children["storage_servers"] = {"hosts": {name: None for name in groups.pop("storage_servers")}}
+    for group in ("storage_servers", "control_nodes"):
+        if group in groups:
+            children[group] = {"hosts": {name: None for name in groups.pop(group)}}
     for name in sorted(groups):
         children[name] = {"hosts": {host: None for host in groups[name]}}
     inventory = {"all": {"vars": {"cf_cluster": plan.cluster, "cf_site": plan.site}, "children": children}}

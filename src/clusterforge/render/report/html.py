@@ -118,7 +118,8 @@ def _overview(plan: Plan, costs: dict[str, Any], power: dict[str, Any]) -> dict[
             {"label": "GPUs", "value": fmt_int(plan.summary.gpus),
              "note": ", ".join(f"{count:,} × {model}" for model, count in gpu_models.most_common())},
             {"label": "servers", "value": fmt_int(plan.summary.servers),
-             "note": f"+ {plan.summary.storage_servers} storage"},
+             "note": f"+ {plan.summary.storage_servers} storage"
+                     + (f" · {kinds['control']} control" if kinds["control"] else "")},
             {"label": "switches", "value": fmt_int(plan.summary.switches),
              "note": f"{kinds['leaf']} leaf · {kinds['spine']} spine · {kinds['mgmt-switch']} mgmt/oob"},
             {"label": "racks", "value": fmt_int(plan.summary.racks),

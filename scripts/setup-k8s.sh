@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Build the Kubernetes binaries the lab's control plane runs, offline except for the Go module proxy.
+#
+#   scripts/setup-k8s.sh            # idempotent; prints the bin directory last
+#
+# Three build modules under tools/k8s-build/ pin every dependency (go.mod + go.sum, read-only):
+#   kubernetes/  kube-apiserver, kube-controller-manager, kube-scheduler, kubectl (k8s.io/kubernetes
+#                with each staging module pointed at its published v0.Y.Z release)
+#   etcd/        etcd (go.etcd.io/etcd/server/v3)
+#   kwok/        kwok, the lab's simulated kubelets (sigs.k8s.io/kwok), and its stage files
+# Binaries go to a machine-wide cache keyed by the versions, $CLUSTERFORGE_K8S_CACHE (default
+# /var/cache/clusterforge/k8s)/<kubernetes>-etcd<etcd>-kwok<kwok>/bin, and are never rebuilt when
+# present. A cold build takes ~15-25 min on 2 shared cores (kube-apiserver is most of it).
+set -euo pipefail
+
+repo="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd -P)"
+mods="$repo/tools/k8s-build"
+say() { printf 'setup-k8s: %s\n' "$*" >&2; }
+die() { printf 'setup-k8s: error: %s\n' "$*" >&2; exit 1; }
+
+req() {  # the version MODULE $2 is required at in $1/go.mod (one-line or block form)
+    awk -v m="$2" '$1 == "require" && $2 == m { print $3; exit } $1 == m && $2 ~ /^v/ { print $2; exit }' \
+        "$mods/$1/go.mod"
+}
+k8s="$(req kubernetes k8s.io/kubernetes)"
+etcd="$(req etcd go.etcd.io/etcd/server/v3)"
+kwok="$(req kwok sigs.k8s.io/kwok)"
+[[ -n $k8s && -n $etcd && -n $kwok ]] || die "cannot read the pinned versions from $mods/*/go.mod"
+
+root="${CLUSTERFORGE_K8S_CACHE:-/var/cache/clusterforge/k8s}"
+bin="$root/$k8s-etcd$etcd-kwok$kwok/bin"
+mkdir -p "$bin"
+
+go_bin="${GO:-$(command -v go 2>/dev/null || true)}"
+[[ -n "$go_bin" ]] || { [[ -x /usr/local/go/bin/go ]] && go_bin=/usr/local/go/bin/go; }
+[[ -n "$go_bin" ]] || die "Go is needed to build Kubernetes (expected go on PATH or /usr/local/go/bin/go)"
+
+# One build at a time per cache (the lead's set-up, a helper's and CI may start together).
+exec 9>"$root/.lock"
+flock 9
+
+want=(kube-apiserver kube-controller-manager kube-scheduler kubectl etcd kwok)
+missing() { local b; for b in "${want[@]}"; do [[ -x "$bin/$b" ]] || echo "$b"; done; }
+if [[ -z "$(missing)" && -d "$bin/../kwok-stages" ]]; then
+    say "Kubernetes $k8s, etcd $etcd, kwok $kwok present in $bin"
+    echo "$bin"
+    exit 0
+fi
+
+gobuild() {  # gobuild MODULE_DIR LDFLAGS PACKAGE...
+    local dir="$1" ldflags="$2"
+    shift 2
+    (cd "$mods/$dir" && GOFLAGS="-mod=readonly -buildvcs=false" nice -n 10 "$go_bin" build -trimpath \
+        -ldflags "-s -w $ldflags" -o "$bin/.tmp/" "$@")
+}
+rm -rf "$bin/.tmp"
+mkdir -p "$bin/.tmp"
+start=$SECONDS
+
+if [[ ! -x $bin/etcd ]]; then
+    say "building etcd $etcd"
+    gobuild etcd "-X go.etcd.io/etcd/api/v3/version.Version=${etcd#v}" go.etcd.io/etcd/server/v3
+    mv -f "$bin/.tmp/v3" "$bin/etcd" 2>/dev/null || mv -f "$bin/.tmp/server" "$bin/etcd"
+fi
+if [[ ! -x $bin/kwok ]]; then
+    say "building kwok $kwok"
+    gobuild kwok "-X sigs.k8s.io/kwok/pkg/consts.Version=$kwok" sigs.k8s.io/kwok/cmd/kwok
+    mv -f "$bin/.tmp/kwok" "$bin/kwok"
+fi
+if [[ ! -d $bin/../kwok-stages ]]; then
+    src="$(cd "$mods/kwok" && GOFLAGS=-mod=readonly "$go_bin" list -m -f '{{.Dir}}' sigs.k8s.io/kwok)"
+    [[ -d $src/kustomize/stage ]] || die "kwok's stage files not found in $src/kustomize/stage"
+    rm -rf "$bin/../kwok-stages.tmp"
+    cp -r "$src/kustomize/stage" "$bin/../kwok-stages.tmp"
+    chmod -R u+w "$bin/../kwok-stages.tmp"
+    mv "$bin/../kwok-stages.tmp" "$bin/../kwok-stages"
+fi
+kube=()
+for b in kube-apiserver kube-controller-manager kube-scheduler kubectl; do
+    [[ -x $bin/$b ]] || kube+=("k8s.io/kubernetes/cmd/$b")
+done
+if ((${#kube[@]})); then
+    minor="${k8s#v1.}"; minor="${minor%%.*}"
+    say "building Kubernetes $k8s (${kube[*]##*/}; a cold build takes ~15-25 min on 2 cores)"
+    v=k8s.io/component-base/version
+    c=k8s.io/client-go/pkg/version
+    gobuild kubernetes "-X $v.gitVersion=$k8s -X $v.gitMajor=1 -X $v.gitMinor=$minor -X $v.gitTreeState=clean \
+-X $c.gitVersion=$k8s -X $c.gitMajor=1 -X $c.gitMinor=$minor -X $c.gitTreeState=clean" "${kube[@]}"
+    for p in "${kube[@]}"; do mv -f "$bin/.tmp/${p##*/}" "$bin/${p##*/}"; done
+fi
+rm -rf "$bin/.tmp"
+[[ -z "$(missing)" ]] || die "not built: $(missing | tr '\n' ' ')"
+"$bin/kube-apiserver" --version >&2
+say "built in $((SECONDS - start))s into $bin"
+echo "$bin"
