@@ -14,8 +14,8 @@ from collections import Counter
 
 from clusterforge.model import ClusterSpec
 from clusterforge.plan.bom import bill_of_materials
-from clusterforge.plan.control_nodes import plan_control_nodes
 from clusterforge.plan.context import Context
+from clusterforge.plan.control_nodes import plan_control_nodes
 from clusterforge.plan.errors import PlanError
 from clusterforge.plan.fabric import plan_access_planes, plan_data_fabric
 from clusterforge.plan.fabric_dims import access_cores, agg_groups, data_dims, storage_dims
