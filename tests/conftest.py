@@ -118,3 +118,53 @@ def lab_converged(lab_cluster: LabCluster, tmp_path_factory: pytest.TempPathFact
         pytest.fail(f"the site playbook failed on the lab: {first.failed_hosts or first.status}")
     second = run_site(inventory, private, extravars=LAB_EXTRAVARS, ssh_config=lab_cluster.ssh_config)
     return Converged(first, second, lab_cluster.inventory_dir, lab_cluster.ssh_config)
+
+
+@dataclass(frozen=True)
+class KubeCluster:
+    """The lab's control plane (playbooks/kubernetes.yml on ctl-01, run twice) and a client of it."""
+
+    first: object  # ProvisionResult of the first run
+    second: object
+    kubeconfig: Path  # 0600, in the session's temporary directory (a throwaway CA of this session)
+    api: object  # kubernetes.client.ApiClient
+    run: object  # () -> ProvisionResult: runs the playbook again (fault tests)
+
+
+@pytest.fixture(scope="session")
+def kube_cluster(lab_cluster: LabCluster, tmp_path_factory: pytest.TempPathFactory) -> KubeCluster:
+    """One control plane per test session, shared by every Kubernetes test (never one per test)."""
+    kubernetes = pytest.importorskip("kubernetes")
+    from clusterforge.provision import run_site
+    from clusterforge.pulumi.kube.binaries import MissingBinaries, kubernetes_bin_dir
+    from clusterforge.pulumi.kube.component import SERVICE_IP
+    from clusterforge.pulumi.kube.kubeconfig import admin_kubeconfig
+    from clusterforge.pulumi.kube.pki import make_bundle
+
+    try:
+        bin_dir = kubernetes_bin_dir()
+    except MissingBinaries as exc:
+        pytest.skip(str(exc))
+    from clusterforge.loading import load_and_plan
+
+    _, plan, _ = load_and_plan(LAB_INVENTORY)
+    control = next(d for d in plan.devices if d.kind == "control")
+    bundle = make_bundle(plan.cluster, [control.management_ip], SERVICE_IP)
+    extravars = {**LAB_EXTRAVARS, "cf_k8s_bin_dir": str(bin_dir),
+                 "cf_k8s_kwok_stages": str(bin_dir.parent / "kwok-stages"), "cf_k8s_pki": bundle}
+    private = tmp_path_factory.mktemp("kube-runner")
+    inventory = lab_cluster.inventory_dir / "ansible" / "inventory.yml"
+
+    def run():
+        return run_site(inventory, private, limit="control_nodes", extravars=extravars,
+                        ssh_config=lab_cluster.ssh_config, playbook="kubernetes.yml")
+
+    first = run()
+    if not first.ok:
+        pytest.fail(f"playbooks/kubernetes.yml failed on the lab: {first.failed_hosts or first.status}")
+    second = run()
+    path = tmp_path_factory.mktemp("kube") / "kubeconfig"
+    path.touch(mode=0o600)
+    path.write_text(admin_kubeconfig(plan.cluster, control.management_ip, bundle))
+    api = kubernetes.config.new_client_from_config(str(path))
+    return KubeCluster(first, second, path, api, run)

@@ -21,3 +21,6 @@ pulumi.export("cluster", plan.cluster)
 pulumi.export("target", settings.target)
 pulumi.export("summary", plan.summary.to_dict())
 pulumi.export("switch_config_dir", str(settings.switch_config_dir) if settings.target != "ssh" else None)
+if site.kubernetes is not None:
+    pulumi.export("kubernetes_api", site.kubernetes.api_server)
+    pulumi.export("kubeconfig", site.kubernetes.kubeconfig)  # a secret: `clusterforge kubeconfig` prints it

@@ -31,12 +31,21 @@ def temp_backend(state: Path) -> Backend:
     return Backend.resolve(state, f"file://{state / 'pulumi'}")
 
 
-def copy_inventory(directory: Path, source: Path = LAB_INVENTORY) -> Path:
-    """The declaration and its catalog, copied so a test may edit it."""
+CONTROL_BLOCK = "control:\n  nodes: 1\n  server_model: control-1u\n"
+
+
+def copy_inventory(directory: Path, source: Path = LAB_INVENTORY, control: bool = False) -> Path:
+    """The declaration and its catalog, copied so a test may edit it. Without `control` the lab's control
+    node is left out: these tests exercise hosts, switches and the engine, and a Kubernetes control
+    plane per test would cost minutes each (tests/lab_cluster/test_kubernetes.py shares one per session)."""
     directory.mkdir(parents=True, exist_ok=True)
     shutil.copytree(source.parent / "catalog", directory / "catalog", dirs_exist_ok=True)
     target = directory / source.name
-    shutil.copyfile(source, target)
+    text = source.read_text()
+    if not control and source == LAB_INVENTORY:
+        assert CONTROL_BLOCK in text, "inventory/lab.yaml changed shape; update tests/pulumi/pulumi_fixtures.py"
+        text = text.replace(CONTROL_BLOCK, "", 1)
+    target.write_text(text)
     return target
 
 

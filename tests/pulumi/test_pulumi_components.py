@@ -153,3 +153,33 @@ def test_every_pdu_of_a_side_is_a_component(tmp_path: Path) -> None:
     assert pdus == sorted(p.name for p in plan.pdus)
     assert [p for p in pdus if p.startswith("su01-r01-")] == [
         "su01-r01-pdu-a", "su01-r01-pdu-a2", "su01-r01-pdu-b", "su01-r01-pdu-b2"]
+
+
+def test_control_nodes_get_the_kubernetes_step_with_secret_certificates(tmp_path: Path):
+    """The lab's control node: a KubePki (its bundle an additional secret output) and one HostProvision of
+    playbooks/kubernetes.yml over control_nodes, after every SU, with the bundle as secret extra vars."""
+    mocks, plan = _declare(tmp_path, target="lab", provision=True, image=False)
+    by_type = {}
+    for r in mocks.resources:
+        by_type.setdefault(r.typ, []).append(r)
+    (component,) = by_type["clusterforge:kubernetes:Kubernetes"]
+    (pki,) = [r for r in mocks.resources if r.name == "kubernetes-pki"]
+    assert pki.inputs["node_ips"] == [next(d.management_ip for d in plan.devices if d.kind == "control")]
+    (control_plane,) = [r for r in mocks.resources if r.name == "kubernetes-control-plane"]
+    assert control_plane.inputs["group"] == "control_nodes"
+    assert control_plane.inputs["playbook"].endswith("playbooks/kubernetes.yml")
+    assert control_plane.inputs["extravars"]["cf_lab"] is True
+    assert "cf_k8s_pki" not in control_plane.inputs["extravars"]  # only in secret_vars
+    units = {f"su{d.su:02d}" for d in plan.devices if d.su}
+    assert units and component.name == "kubernetes"
+
+
+def test_no_control_nodes_no_kubernetes_step(tmp_path: Path):
+    text = INVENTORY.read_text().replace("control:\n  nodes: 1\n  server_model: control-1u\n", "")
+    (tmp_path / "inv").mkdir()
+    import shutil
+
+    shutil.copytree(INVENTORY.parent / "catalog", tmp_path / "inv" / "catalog")
+    (tmp_path / "inv" / "lab.yaml").write_text(text)
+    mocks, _ = _declare(tmp_path, inventory=tmp_path / "inv" / "lab.yaml", target="lab", provision=True, image=False)
+    assert not [r for r in mocks.resources if r.typ == "clusterforge:kubernetes:Kubernetes"]

@@ -341,9 +341,9 @@ def test_hostile_label_is_refused(tmp_path: Path) -> None:
 def test_device_plugin_applies_over_nvidias_static_install(full_manifests: Path) -> None:
     # NVIDIA/k8s-device-plugin deployments/static/nvidia-device-plugin.yml (commit 1c3a10b): a DaemonSet's
     # selector is immutable, so applying over that install needs its name, namespace and selector.
-    (daemonset,) = [d for _, d in _documents(full_manifests) if d["kind"] == "DaemonSet"]
-    assert (daemonset["metadata"]["name"], daemonset["metadata"]["namespace"]) == (
-        "nvidia-device-plugin-daemonset", "kube-system")
+    (daemonset,) = [d for _, d in _documents(full_manifests)
+                    if d["kind"] == "DaemonSet" and d["metadata"]["name"] == "nvidia-device-plugin-daemonset"]
+    assert daemonset["metadata"]["namespace"] == "kube-system"
     assert daemonset["spec"]["selector"] == {"matchLabels": {"name": "nvidia-device-plugin-ds"}}
     assert daemonset["spec"]["template"]["metadata"]["labels"]["name"] == "nvidia-device-plugin-ds"
     pod = daemonset["spec"]["template"]["spec"]

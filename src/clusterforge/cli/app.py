@@ -9,7 +9,7 @@ import sys
 
 import typer
 
-from clusterforge.cli import apply, core, engine, export, lab, ops, provision, replace, report, roll, sot, verify
+from clusterforge.cli import apply, core, engine, export, kube, lab, ops, provision, replace, report, roll, sot, verify
 from clusterforge.cli._common import err, out, print_problems, say
 from clusterforge.cli.launch import main, version
 
@@ -34,7 +34,7 @@ def _root(show_version: bool = typer.Option(False, "--version", callback=_print_
 
 
 # the order of `clusterforge --help`
-for _group in (core, lab, apply, engine, provision, ops, replace, roll, verify, report, export, sot):
+for _group in (core, lab, apply, engine, kube, provision, ops, replace, roll, verify, report, export, sot):
     _group.register(app)
 
 

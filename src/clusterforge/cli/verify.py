@@ -84,9 +84,15 @@ def verify(
     workers: int | None = typer.Option(
         None, "--workers", "-n", help="parallel pytest workers (default: one per 8 hosts, at most one per CPU, 8)"),
     show_skips: bool = typer.Option(False, "--show-skips", help="also list every skipped check with its reason"),
+    stack: str | None = typer.Option(
+        None, "--stack", "-s",
+        help="check the Kubernetes layer through this stack's kubeconfig [default: the inventory's stem]"),
+    kubernetes: bool = typer.Option(True, "--kubernetes/--no-kubernetes",
+                                    help="check the Kubernetes layer when the declaration has control nodes"),
     format: Format = format_option(),
 ) -> None:
-    """Check hosts against the rendered inventory with testinfra; exit 1 on any failed check."""
+    """Check hosts against the rendered inventory with testinfra, then the Kubernetes layer (nodes, GPU
+    counts, RuntimeClass, device-plugin DaemonSet, team quotas, a live quota probe); exit 1 on any failure."""
     from clusterforge.render import render_all, write_tree
     from clusterforge.verify.runner import CONCERNS, VerifyError, run_checks
 
@@ -109,9 +115,13 @@ def verify(
         except VerifyError as exc:
             say(err, f"verify: {exc}")
             raise typer.Exit(3) from None
+    kube = (kube_results(plan, stack or inventory.stem)
+            if kubernetes and any(d.kind == DeviceKind.CONTROL for d in plan.devices) else None)
+    kube_ok = kube is None or (kube[0] is not None and all(c.ok for c in kube[0]))
     if format is Format.json:
-        emit_json(result.to_dict())
-        raise typer.Exit(0 if result.ok else 1)
+        emit_json({**result.to_dict(), "kubernetes": None if kube is None else {
+            "checks": [c.to_dict() for c in kube[0] or []], "not_checked": kube[1]}})
+        raise typer.Exit(0 if result.ok and kube_ok else 1)
     out.print(results_table(result, {d.name: d.kind for d in plan.devices}))
     figures = throughput_table(result)
     if figures is not None:
@@ -128,8 +138,41 @@ def verify(
         say(err, f"error: {problem}")
     if json_path:
         say(err, f"report: {json_path}")
-    if not result.ok:
+    if kube is not None:
+        print_kube(*kube)
+    if not result.ok or not kube_ok:
         raise typer.Exit(1)
+
+
+def kube_results(plan, stack: str) -> tuple[list | None, str]:
+    """(the Kubernetes checks, or None with why they could not run) through the stack's kubeconfig."""
+    from clusterforge.cli.kube import stack_kubeconfig
+    from clusterforge.render.ansible_inventory import kubernetes_vars
+    from clusterforge.verify.kube_checks import run_kube_checks
+
+    try:
+        text = stack_kubeconfig(stack)
+    except Exception as exc:  # the engine or the stack is missing: reported, not a traceback
+        return None, f"stack {stack}: {exc}"
+    if text is None:
+        return None, f"stack {stack} has no kubeconfig (`clusterforge up` has not applied the control plane)"
+    import yaml
+    from kubernetes import config
+
+    api = config.new_client_from_config_dict(yaml.safe_load(text))  # in memory: the key never touches disk
+    return run_kube_checks(api, kubernetes_vars(plan)), ""
+
+
+def print_kube(checks: list | None, why: str) -> None:
+    if checks is None:
+        say(err, f"kubernetes: not checked: {why}")
+        return
+    table = Table(title="kubernetes layer (lab: simulated kubelets)", title_justify="left")
+    for column in ("check", "outcome", "detail"):
+        table.add_column(column)
+    for c in checks:
+        table.add_row(c.name, "ok" if c.ok else "FAIL", c.detail, style=None if c.ok else "red")
+    out.print(table)
 
 
 def gpu_spec_for(spec, plan, *, host: str | None = None, model: str | None = None) -> tuple[str, dict[str, Any]]:

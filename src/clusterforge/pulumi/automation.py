@@ -254,7 +254,8 @@ def _collect(run: Callable[..., Any], diff: bool, on_output: Callable[[str], Any
              summary: ChangeSummary | None = None, **kwargs: Any) -> StackRun:
     summary = summary if summary is not None else ChangeSummary()
     result = run(on_event=summary.on_event, diff=diff or None, on_output=on_output, color="never", **kwargs)
-    outputs = {k: v.value for k, v in (getattr(result, "outputs", None) or {}).items()}
+    # The Automation API reads outputs with --show-secrets: a secret (the kubeconfig) is masked here.
+    outputs = {k: "[secret]" if v.secret else v.value for k, v in (getattr(result, "outputs", None) or {}).items()}
     return StackRun(summary, outputs, result.stdout)
 
 

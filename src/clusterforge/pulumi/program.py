@@ -30,6 +30,8 @@ from clusterforge.pulumi.compute import ServerArgs
 from clusterforge.pulumi.fabric import SwitchArgs
 from clusterforge.pulumi.facility import PduArgs, RackArgs
 from clusterforge.pulumi.images import ImageSpec, booting, lab_images
+from clusterforge.pulumi.kube.binaries import MissingBinaries, kubernetes_bin_dir
+from clusterforge.pulumi.kube.component import CONTROL_GROUP, KubernetesArgs
 from clusterforge.pulumi.network import NetworkArgs
 from clusterforge.pulumi.providers.host_image import HostImageArgs
 from clusterforge.pulumi.providers.host_provision import HostProvisionArgs
@@ -48,6 +50,7 @@ __all__ = ["declare_cluster", "write_rendered_inventory", "SERVER_KINDS", "SWITC
 
 SERVER_KINDS = DeviceKind.HOSTS
 SWITCH_KINDS = DeviceKind.SWITCHES
+KUBERNETES_PLAYBOOK = "kubernetes.yml"
 STORAGE_GROUP = "storage_servers"  # the inventory group of the storage servers (render.ansible_inventory)
 # What Ansible runs: a change here re-provisions every group.
 VERIFY_NOT_HOST_CHECKS = ("gpu",)  # GPU acceptance is not part of the per-SU host checks
@@ -156,6 +159,34 @@ def _lab_args(plan: Plan, tree: RenderedTree, images: tuple[HostImageArgs, ...] 
     return LabArgs(lab=topology.name, topology_json=topology_json, topology_hash=text_hash(topology_json))
 
 
+def _kubernetes_args(plan: Plan, tree: RenderedTree, settings: StackSettings,
+                     roles_hash: str | None) -> KubernetesArgs | None:
+    """The control plane on the control nodes (playbooks/kubernetes.yml), when any are declared and the
+    site playbook provisions (a custom `playbook` setting replaces provisioning as a whole)."""
+    controls = [d for d in plan.devices if d.kind == DeviceKind.CONTROL]
+    if not controls or not settings.provision or settings.playbook or roles_hash is None:
+        return None
+    try:
+        bin_dir = kubernetes_bin_dir(check=not pulumi.runtime.is_dry_run())
+    except MissingBinaries as exc:
+        pulumi.log.warn(f"the Kubernetes step is skipped: {exc}")
+        return None
+    hosts = tuple(d.name for d in controls)
+    playbook = paths.playbooks_dir() / KUBERNETES_PLAYBOOK
+    host_vars = {f"{ANSIBLE_DIR}/host_vars/{h}.yml": tree.host_vars(h) for h in hosts}
+    provision = HostProvisionArgs(
+        group=CONTROL_GROUP, hosts=hosts, inventory_path=str(settings.rendered_dir / "ansible" / "inventory.yml"),
+        private_data_dir=str(settings.work_dir / "provision" / CONTROL_GROUP), roles_hash=roles_hash,
+        host_vars_hash=files_hash(host_vars), playbook=str(playbook),
+        playbook_hash=tree_hash([playbook], playbook.parent), tags=None,
+        extravars={"cf_lab": settings.target == "lab", "cf_k8s_bin_dir": str(bin_dir),
+                   "cf_k8s_kwok_stages": str(bin_dir.parent / "kwok-stages")},
+        ssh_config=str(settings.host_ssh_config) if settings.host_ssh_config else None,
+    )  # fmt: skip
+    return KubernetesArgs(cluster=plan.cluster, node_ips=tuple(str(d.management_ip) for d in controls),
+                          provision=provision)
+
+
 def write_rendered_inventory(tree: RenderedTree, settings: StackSettings) -> None:
     """The Ansible tree HostProvision and Verification read. Written on real runs only, never by previews."""
     from clusterforge.render import write_tree
@@ -207,10 +238,11 @@ def declare_cluster(plan: Plan, tree: RenderedTree, settings: StackSettings) -> 
     storage_provision, storage_verification = (
         _group_args(STORAGE_GROUP, storage_hosts, tree, settings, roles_hash, suite_hash) if storage_hosts
         else (None, None))
+    kubernetes = _kubernetes_args(plan, tree, settings, roles_hash)
     return Site(plan.cluster, SiteArgs(
         cluster=plan.cluster, site=plan.site, summary=plan.summary.to_dict(), networks=networks,
         racks=tuple(rack_args[r.name] for r in plan.racks if r.su is None), units=units,
         lab=_lab_args(plan, tree, images) if settings.target == "lab" else None, images=images,
         fabric_config=fabric_config,
-        storage_provision=storage_provision, storage_verification=storage_verification,
+        storage_provision=storage_provision, storage_verification=storage_verification, kubernetes=kubernetes,
     ))  # fmt: skip

@@ -1,4 +1,4 @@
-"""Site component: the root — networks, the lab (on the lab target), site racks, scalable units."""
+"""Site component: the root — networks, the lab (on the lab target), site racks, scalable units, Kubernetes."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from typing import Any
 import pulumi
 
 from clusterforge.pulumi.facility import Rack, RackArgs
+from clusterforge.pulumi.kube.component import Kubernetes, KubernetesArgs
 from clusterforge.pulumi.network import Network, NetworkArgs
 from clusterforge.pulumi.providers.host_image import HostImage, HostImageArgs
 from clusterforge.pulumi.providers.host_provision import HostProvision, HostProvisionArgs
@@ -35,6 +36,7 @@ class SiteArgs:
     # the storage servers (group storage_servers): provisioned before any SU, whose servers mount them
     storage_provision: HostProvisionArgs | None = None
     storage_verification: VerificationArgs | None = None
+    kubernetes: KubernetesArgs | None = None  # control nodes declared and provisioning on
 
 
 class Site(pulumi.ComponentResource):
@@ -54,11 +56,16 @@ class Site(pulumi.ComponentResource):
         self.storage_provision, self.storage_verification = self._storage(args, site_switches)
         after_storage = [*site_switches, *([self.storage_provision] if self.storage_provision is not None else [])]
         self.units = [ScalableUnit(f"su{u.su:02d}", u, child, lab=self.lab, after=after_storage) for u in args.units]
+        self.kubernetes = (Kubernetes("kubernetes", args.kubernetes, child,
+                                      ssh_config=self.lab.ssh_config if self.lab is not None else None,
+                                      after=[*after_storage, *self.units, *([self.lab] if self.lab else [])])
+                           if args.kubernetes is not None else None)
         self.register_outputs({
             "cluster": args.cluster, "site": args.site, "summary": dict(args.summary),
             "networks": [n.plane for n in args.networks], "scalable_units": [u.su for u in args.units],
             "site_racks": [r.rack.name for r in args.racks],
             "lab_ssh_config": self.lab.ssh_config if self.lab is not None else None,
+            "kubernetes_api": self.kubernetes.api_server if self.kubernetes is not None else None,
             "storage_verified": ({"passed": self.storage_verification.passed,
                                   "failed": self.storage_verification.failed}
                                  if self.storage_verification is not None else None),

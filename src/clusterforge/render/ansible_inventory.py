@@ -11,7 +11,8 @@ from clusterforge.render.switches.network_os import ansible_network_vars
 from clusterforge.render.yamltext import to_ansible_yaml
 from clusterforge.vocab import DeviceKind, Plane
 
-__all__ = ["render_ansible", "ansible_tree", "host_vars", "host_vars_text", "group_name", "ANSIBLE_DIR"]
+__all__ = ["render_ansible", "kubernetes_vars", "ansible_tree", "host_vars", "host_vars_text", "group_name",
+           "ANSIBLE_DIR", "HOST_GROUPS"]
 
 ANSIBLE_DIR = "ansible"
 
@@ -60,6 +61,18 @@ def host_vars(plan: Plan, device: Device) -> dict[str, Any]:
 HOST_GROUPS = {DeviceKind.SERVER: "servers", DeviceKind.STORAGE: "storage_servers", DeviceKind.CONTROL: "control_nodes"}
 
 
+def kubernetes_vars(plan: Plan) -> dict[str, Any]:
+    """What the control plane and the GPU layer are built from (playbooks/kubernetes.yml)."""
+    gpu_nodes = [d for d in plan.devices if d.kind == DeviceKind.SERVER and d.gpus]
+    return {
+        "control_nodes": [{"name": d.name, "ip": d.management_ip} for d in plan.devices
+                          if d.kind == DeviceKind.CONTROL],
+        "gpu_nodes": [{"name": d.name, "gpu_model": plan.server_facts(d).gpu_model, "gpu_count": d.gpus}
+                      for d in gpu_nodes],
+        "teams": [t.to_dict() for t in plan.services.teams],
+    }
+
+
 def render_ansible(plan: Plan) -> dict[str, str]:
     """The Ansible tree under ansible/ (the writer's layout)."""
     return {f"{ANSIBLE_DIR}/{path}": text for path, text in ansible_tree(plan).items()}
@@ -75,6 +88,8 @@ def host_vars_text(plan: Plan, device: Device) -> str:
     }
     if device.kind == DeviceKind.STORAGE:
         out["cf_storage"] = plan.services.storage.to_dict()
+    if device.kind == DeviceKind.CONTROL:
+        out["cf_kubernetes"] = kubernetes_vars(plan)
     return HEADER + to_ansible_yaml(out)
 
 

@@ -1,0 +1,55 @@
+"""`clusterforge kubeconfig`: the admin kubeconfig of a stack's Kubernetes control plane.
+
+It is a Pulumi secret of the stack (never written to the repository, a log or the rendered tree); this
+command decrypts it and prints it on stdout, for `clusterforge kubeconfig lab.yaml > ~/.kube/lab`
+(or `KUBECONFIG=<(clusterforge kubeconfig ...) kubectl get nodes`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from clusterforge.cli._common import err, load
+from clusterforge.cli.apply import BACKEND_HELP, STATE_DIR_HELP
+
+__all__ = ["register", "stack_kubeconfig"]
+
+
+def stack_kubeconfig(stack: str, state_dir: Path | None = None, backend_url: str | None = None) -> str | None:
+    """The stack's admin kubeconfig, or None when it has none (no control nodes, or never applied)."""
+    from clusterforge.pulumi import automation
+
+    backend = automation.Backend.resolve(state_dir, backend_url)
+    handle = automation.open_stack(stack, None, backend)
+    output = handle.outputs().get("kubeconfig")
+    return str(output.value) if output is not None and output.value else None
+
+
+def kubeconfig_cmd(
+    inventory: Path = typer.Argument(..., help="inventory YAML (names the default stack)"),
+    stack: str | None = typer.Option(None, "--stack", "-s", help="stack name [default: the inventory's stem]"),
+    state_dir: Path | None = typer.Option(None, "--state-dir", envvar="CLUSTERFORGE_STATE_DIR", help=STATE_DIR_HELP),
+    backend_url: str | None = typer.Option(None, "--backend-url", envvar="CLUSTERFORGE_BACKEND_URL",
+                                           help=BACKEND_HELP),
+) -> None:
+    """Print the admin kubeconfig of the stack's Kubernetes API server (a secret: keep it private)."""
+    from clusterforge.pulumi import automation
+
+    load(inventory)
+    name = stack or inventory.stem
+    try:
+        text = stack_kubeconfig(name, state_dir, backend_url)
+    except automation.EngineMissing as exc:
+        err.print(f"error: {exc}", markup=False)
+        raise typer.Exit(3) from None
+    if text is None:
+        err.print(f"error: stack {name} has no kubeconfig: the declaration has no control nodes"
+                  " (`control:`), or `clusterforge up` has not applied it yet", markup=False)
+        raise typer.Exit(1)
+    typer.echo(text, nl=False)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("kubeconfig")(kubeconfig_cmd)

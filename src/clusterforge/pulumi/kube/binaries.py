@@ -1,0 +1,45 @@
+"""Where scripts/setup-k8s.sh put the Kubernetes binaries: a machine-wide cache keyed by the versions
+pinned in tools/k8s-build/*/go.mod (the same rule as the script)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from clusterforge import paths
+
+__all__ = ["BINARIES", "kubernetes_bin_dir", "MissingBinaries"]
+
+BINARIES = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl", "kwok")
+DEFAULT_CACHE = "/var/cache/clusterforge/k8s"
+_MODULES = {"kubernetes": "k8s.io/kubernetes", "etcd": "go.etcd.io/etcd/server/v3", "kwok": "sigs.k8s.io/kwok"}
+
+
+class MissingBinaries(RuntimeError):
+    pass
+
+
+def _pinned(go_mod: Path, module: str) -> str:
+    for line in go_mod.read_text().splitlines():
+        words = line.split()
+        if words[:1] == ["require"] and words[1:2] == [module]:
+            return words[2]
+        if words[:1] == [module] and len(words) > 1 and words[1].startswith("v"):
+            return words[1]
+    raise MissingBinaries(f"{go_mod}: no requirement of {module}")
+
+
+def kubernetes_bin_dir(check: bool = True) -> Path:
+    """The bin directory of the pinned versions; with `check`, MissingBinaries names the set-up step when a
+    binary is absent (previews only name the directory)."""
+    build = paths.data_root() / "tools" / "k8s-build"
+    if not build.is_dir():
+        raise MissingBinaries(f"{build} is missing: the Kubernetes step needs a checkout (scripts/setup-k8s.sh)")
+    versions = {name: _pinned(build / name / "go.mod", module) for name, module in _MODULES.items()}
+    root = Path(os.environ.get("CLUSTERFORGE_K8S_CACHE") or DEFAULT_CACHE)
+    bin_dir = root / f"{versions['kubernetes']}-etcd{versions['etcd']}-kwok{versions['kwok']}" / "bin"
+    missing = [b for b in BINARIES if not (bin_dir / b).is_file()]
+    if check and missing:
+        raise MissingBinaries(f"{bin_dir}: {', '.join(missing)} not built; run scripts/setup-k8s.sh"
+                              " (make up and make setup run it)")
+    return bin_dir

@@ -1,0 +1,54 @@
+"""Kubernetes component: the control plane on the control nodes and the GPU layer applied to it.
+
+KubePki generates the certificates (a secret); one HostProvision runs playbooks/kubernetes.yml over the
+`control_nodes` group with them as secret extra vars: etcd, kube-apiserver, kube-controller-manager,
+kube-scheduler as systemd units; in the lab kwok, the SIMULATED KUBELETS of the GPU servers, and the
+nodes with their GPU capacity; then k8s_gpu applied with kubectl. It runs after every SU is provisioned.
+The admin kubeconfig is a secret output (`clusterforge kubeconfig` prints it).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pulumi
+
+from clusterforge.pulumi.kube.kubeconfig import admin_kubeconfig
+from clusterforge.pulumi.providers.host_provision import HostProvision, HostProvisionArgs
+from clusterforge.pulumi.providers.kube_pki import KubePki, KubePkiArgs
+
+__all__ = ["Kubernetes", "KubernetesArgs", "CONTROL_GROUP", "SERVICE_CIDR", "SERVICE_IP"]
+
+CONTROL_GROUP = "control_nodes"  # the inventory group (render.ansible_inventory.HOST_GROUPS)
+SERVICE_CIDR = "10.96.0.0/12"  # the role's default service range; the `kubernetes` Service takes its first IP
+SERVICE_IP = "10.96.0.1"
+
+
+@dataclass(frozen=True)
+class KubernetesArgs:
+    cluster: str
+    node_ips: Sequence[str]  # the control nodes' management addresses, first = the one kubeconfig names
+    provision: HostProvisionArgs
+
+
+class Kubernetes(pulumi.ComponentResource):
+    """clusterforge:kubernetes:Kubernetes — outputs `kubeconfig` (secret), `api_server`."""
+
+    def __init__(self, name: str, args: KubernetesArgs, opts: pulumi.ResourceOptions | None = None,
+                 ssh_config: pulumi.Input[str] | None = None, after: Sequence[pulumi.Resource] = ()) -> None:
+        super().__init__("clusterforge:kubernetes:Kubernetes", name, None, opts)
+        self.pki = KubePki(f"{name}-pki", KubePkiArgs(args.cluster, tuple(args.node_ips), SERVICE_IP),
+                           pulumi.ResourceOptions(parent=self))
+        provision = dataclasses.replace(
+            args.provision, secret_vars=self.pki.bundle.apply(lambda bundle: {"cf_k8s_pki": bundle}),
+            **({"ssh_config": ssh_config} if ssh_config is not None else {}))
+        self.provision = HostProvision(f"{name}-control-plane", provision,
+                                       pulumi.ResourceOptions(parent=self, depends_on=[*after, self.pki]))
+        first = args.node_ips[0]
+        self.kubeconfig = pulumi.Output.secret(
+            pulumi.Output.all(self.pki.bundle, self.provision.runs).apply(
+                lambda values: admin_kubeconfig(args.cluster, first, values[0])))
+        self.api_server = f"https://{first}:6443"
+        self.register_outputs({"kubeconfig": self.kubeconfig, "api_server": self.api_server})
