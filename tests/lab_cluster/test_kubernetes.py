@@ -122,3 +122,72 @@ def test_pod_within_quota_is_scheduled_onto_a_gpu_node(kube_cluster):
         assert bound in GPU_NODES
     finally:
         core.delete_namespaced_pod("within-quota", team, grace_period_seconds=0)
+
+
+def _deployment(team: str) -> object:
+    m = kubernetes.client
+    labels = {"app": "trainer"}
+    pod = m.V1PodSpec(
+        runtime_class_name="nvidia",
+        containers=[m.V1Container(name="train", image="nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04",
+                                  resources=m.V1ResourceRequirements(requests={"nvidia.com/gpu": "1"},
+                                                                     limits={"nvidia.com/gpu": "1"}))])
+    return m.V1Deployment(metadata=m.V1ObjectMeta(name="trainer", namespace=team),
+                          spec=m.V1DeploymentSpec(replicas=1, selector=m.V1LabelSelector(match_labels=labels),
+                                                  template=m.V1PodTemplateSpec(metadata=m.V1ObjectMeta(labels=labels),
+                                                                               spec=pod)))
+
+
+def _trainer_node(core, team: str, not_on: str | None = None) -> str | None:
+    pods = core.list_namespaced_pod(team, label_selector="app=trainer").items
+    nodes = [p.spec.node_name for p in pods if p.spec.node_name and not p.metadata.deletion_timestamp]
+    return nodes[0] if len(nodes) == 1 and nodes[0] != not_on else None
+
+
+@pytest.fixture
+def trainer(kube_cluster):
+    """A one-replica GPU Deployment in the largest team, bound to a node; removed afterwards."""
+    team = max(TEAMS, key=TEAMS.get)
+    apps, core = AppsV1Api(kube_cluster.api), CoreV1Api(kube_cluster.api)
+    apps.create_namespaced_deployment(team, _deployment(team))
+    try:
+        node = _eventually(lambda: _trainer_node(core, team), 60)
+        assert node in GPU_NODES, f"the trainer pod was not scheduled ({node})"
+        yield team, node
+    finally:
+        apps.delete_namespaced_deployment("trainer", team)
+        kubernetes.client.PolicyV1Api(kube_cluster.api).delete_collection_namespaced_pod_disruption_budget(team)
+        for name in GPU_NODES:
+            core.patch_node(name, {"spec": {"unschedulable": None}})
+
+
+def test_drain_evicts_the_pod_which_is_rescheduled_elsewhere_and_uncordon_restores(kube_cluster, trainer):
+    from clusterforge.ops.drain import drain, uncordon
+
+    team, node = trainer
+    core = CoreV1Api(kube_cluster.api)
+    result = drain(core, node, timeout_s=60)
+    assert len(result.evicted) == 1 and result.evicted[0].startswith(f"{team}/trainer-")
+    assert any(p.startswith("kube-system/nvidia-device-plugin-daemonset-") for p in result.skipped)
+    assert core.read_node(node).spec.unschedulable is True
+    elsewhere = _eventually(lambda: _trainer_node(core, team, not_on=node), 60)
+    assert elsewhere in GPU_NODES and elsewhere != node
+    uncordon(core, node)
+    assert not core.read_node(node).spec.unschedulable
+
+
+def test_drain_blocked_by_a_disruption_budget_names_the_pod(kube_cluster, trainer):
+    from clusterforge.ops.drain import DrainBlocked, drain
+
+    team, node = trainer
+    m = kubernetes.client
+    budget = m.V1PodDisruptionBudget(
+        metadata=m.V1ObjectMeta(name="trainer"),
+        spec=m.V1PodDisruptionBudgetSpec(min_available=1, selector=m.V1LabelSelector(match_labels={"app": "trainer"})))
+    kubernetes.client.PolicyV1Api(kube_cluster.api).create_namespaced_pod_disruption_budget(team, budget)
+    core = CoreV1Api(kube_cluster.api)
+    with pytest.raises(DrainBlocked) as blocked:
+        drain(core, node, timeout_s=15)
+    (pod,) = blocked.value.blocked
+    assert pod.startswith(f"{team}/trainer-") and "disruption budget" in blocked.value.blocked[pod]
+    assert _trainer_node(core, team) == node, "a blocked eviction must leave the pod running"

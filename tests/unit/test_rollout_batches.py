@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from clusterforge.plan.rollout import Batch, rollout_batches
 
 SERVERS = [(f"su{su:02d}-r{r:02d}-gpu{n:02d}", su, f"su{su:02d}-r{r:02d}") for su in (1, 2) for r in (1, 2)
@@ -23,10 +25,18 @@ def test_default_is_one_server_at_a_time():
     assert all(len(b.hosts) == 1 for b in rollout_batches(SERVERS, {}))
 
 
-def test_kubernetes_nodes_are_cordoned_and_drained_before_and_uncordoned_after():
-    from clusterforge.cli.roll import drain_commands, uncordon_command
+def test_drain_evicts_workload_pods_and_leaves_daemonset_and_mirror_pods():
+    kubernetes = pytest.importorskip("kubernetes")
+    from clusterforge.ops.drain import _evictable
 
-    cordon, drain = drain_commands("kubectl", "/k/config", "su01-r01-gpu01")
-    assert cordon == ["kubectl", "--kubeconfig", "/k/config", "cordon", "su01-r01-gpu01"]
-    assert drain[3:5] == ["drain", "su01-r01-gpu01"] and "--ignore-daemonsets" in drain
-    assert uncordon_command("kubectl", "/k/config", "n1") == ["kubectl", "--kubeconfig", "/k/config", "uncordon", "n1"]
+    m = kubernetes.client
+
+    def pod(owner: str | None = None, mirror: bool = False, phase: str = "Running"):
+        owners = [m.V1OwnerReference(api_version="apps/v1", kind=owner, name="o", uid="u")] if owner else None
+        annotations = {"kubernetes.io/config.mirror": "x"} if mirror else None
+        return m.V1Pod(metadata=m.V1ObjectMeta(name="p", owner_references=owners, annotations=annotations),
+                       status=m.V1PodStatus(phase=phase))
+
+    assert _evictable(pod("ReplicaSet")) and _evictable(pod())
+    assert not _evictable(pod("DaemonSet")) and not _evictable(pod(mirror=True))
+    assert not _evictable(pod("ReplicaSet", phase="Succeeded"))

@@ -157,4 +157,4 @@ def test_entry_point_is_the_cli_package():
     names = {c.name for c in app.registered_commands} | {g.name for g in app.registered_groups}
     assert names == {"validate", "plan", "render", "lab", "preview", "up", "destroy", "drift", "doctor", "verify",
                      "accept", "report", "diff", "export", "collection", "replace", "roll",
-                     "provision", "sot", "engine"}
+                     "provision", "sot", "engine", "kubeconfig"}

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import typer
 
-from clusterforge.cli._common import err, load
+from clusterforge.cli._common import Format, emit_json, err, format_option, load
 from clusterforge.cli.apply import BACKEND_HELP, STATE_DIR_HELP
 
 __all__ = ["register", "stack_kubeconfig"]
@@ -33,6 +33,7 @@ def kubeconfig_cmd(
     state_dir: Path | None = typer.Option(None, "--state-dir", envvar="CLUSTERFORGE_STATE_DIR", help=STATE_DIR_HELP),
     backend_url: str | None = typer.Option(None, "--backend-url", envvar="CLUSTERFORGE_BACKEND_URL",
                                            help=BACKEND_HELP),
+    format: Format = format_option(),
 ) -> None:
     """Print the admin kubeconfig of the stack's Kubernetes API server (a secret: keep it private)."""
     from clusterforge.pulumi import automation
@@ -48,6 +49,11 @@ def kubeconfig_cmd(
         err.print(f"error: stack {name} has no kubeconfig: the declaration has no control nodes"
                   " (`control:`), or `clusterforge up` has not applied it yet", markup=False)
         raise typer.Exit(1)
+    if format is Format.json:  # kubectl reads a JSON kubeconfig as well
+        import yaml
+
+        emit_json(yaml.safe_load(text))
+        return
     typer.echo(text, nl=False)
 
 

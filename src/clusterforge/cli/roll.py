@@ -1,7 +1,9 @@
 """`clusterforge roll`: a rolling change (driver/CUDA) in batches, each verified before the next.
 
 Batches come from each SU's declared ``rollout_batch`` (clusterforge.plan.rollout). For every batch:
-cordon and drain its nodes when a kubeconfig is given, run the site playbook on the batch alone
+cordon and drain its nodes when a kubeconfig is given (``--kubeconfig FILE``, or ``--stack`` for the
+stack's own: evictions through the Eviction API, PodDisruptionBudgets honoured, a blocked eviction
+named and never forced; clusterforge.ops.drain), run the site playbook on the batch alone
 (``--tags``, per-task progress), run the host checks on it (the health gate), uncordon. A batch
 that fails provisioning or its checks stops the roll: the failing hosts are named, they stay
 cordoned for the operator, and the later batches are not touched.
@@ -11,8 +13,6 @@ Exit codes: 0 every batch passed, 1 a batch failed (the roll stopped), 2 usage, 
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 import tempfile
 from pathlib import Path
 
@@ -23,27 +23,27 @@ from clusterforge.cli._common import Format, emit_json, err, format_option, load
 from clusterforge.cli.ops import DoctorTarget as HostTarget
 from clusterforge.vocab import DeviceKind
 
-__all__ = ["drain_commands", "register", "uncordon_command"]
+__all__ = ["kube_client", "register"]
 
-DRAIN_TIMEOUT = "10m"
-
-
-def drain_commands(kubectl: str, kubeconfig: str, node: str) -> list[list[str]]:
-    base = [kubectl, "--kubeconfig", kubeconfig]
-    return [base + ["cordon", node],
-            base + ["drain", node, "--ignore-daemonsets", "--delete-emptydir-data", f"--timeout={DRAIN_TIMEOUT}"]]
+DRAIN_TIMEOUT_S = 600.0
 
 
-def uncordon_command(kubectl: str, kubeconfig: str, node: str) -> list[str]:
-    return [kubectl, "--kubeconfig", kubeconfig, "uncordon", node]
+def kube_client(kubeconfig: Path | None, stack: str | None) -> object | None:
+    """A CoreV1Api for `--kubeconfig FILE` or the `--stack`'s own kubeconfig (a secret), else None."""
+    if kubeconfig is None and stack is None:
+        return None
+    import yaml
+    from kubernetes import client, config
 
+    if kubeconfig is not None:
+        return client.CoreV1Api(config.new_client_from_config(str(kubeconfig)))
+    from clusterforge.cli.kube import stack_kubeconfig
 
-def _kube(argv: list[str]) -> None:
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL)
-    if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(argv[3:5])} failed: {(proc.stderr or proc.stdout).strip()[-500:]}")
-    last = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else "ok"
-    say(err, f"kubernetes: {' '.join(argv[3:5])}: {last}")
+    text = stack_kubeconfig(str(stack))
+    if text is None:
+        say(err, f"error: stack {stack} has no kubeconfig (no control nodes, or `up` has not applied them)")
+        raise typer.Exit(3)
+    return client.CoreV1Api(config.new_client_from_config_dict(yaml.safe_load(text)))
 
 
 def roll(
@@ -54,10 +54,12 @@ def roll(
     check: list[str] = typer.Option(["kernel", "driver", "cuda"], "--check", "-k",
                                     help="host check modules that gate each batch (repeatable)"),
     su: list[int] = typer.Option([], "--su", help="only these SUs (repeatable)"),
-    kubeconfig: Path | None = typer.Option(None, "--kubeconfig", help="cordon/drain/uncordon nodes with kubectl"),
+    kubeconfig: Path | None = typer.Option(None, "--kubeconfig", help="cordon, drain (Eviction API), uncordon nodes"),
+    stack: str | None = typer.Option(None, "--stack", "-s", help="drain through this stack's kubeconfig"),
     format: Format = format_option(),
 ) -> None:
     """Roll a driver/CUDA change through the servers in declared batches, stopping at a failing batch."""
+    from clusterforge.ops.drain import DrainBlocked, drain, uncordon
     from clusterforge.plan.rollout import rollout_batches
     from clusterforge.provision import run_site
     from clusterforge.render import render_all, write_tree
@@ -67,11 +69,8 @@ def roll(
     check_tags(tags)
     target = HostTarget(target).value
     report: dict = {"batches": [], "ok": True}
-    kubectl = shutil.which("kubectl") if kubeconfig else None
-    if kubeconfig and not kubectl:
-        say(err, "error: --kubeconfig given but kubectl is not on PATH")
-        raise typer.Exit(3)
     spec, plan, _ = load(inventory)
+    core = kube_client(kubeconfig, stack)
     sizes = {u.id: u.rollout_batch for u in spec.scalable_units}
     servers = [(d.name, d.su, d.rack) for d in plan.devices
                if d.kind == DeviceKind.SERVER and d.su and (not su or d.su in su)]
@@ -83,7 +82,7 @@ def roll(
 
         ssh_config = ssh_config_path(plan.cluster)
     say(err, f"roll: {len(servers)} server(s) in {len(batches)} batch(es), tags {','.join(tags)},"
-             f" gated by checks {','.join(check)}" + ("" if kubeconfig else "; no --kubeconfig: nodes are not drained"))
+             f" gated by checks {','.join(check)}" + ("" if core else "; no --kubeconfig: nodes are not drained"))
     with tempfile.TemporaryDirectory(prefix="cf-roll-") as tmp:
         rendered = Path(tmp) / "rendered"
         write_tree(rendered, render_all(plan))
@@ -92,11 +91,12 @@ def roll(
             label = f"batch {number}/{len(batches)} (SU {batch.su} #{batch.index}: {', '.join(batch.hosts)})"
             say(err, f"roll: {label}: starting")
             try:
-                for node in batch.hosts if kubectl and kubeconfig else ():
-                    for argv in drain_commands(kubectl, str(kubeconfig), node):
-                        _kube(argv)
-            except RuntimeError as exc:
-                _stop(report, format, batch, label, {h: f"drain: {exc}" for h in batch.hosts[:1]}, batches[number:])
+                for node in batch.hosts if core else ():
+                    drained = drain(core, node, DRAIN_TIMEOUT_S, say=lambda line: say(err, f"kubernetes: {line}"))
+                    say(err, f"kubernetes: {node}: drained ({len(drained.evicted)} pod(s) evicted,"
+                             f" {len(drained.skipped)} DaemonSet pod(s) left)")
+            except DrainBlocked as exc:
+                _stop(report, format, batch, label, {exc.node: f"drain: {exc}"}, batches[number:])
             result = run_site(rendered / "ansible" / "inventory.yml", Path(tmp) / "runner", limit=list(batch.hosts),
                               tags=list(tags), extravars={"cf_lab": True} if target == "lab" else None,
                               ssh_config=ssh_config, progress=lambda line: say(err, f"provision {line}"))
@@ -114,8 +114,9 @@ def roll(
                                         *(f"{f['test']}: {f['message']}" for f in r.failures)])
                           for h, r in gate.per_host.items() if r.failed}
                 _stop(report, format, batch, label, failed or {"(run)": "; ".join(gate.errors)}, batches[number:])
-            for node in batch.hosts if kubectl and kubeconfig else ():
-                _kube(uncordon_command(kubectl, str(kubeconfig), node))
+            for node in batch.hosts if core else ():
+                uncordon(core, node)
+                say(err, f"kubernetes: {node}: uncordoned")
             done += batch.hosts
             report["batches"].append({"su": batch.su, "index": batch.index, "hosts": list(batch.hosts),
                                       "healthy": True, "checks_passed": gate.passed})

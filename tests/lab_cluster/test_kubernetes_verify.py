@@ -1,0 +1,86 @@
+"""`verify`'s Kubernetes checks (clusterforge.verify.kube_checks) on the lab's control plane: all pass on
+the converged layer, and each fails when what it checks is broken on the API server (then repaired)."""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = [pytest.mark.lab]
+
+kubernetes = pytest.importorskip("kubernetes")
+from kubernetes.client import AppsV1Api, CoreV1Api, NodeV1Api  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def expected():
+    from clusterforge.loading import load_and_plan
+    from clusterforge.paths import checkout_root
+    from clusterforge.render.ansible_inventory import kubernetes_vars
+
+    return kubernetes_vars(load_and_plan(checkout_root() / "inventory" / "lab.yaml")[1])
+
+
+def _failed(kube_cluster, expected, timeout_s: float = 5.0) -> dict[str, str]:
+    from clusterforge.verify.kube_checks import run_kube_checks
+
+    return {c.name: c.detail for c in run_kube_checks(kube_cluster.api, expected, timeout_s) if not c.ok}
+
+
+def test_every_check_passes_on_the_converged_layer(kube_cluster, expected):
+    from clusterforge.verify.kube_checks import run_kube_checks
+
+    checks = run_kube_checks(kube_cluster.api, expected, 60)
+    assert {c.name: c.detail for c in checks if not c.ok} == {}
+    assert any("simulated kubelet" in c.detail for c in checks)
+    assert len(checks) == len(expected["gpu_nodes"]) + 2 + len(expected["teams"]) + 2
+
+
+def test_a_node_advertising_the_wrong_gpu_count_fails(kube_cluster, expected):
+    core = CoreV1Api(kube_cluster.api)
+    node = expected["gpu_nodes"][0]
+    patch = {"status": {"capacity": {"nvidia.com/gpu": "0"}, "allocatable": {"nvidia.com/gpu": "0"}}}
+    core.patch_node_status(node["name"], patch)
+    try:
+        assert f"node {node['name']}" in _failed(kube_cluster, expected)
+    finally:
+        gpus = str(node["gpu_count"])
+        core.patch_node_status(node["name"], {"status": {"capacity": {"nvidia.com/gpu": gpus},
+                                                         "allocatable": {"nvidia.com/gpu": gpus}}})
+
+
+def test_a_missing_runtime_class_fails(kube_cluster, expected):
+    api = NodeV1Api(kube_cluster.api)
+    saved = api.read_runtime_class("nvidia")
+    api.delete_runtime_class("nvidia")
+    try:
+        assert "runtimeclass nvidia" in _failed(kube_cluster, expected)
+    finally:
+        saved.metadata = kubernetes.client.V1ObjectMeta(name="nvidia", labels=saved.metadata.labels,
+                                                        annotations=saved.metadata.annotations)
+        api.create_runtime_class(saved)
+
+
+def test_a_daemonset_off_the_gpu_nodes_fails(kube_cluster, expected):
+    apps = AppsV1Api(kube_cluster.api)
+    name, ns = "nvidia-device-plugin-daemonset", "kube-system"
+    selector = apps.read_namespaced_daemon_set(name, ns).spec.template.spec.node_selector
+    apps.patch_namespaced_daemon_set(name, ns, {"spec": {"template": {"spec": {"nodeSelector": {"no-such": "node"}}}}})
+    try:
+        assert f"daemonset {name}" in _failed(kube_cluster, expected)
+    finally:
+        apps.patch_namespaced_daemon_set(name, ns, {"spec": {"template": {"spec": {
+            "nodeSelector": {**{k: None for k in ("no-such",)}, **selector}}}}})
+
+
+def test_a_quota_other_than_declared_fails_and_the_probe_sees_it(kube_cluster, expected):
+    core = CoreV1Api(kube_cluster.api)
+    team = min(expected["teams"], key=lambda t: t["gpus"])
+    core.patch_namespaced_resource_quota("gpu-quota", team["name"],
+                                         {"spec": {"hard": {"requests.nvidia.com/gpu": "100"}}})
+    try:
+        failed = _failed(kube_cluster, expected)
+        assert f"quota {team['name']}" in failed
+        assert f"probe over quota ({team['name']})" in failed  # the over-quota pod was admitted
+    finally:
+        core.patch_namespaced_resource_quota("gpu-quota", team["name"],
+                                             {"spec": {"hard": {"requests.nvidia.com/gpu": str(team["gpus"])}}})
