@@ -4,7 +4,9 @@ The host's name, addresses and role come from the declaration, so the replacemen
 node to the cluster. On the lab target the host is first re-imaged (back to the base image, a new
 machine-id and SSH host key, as a swapped machine has); on real hosts the operator has swapped
 the machine and put its new host key in known_hosts (never trusted on first use). Then the site
-playbook runs on that host alone, with per-task progress, and the host checks run on it.
+playbook runs on that host alone, with per-task progress, and the host checks run on it. With
+``--kubeconfig`` or ``--stack`` the node is drained first (Eviction API, PodDisruptionBudgets honoured;
+clusterforge.ops.drain) and uncordoned once its checks pass; a blocked drain stops the replacement.
 
 Exit codes: 0 provisioned and every check passed, 1 provisioning or a check failed, 2 usage,
 3 the lab or the checks cannot run.
@@ -34,6 +36,8 @@ def replace(
     tags: list[str] = typer.Option([], "--tags", help="only these site playbook tags (repeatable)"),
     check: list[str] = typer.Option([], "--check", "-k", help="only these host check modules (repeatable)"),
     json_path: Path | None = typer.Option(None, "--json", help="write the host checks' JSON report here"),
+    kubeconfig: Path | None = typer.Option(None, "--kubeconfig", help="drain the node first, uncordon it after"),
+    stack: str | None = typer.Option(None, "--stack", "-s", help="drain through this stack's kubeconfig"),
     format: Format = format_option(),
 ) -> None:
     """Re-provision and re-verify one replaced host with its planned identity (RMA)."""
@@ -51,6 +55,17 @@ def replace(
         usage_error(f"not a server of {inventory}: {host}")
     addresses = ", ".join(f"{i.name} {i.ip}" for i in device.interfaces if i.ip)
     say(err, f"replace {host}: identity from the declaration: {addresses}")
+    from clusterforge.cli.roll import DRAIN_TIMEOUT_S, kube_client
+    from clusterforge.ops.drain import DrainBlocked, drain, uncordon
+
+    core = kube_client(kubeconfig, stack) if device.kind == DeviceKind.SERVER else None
+    if core is not None:
+        try:
+            drained = drain(core, host, DRAIN_TIMEOUT_S, say=lambda line: say(err, f"kubernetes: {line}"))
+        except DrainBlocked as exc:
+            say(out, f"replace {host}: {exc}; nothing was changed (the node stays cordoned)")
+            raise typer.Exit(1) from None
+        say(err, f"kubernetes: {host}: drained ({len(drained.evicted)} pod(s) evicted)")
     tree = render_tree(plan)
     with tempfile.TemporaryDirectory(prefix="cf-replace-") as tmp:
         rendered = Path(tmp) / "rendered"
@@ -86,6 +101,9 @@ def replace(
         except VerifyError as exc:
             say(err, f"verify: {exc}")
             raise typer.Exit(3) from None
+    if core is not None and checked.ok:  # the health gate passed: schedulable again
+        uncordon(core, host)
+        say(err, f"kubernetes: {host}: uncordoned")
     if format is Format.json:
         emit_json({"host": host, "ok": checked.ok, "provision": {"status": result.status,
                    "changed": result.changed_per_host.get(host, 0), "seconds": round(result.duration_s, 1)},
