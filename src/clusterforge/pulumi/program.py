@@ -31,7 +31,7 @@ from clusterforge.pulumi.fabric import SwitchArgs
 from clusterforge.pulumi.facility import PduArgs, RackArgs
 from clusterforge.pulumi.images import ImageSpec, booting, lab_images
 from clusterforge.pulumi.kube.binaries import MissingBinaries, kubernetes_bin_dir
-from clusterforge.pulumi.kube.component import CONTROL_GROUP, KubernetesArgs
+from clusterforge.pulumi.kube.component import CONTROL_GROUP, CONTROL_PLANE_UNITS, KubernetesArgs
 from clusterforge.pulumi.network import NetworkArgs
 from clusterforge.pulumi.providers.host_image import HostImageArgs
 from clusterforge.pulumi.providers.host_provision import HostProvisionArgs
@@ -182,6 +182,7 @@ def _kubernetes_args(plan: Plan, tree: RenderedTree, settings: StackSettings,
         extravars={"cf_lab": settings.target == "lab", "cf_k8s_bin_dir": str(bin_dir),
                    "cf_k8s_kwok_stages": str(bin_dir.parent / "kwok-stages")},
         ssh_config=str(settings.host_ssh_config) if settings.host_ssh_config else None,
+        services=CONTROL_PLANE_UNITS + (("kwok",) if settings.target == "lab" else ()),
     )  # fmt: skip
     return KubernetesArgs(cluster=plan.cluster, node_ips=tuple(str(d.management_ip) for d in controls),
                           provision=provision)

@@ -19,11 +19,13 @@ from clusterforge.pulumi.kube.kubeconfig import admin_kubeconfig
 from clusterforge.pulumi.providers.host_provision import HostProvision, HostProvisionArgs
 from clusterforge.pulumi.providers.kube_pki import KubePki, KubePkiArgs
 
-__all__ = ["Kubernetes", "KubernetesArgs", "CONTROL_GROUP", "SERVICE_CIDR", "SERVICE_IP"]
+__all__ = ["Kubernetes", "KubernetesArgs", "CONTROL_GROUP", "CONTROL_PLANE_UNITS", "SERVICE_CIDR", "SERVICE_IP"]
 
 CONTROL_GROUP = "control_nodes"  # the inventory group (render.ansible_inventory.HOST_GROUPS)
 SERVICE_CIDR = "10.96.0.0/12"  # the role's default service range; the `kubernetes` Service takes its first IP
 SERVICE_IP = "10.96.0.1"
+# the role's units (roles/k8s_control_plane/vars/main.yml); one not running is drift that `up` repairs
+CONTROL_PLANE_UNITS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler")
 
 
 @dataclass(frozen=True)

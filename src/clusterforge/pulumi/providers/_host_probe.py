@@ -11,7 +11,7 @@ import subprocess
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
-__all__ = ["drift", "machine_ids"]
+__all__ = ["drift", "inactive_units", "machine_ids"]
 
 TIMEOUT_S = 20
 
@@ -44,3 +44,26 @@ def drift(recorded: dict[str, str], ssh_config: str) -> dict[str, str]:
             problems[host] = (f"was re-imaged or replaced (machine-id {str(now)[:12]},"
                               f" provisioned {recorded[host][:12]})")
     return problems
+
+
+def _inactive(host: str, ssh_config: str, units: Sequence[str]) -> list[str] | str:
+    argv = ["ssh", "-F", ssh_config, "-o", "BatchMode=yes", "-o", "ConnectTimeout=5", host,
+            "systemctl is-active " + " ".join(units)]
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=TIMEOUT_S, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        return f"no answer within {TIMEOUT_S} s"
+    states = proc.stdout.split()
+    if proc.returncode == 255 or len(states) != len(units):
+        return (proc.stderr.strip().splitlines() or [f"ssh exited {proc.returncode}"])[-1][:300]
+    return [unit for unit, state in zip(units, states, strict=True) if state != "active"]
+
+
+def inactive_units(hosts: Sequence[str], ssh_config: str, units: Sequence[str]) -> dict[str, str]:
+    """host -> what is wrong with the systemd `units` that must run there (inactive ones, or unreachable)."""
+    if not units:
+        return {}
+    with ThreadPoolExecutor(max_workers=max(1, min(16, len(hosts)))) as pool:
+        found = dict(zip(hosts, pool.map(lambda h: _inactive(h, ssh_config, units), hosts), strict=True))
+    return {host: (f"unreachable: {why}" if isinstance(why, str) else f"{', '.join(why)} not running")
+            for host, why in found.items() if why}

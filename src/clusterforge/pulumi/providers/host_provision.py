@@ -17,6 +17,7 @@ Delete does nothing to the hosts: un-provisioning a server is re-imaging it, not
 Live state: after a run over SSH the provider records each host's machine-id (`identity`); with an
 unchanged declaration `diff` reads them again, and a host that does not answer or is another
 machine (re-imaged, swapped) is drift, named on the run's output; the update provisions the group.
+With `services` (the control plane's units), a unit that is not active on a host is drift too.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ __all__ = ["HostProvision", "HostProvisionArgs", "HostProvisionProvider", "Provi
 
 REPLACE_KEYS = ("group",)
 UPDATE_KEYS = ("hosts", "inventory_path", "private_data_dir", "roles_hash", "host_vars_hash", "playbook",
-               "playbook_hash", "tags", "extravars", "ssh_config", "secret_vars")
+               "playbook_hash", "tags", "extravars", "ssh_config", "secret_vars", "services")
 KEEP_ARTIFACT_RUNS = 5
 
 
@@ -59,7 +60,9 @@ class HostProvisionArgs:
     tags: str | None = None
     extravars: Mapping[str, Any] = field(default_factory=dict)
     ssh_config: pulumi.Input[str] | None = None
-    secret_vars: pulumi.Input[Mapping[str, str]] | None = None
+    secret_vars: pulumi.Input[Mapping[str, Any]] | None = None
+    # systemd units that must be active on every host (the control plane): one that is not is drift
+    services: Sequence[str] = ()
 
 
 @dataclass(frozen=True)
@@ -198,6 +201,13 @@ class HostProvisionProvider(ResourceProvider):
             for host, why in sorted(drift(dict(olds["identity"]), news["ssh_config"]).items()):
                 _lifeline.say(f"drift: provision {news['group']}: host {host} {why}; `up` provisions it again")
                 changed = ["identity"]
+            if not changed and news.get("services"):
+                from clusterforge.pulumi.providers._host_probe import inactive_units
+
+                down = inactive_units(sorted(olds["identity"]), news["ssh_config"], list(news["services"]))
+                for host, why in sorted(down.items()):
+                    _lifeline.say(f"drift: provision {news['group']}: host {host}: {why}; `up` starts it again")
+                    changed = ["services"]
         return DiffResult(changes=bool(changed), replaces=[k for k in REPLACE_KEYS if k in changed])
 
     def create(self, props: dict[str, Any]) -> CreateResult:
@@ -238,6 +248,7 @@ class HostProvision(Resource, module="clusterforge", name="HostProvision"):
             "host_vars_hash": args.host_vars_hash, "playbook": args.playbook, "playbook_hash": args.playbook_hash,
             "tags": args.tags, "extravars": dict(args.extravars), "ssh_config": args.ssh_config,
             "secret_vars": pulumi.Output.secret(args.secret_vars) if args.secret_vars is not None else None,
+            "services": list(args.services) or None,  # None as before: no re-run of existing stacks
             "changed": None, "runs": None, "identity": None,
         }
         super().__init__(HostProvisionProvider(), name, props, opts)
