@@ -84,3 +84,13 @@ def test_a_quota_other_than_declared_fails_and_the_probe_sees_it(kube_cluster, e
     finally:
         core.patch_namespaced_resource_quota("gpu-quota", team["name"],
                                              {"spec": {"hard": {"requests.nvidia.com/gpu": str(team["gpus"])}}})
+
+
+def test_a_node_that_left_is_reported_and_the_next_run_registers_it(kube_cluster, expected):
+    core = CoreV1Api(kube_cluster.api)
+    node = expected["gpu_nodes"][-1]["name"]
+    core.delete_node(node)
+    assert "not registered" in _failed(kube_cluster, expected).get(f"node {node}", "")
+    again = kube_cluster.run()
+    assert again.ok, again.failed_hosts
+    assert f"node {node}" not in _failed(kube_cluster, expected, timeout_s=60)
