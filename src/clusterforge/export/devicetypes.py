@@ -1,13 +1,20 @@
 """Device types of the Plan's hardware in the NetBox/Nautobot device-type library YAML form.
 
-One file per (manufacturer, model), ``device-types/<Manufacturer>/<slug>.yaml``, the layout of the
-netbox-community devicetype-library that NetBox's and Nautobot's importers read. Fields and enum
+One file per (manufacturer, model), ``device-types/<Manufacturer>/<model>.yaml``, the layout of the
+netbox-community devicetype-library that NetBox's and Nautobot's importers read, written to pass the
+library's own CI: the file is named after the model, the slug is ``<manufacturer>-<model>`` slugified
+as the library's tests do it, ``---`` starts every document, sequences are indented (yamllint
+``--strict`` with the library's rules), no empty strings. A model the library already has keeps the
+library's manufacturer, model, slug and file name (export/devicetype_library.py), so an import beside
+the library updates that type instead of duplicating it; ``part_number`` is written only where the
+catalog declares the real one. Fields and enum
 values are the library schema's (schema/devicetype.json, components.json, generated_schema.json):
 required manufacturer, model, slug (``[-a-z0-9_]+``), u_height (multiple of 0.5), is_full_depth;
 interfaces, power-ports and power-outlets with types from the library's enums.
 
 Switch port names depend on the NOS (SONiC Ethernet<lane>, Cumulus swpN, EOS EthernetN/1), so a
-switch model gets one device type per NOS it runs in the Plan (slug ``<vendor>-<model>-<nos>``);
+switch model gets one device type per NOS it runs in the Plan; the NOS whose names the library's own
+entry uses gets the library's type, any other the model ``<model>-<nos>`` (slug ``<manufacturer>-<model>-<nos>``);
 devices created from the type then carry exactly the names the rendered configs use.
 """
 
@@ -19,6 +26,7 @@ from dataclasses import dataclass
 
 import yaml
 
+from clusterforge.export.devicetype_library import library_entry, manufacturer
 from clusterforge.model import ClusterSpec
 from clusterforge.plan import Plan
 from clusterforge.plan.ports import port_name
@@ -43,21 +51,49 @@ class DeviceType:
     manufacturer: str
     slug: str
     data: dict
+    file: str = ""  # the file name under device-types/<manufacturer>/ (default: <model>.yaml)
 
     @property
     def path(self) -> str:
-        return f"device-types/{self.manufacturer}/{self.slug}.yaml"
+        return f"device-types/{self.manufacturer}/{self.file or self.data['model'] + '.yaml'}"
 
     def to_yaml(self) -> str:
-        return yaml.safe_dump(self.data, sort_keys=False, default_flow_style=False, width=120)
+        return yaml.dump(self.data, Dumper=_LibraryDumper, sort_keys=False, default_flow_style=False, width=4096,
+                         explicit_start=True, allow_unicode=True)
 
 
-def _slug(vendor: str, key: str, *rest: str) -> str:
-    """``<vendor>-<key>[-<rest>]`` in the library's slug grammar; no vendor twice (raritan-px3-...)."""
-    clean = [re.sub(r"[^a-z0-9_]+", "-", part.lower()).strip("-") for part in (vendor, key, *rest)]
-    if clean[1].startswith(clean[0] + "-"):
-        clean = clean[1:]
-    return "-".join(clean)
+class _LibraryDumper(yaml.SafeDumper):
+    """Block sequences indented under their key (yamllint ``indent-sequences: true``, the library's rule)."""
+
+    def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
+        return super().increase_indent(flow, False)
+
+
+def slugify(text: str) -> str:
+    """A model or manufacturer as the library's tests slugify it (casefold, ' ' and '_' to '-', '+' spelled
+    out, '/' to '-'), then anything outside the slug grammar ``[-a-z0-9_]`` to '-'."""
+    text = text.casefold().replace(" ", "-").replace("-+", "-plus").replace("+", "-plus-").replace("_", "-")
+    text = text.replace("&", "-and-").replace("/", "-")
+    return re.sub(r"-+", "-", re.sub(r"[^-a-z0-9_]", "-", text)).strip("-")
+
+
+def _identity(key: str, vendor: str, nos: str = "") -> tuple[str, str, str, str]:
+    """(manufacturer, model, slug, file): the library's own where it has this model (and NOS's port names)."""
+    entry = library_entry(key, nos)
+    if entry is not None:
+        return entry.manufacturer, entry.model, entry.slug, entry.file
+    known = library_entry(key)
+    maker = known.manufacturer if known is not None else manufacturer(vendor)
+    base = known.model if known is not None else key
+    model = re.sub(r"[^A-Za-z0-9_ -]", "-", f"{base}-{nos}" if nos else base)
+    maker_slug, model_slug = slugify(maker), slugify(model)
+    slug = model_slug if model_slug.startswith(maker_slug + "-") else f"{maker_slug}-{model_slug}"
+    return maker, model, slug, f"{model}.yaml"
+
+
+def _drop_empty(data: dict) -> dict:
+    """The library's CI fails a file with an empty string anywhere."""
+    return {k: v for k, v in data.items() if v != "" and v is not None}
 
 
 def interface_type(speed_gbps: int | None, transport: str = "ethernet") -> str:
@@ -84,8 +120,9 @@ def _server_type(key: str, model, plan: Plan, transport: str) -> DeviceType:
                     entry["mgmt_only"] = True
                 physical.setdefault(name, entry)
     per_psu = model.psu.rating_w
+    maker, name, slug, file = _identity(key, model.vendor)
     data = {
-        "manufacturer": model.vendor, "model": key, "slug": _slug(model.vendor, key), "part_number": key,
+        "manufacturer": maker, "model": name, "slug": slug, "part_number": model.part_number,
         "u_height": model.height_u, "is_full_depth": True, "airflow": "front-to-rear",
         "weight": model.weight_kg, "weight_unit": "kg", "description": model.description[:200],
         "comments": f"clusterforge catalog entry {key}. Source: {model.source}".strip(),
@@ -93,7 +130,7 @@ def _server_type(key: str, model, plan: Plan, transport: str) -> DeviceType:
         "power-ports": [{"name": f"psu{i}", "type": _inlet(per_psu), "maximum_draw": int(per_psu)}
                         for i in range(1, model.psu.count + 1)],
     }
-    return DeviceType((key, ""), model.vendor, data["slug"], data)
+    return DeviceType((key, ""), maker, slug, _drop_empty(data), file)
 
 
 def _switch_type(key: str, model, nos: str, psus: int) -> DeviceType:
@@ -105,16 +142,17 @@ def _switch_type(key: str, model, nos: str, psus: int) -> DeviceType:
                     "type": interface_type(model.uplink_speed_gbps or model.speed_gbps, transport)}
                    for index in range(model.uplinks)]
     per_psu = model.max_draw_w  # each PSU carries the whole switch when its twin fails
+    maker, name, slug, file = _identity(key, model.vendor, nos)
     data = {
-        "manufacturer": model.vendor, "model": f"{key} ({nos})", "slug": _slug(model.vendor, key, nos),
-        "part_number": key, "u_height": model.height_u, "is_full_depth": True,
+        "manufacturer": maker, "model": name, "slug": slug,
+        "part_number": model.part_number, "u_height": model.height_u, "is_full_depth": True,
         "weight": model.weight_kg, "weight_unit": "kg", "description": model.description[:200],
         "comments": f"clusterforge catalog entry {key}, port names as {nos} spells them. Source: {model.source}",
         "interfaces": interfaces,
         "power-ports": [{"name": f"psu{i}", "type": _inlet(per_psu), "maximum_draw": max(1, int(per_psu))}
                         for i in range(1, psus + 1)],
     }
-    return DeviceType((key, nos), model.vendor, data["slug"], data)
+    return DeviceType((key, nos), maker, slug, _drop_empty(data), file)
 
 
 def _pdu_type(key: str, model) -> DeviceType:
@@ -125,8 +163,9 @@ def _pdu_type(key: str, model) -> DeviceType:
         outlets = ["iec-60320-c13"] * model.outlets  # the description does not split the outlets
     legs = ("A", "B", "C") if model.phases == 3 else ("A",)
     inlet_w = model.rating_a * model.voltage_v * (3 ** 0.5 if model.phases == 3 else 1)
+    maker, name, slug, file = _identity(key, model.vendor)
     data = {
-        "manufacturer": model.vendor, "model": key, "slug": _slug(model.vendor, key), "part_number": key,
+        "manufacturer": maker, "model": name, "slug": slug, "part_number": model.part_number,
         "u_height": model.height_u, "is_full_depth": False,
         "weight": model.weight_kg, "weight_unit": "kg", "description": model.description[:200],
         "comments": f"clusterforge catalog entry {key}. Source: {model.source}".strip(),
@@ -138,7 +177,7 @@ def _pdu_type(key: str, model) -> DeviceType:
             for i, kind in enumerate(outlets, start=1)
         ],
     }
-    return DeviceType((key, ""), model.vendor, data["slug"], data)
+    return DeviceType((key, ""), maker, slug, _drop_empty(data), file)
 
 
 def _switch_nos(plan: Plan) -> dict[str, str]:

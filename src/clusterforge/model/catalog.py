@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from clusterforge.model.base import Declared
-from clusterforge.model.grammar import FreeText, GpuModel, ModelKey, NicName
+from clusterforge.model.grammar import FreeText, GpuModel, ModelKey, NicName, PartNumber
 from clusterforge.model.parts import CduModel, NicModel, PowerShelfModel
 from clusterforge.model.rackscale import RackSystemModel
 from clusterforge.model.sonic_ports import SonicPlatform
@@ -89,6 +89,8 @@ class Psu(Declared):
 
 class ServerModel(Declared):
     vendor: FreeText
+    part_number: PartNumber | None = Field(default=None, description="the manufacturer's orderable part number"
+                                           " (device-type export); unset: none is exported")
     description: FreeText = ""
     gpu: GpuSpec
     nics: ServerNics
@@ -104,6 +106,8 @@ class ServerModel(Declared):
 
 class SwitchModel(Declared):
     vendor: FreeText
+    part_number: PartNumber | None = Field(default=None, description="the manufacturer's orderable part number"
+                                           " (device-type export); unset: none is exported")
     description: FreeText = ""
     ports: int = Field(ge=4, le=4096, description="front-panel ports (modular chassis: all line cards)")
     speed_gbps: int = Field(gt=0, le=3200)
@@ -124,6 +128,8 @@ class SwitchModel(Declared):
 
 class PduModel(Declared):
     vendor: FreeText
+    part_number: PartNumber | None = Field(default=None, description="the manufacturer's orderable part number"
+                                           " (device-type export); unset: none is exported")
     description: FreeText = ""
     outlets: int = Field(ge=1, le=96)
     phases: Literal[1, 3] = 3

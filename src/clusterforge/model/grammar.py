@@ -14,8 +14,8 @@ from typing import Annotated
 from pydantic import AfterValidator
 
 __all__ = [
-    "Name", "ModelKey", "GpuModel", "NicName", "VrfName", "Version", "DriverBranch", "DriverVersion", "OsRelease",
-    "MountPath", "Export", "MountOptions", "Label", "Owner", "FreeText", "GRAMMARS",
+    "Name", "ModelKey", "PartNumber", "GpuModel", "NicName", "VrfName", "Version", "DriverBranch", "DriverVersion",
+    "OsRelease", "MountPath", "Export", "MountOptions", "Label", "Owner", "FreeText", "GRAMMARS",
 ]
 
 GRAMMARS: dict[str, tuple[str, str]] = {
@@ -24,6 +24,8 @@ GRAMMARS: dict[str, tuple[str, str]] = {
              "1-63 characters of a-z, 0-9 and '-', starting and ending with a letter or digit"),
     "model key": (r"[a-z0-9][a-z0-9._-]{0,62}",
                   "1-63 characters of a-z, 0-9, '.', '_' and '-', starting with a letter or digit"),
+    "part number": (r"[A-Za-z0-9][A-Za-z0-9._+-]{0,62}",
+                    "1-63 characters of letters, digits, '.', '_', '+' and '-', starting with a letter or digit"),
     "GPU model": (r"[A-Za-z0-9][A-Za-z0-9._ -]{0,62}",
                   "1-63 characters of letters, digits, '.', '_', '-' and space, starting with a letter or digit"),
     "NIC name": (r"[A-Za-z][A-Za-z0-9_.-]{0,14}",
@@ -75,6 +77,7 @@ def _free_text(value: str) -> str:
 
 Name = Annotated[str, _grammar("name")]
 ModelKey = Annotated[str, _grammar("model key")]
+PartNumber = Annotated[str, _grammar("part number")]
 GpuModel = Annotated[str, _grammar("GPU model")]
 NicName = Annotated[str, _grammar("NIC name")]
 VrfName = Annotated[str, _grammar("VRF name")]
