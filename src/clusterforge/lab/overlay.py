@@ -140,6 +140,11 @@ def prepare(topo: LabTopology, host: LabHost, root: Path, lab_pubkey: str) -> st
     return hk.with_suffix(".pub").read_text().strip()
 
 
+def write_router_config(host: LabHost, root: Path) -> None:
+    """The router's rendered frr.conf (and FRR enabled) in its root: at boot, and to repair drift."""
+    _router(host, root)
+
+
 def _router(host: LabHost, root: Path) -> None:
     uid, gid = _ids(root, "frr")
     conf = host.frr_conf if host.frr_conf is not None else f"hostname {host.name}\n!\nline vty\n!\n"

@@ -51,6 +51,8 @@ class ProvisionResult:
     duration_s: float = 0.0
     artifact_dir: Path | None = None
     unreachable_messages: dict[str, str] = field(default_factory=dict)
+    # host -> [(task, file)] of every task that changed (in check mode: would change); file "" when none named
+    changes: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
 
 
 def run_site(
@@ -66,6 +68,7 @@ def run_site(
     progress: Callable[[str], Any] | None = None,
     cancel: Callable[[], bool] | None = None,
     playbook: str = SITE_PLAYBOOK,
+    check: bool = False,
 ) -> ProvisionResult:
     """Run playbooks/site.yml (or ``playbook``, a name in the playbooks directory) against
     ``inventory_path`` and collect per-host results.
@@ -73,7 +76,9 @@ def run_site(
     ``private_data_dir`` receives ansible-runner's artifacts (events, stdout, rc).
     ``ssh_config`` is passed to every ssh/scp/sftp call as ``-F``. ``progress`` receives one
     line per host and finished task (clusterforge.provision.progress); ``cancel`` is polled while
-    the playbook runs and stops it (its whole process group) once it returns True.
+    the playbook runs and stops it (its whole process group) once it returns True. ``check`` runs it
+    in Ansible's check mode with diffs: nothing changes on the hosts, and ``changes`` names each task
+    (and file) that would.
     """
     playbooks_dir = Path(playbooks_dir or paths.playbooks_dir()).resolve()
     private_data_dir = Path(private_data_dir).resolve()
@@ -92,6 +97,7 @@ def run_site(
             envvars={**_environment(playbooks_dir, ssh_config), **ansible_env(control_dir)},
             quiet=True,
             rotate_artifacts=20,
+            **({"cmdline": "--check --diff"} if check else {}),
             **_callbacks(progress, cancel),
         )
     duration_s = time.monotonic() - started
@@ -141,13 +147,16 @@ def _result(run: Any, duration_s: float) -> ProvisionResult:
     }
     failed_hosts: dict[str, str] = {}
     unreachable_messages: dict[str, str] = {}
+    changes: dict[str, list[tuple[str, str]]] = {}
     for event in run.events:
         kind = event.get("event")
         data = event.get("event_data", {})
         host = data.get("host")
         if not host:
             continue
-        if kind == "runner_on_failed" and not data.get("ignore_errors"):
+        if kind == "runner_on_ok" and (data.get("res") or {}).get("changed"):
+            changes.setdefault(host, []).append((str(data.get("task") or "?"), changed_file(data.get("res") or {})))
+        elif kind == "runner_on_failed" and not data.get("ignore_errors"):
             failed_hosts.setdefault(host, _failure_message(data))
         elif kind == "runner_on_unreachable":
             unreachable_messages.setdefault(host, _failure_message(data))
@@ -168,7 +177,25 @@ def _result(run: Any, duration_s: float) -> ProvisionResult:
         duration_s=duration_s,
         artifact_dir=Path(run.config.artifact_dir) if getattr(run, "config", None) else None,
         unreachable_messages=unreachable_messages,
+        changes=changes,
     )
+
+
+def changed_file(result: Mapping[str, Any]) -> str:
+    """The file a task's result is about: its diff header, else dest/path/name, else ""."""
+    diffs = result.get("diff")
+    for diff in diffs if isinstance(diffs, list) else [diffs] if isinstance(diffs, dict) else []:
+        header = diff.get("after_header") or diff.get("before_header") if isinstance(diff, dict) else None
+        if header and isinstance(header, str) and header.startswith("/"):
+            return header
+    for key in ("dest", "path"):
+        if isinstance(result.get(key), str) and result[key].startswith("/"):
+            return result[key]
+    args = (result.get("invocation") or {}).get("module_args") or {}
+    for key in ("dest", "path", "name"):
+        if isinstance(args.get(key), str) and args[key]:
+            return str(args[key])
+    return ""
 
 
 def _failure_message(event_data: Mapping[str, Any]) -> str:

@@ -79,7 +79,8 @@ def _reasons(hosts: Any, kind: str) -> dict[str, str]:
     return {str(h): kind for h in hosts}
 
 
-def _run_site(props: Mapping[str, Any], extravars: dict[str, Any]) -> _Outcome:
+def _run_site(props: Mapping[str, Any], extravars: dict[str, Any], hosts: Sequence[str] | None = None,
+              check: bool = False) -> Any:
     from clusterforge.provision.runner import run_site  # the provisioning module; imported when used
 
     private_data_dir = Path(props["private_data_dir"])
@@ -87,14 +88,19 @@ def _run_site(props: Mapping[str, Any], extravars: dict[str, Any]) -> _Outcome:
     # handed to ansible-runner as a dict they would stay on disk in env/extravars.
     vars_file = private_data_dir / "env" / "extravars"
     _write_private(vars_file, extravars)
+    verb = "drift check" if check else "provision"
     try:
-        result = run_site(Path(props["inventory_path"]), private_data_dir, limit=props["group"],
-                          tags=props.get("tags"), extravars=None,
-                          ssh_config=Path(props["ssh_config"]) if props.get("ssh_config") else None,
-                          progress=lambda line: _lifeline.say(f"provision {props['group']}: {line}"),
-                          cancel=_lifeline.cancelled)
+        return run_site(Path(props["inventory_path"]), private_data_dir, limit=list(hosts) if hosts else props["group"],
+                        tags=props.get("tags"), extravars=None,
+                        ssh_config=Path(props["ssh_config"]) if props.get("ssh_config") else None,
+                        progress=None if check else lambda line: _lifeline.say(f"{verb} {props['group']}: {line}"),
+                        cancel=_lifeline.cancelled, check=check)
     finally:
         vars_file.unlink(missing_ok=True)
+
+
+def _provision_site(props: Mapping[str, Any], extravars: dict[str, Any], hosts: Sequence[str] | None) -> _Outcome:
+    result = _run_site(props, extravars, hosts)
     unreachable = {host: result.unreachable_messages.get(host, "") for host in result.unreachable_hosts}
     failed = {**_reasons(result.failed_hosts, "failed"), **_reasons(unreachable, "unreachable")}
     if not result.ok and not failed:
@@ -180,6 +186,37 @@ def _identity(props: Mapping[str, Any]) -> dict[str, str] | None:
     return {host: mid for host, (mid, _) in machine_ids(list(props["hosts"]), str(props["ssh_config"])).items() if mid}
 
 
+# group -> hosts whose check-mode run would change something; set by diff, used by the update of the same
+# engine run (the provider process serves both), so `up` re-provisions exactly the drifted hosts.
+_DRIFTED: dict[str, list[str]] = {}
+HOST_DRIFT_ENV = "CLUSTERFORGE_HOST_DRIFT"  # "0": skip the check-mode read (identity and reachability only)
+
+
+def _host_drift_wanted(props: Mapping[str, Any]) -> bool:
+    return (not props.get("playbook") and isinstance(props.get("ssh_config"), str)
+            and os.environ.get(HOST_DRIFT_ENV, "1") != "0")
+
+
+def _host_drift(props: Mapping[str, Any]) -> dict[str, list[tuple[str, str]]]:
+    """host -> [(task, file)] the site playbook would change, by a check-mode run with diffs (nothing is
+    changed on the hosts). Each finding is said as a drift line naming host, file and task."""
+    _prepare_environment()
+    extravars = {**(props.get("extravars") or {}), **(props.get("secret_vars") or {})}
+    result = _run_site(props, extravars, check=True)
+    for host, why in sorted({**result.failed_hosts, **result.unreachable_messages}.items()):
+        _lifeline.say(f"drift: provision {props['group']}: host {host} cannot be checked ({why[:300]});"
+                      " `up` provisions it again")
+    drifted = {host: list(changes) for host, changes in result.changes.items()}
+    for host in {**result.failed_hosts, **result.unreachable_messages}:
+        drifted.setdefault(host, [])
+    for host, changes in sorted(result.changes.items()):
+        for task, path in changes:
+            where = f" {path}" if path else ""
+            _lifeline.say(f"drift: provision {props['group']}: host {host}:{where} task {task!r} would change it;"
+                          " `up` provisions the host again")
+    return drifted
+
+
 class HostProvisionProvider(ResourceProvider):
     serialize_as_secret_always = False
 
@@ -208,24 +245,33 @@ class HostProvisionProvider(ResourceProvider):
                 for host, why in sorted(down.items()):
                     _lifeline.say(f"drift: provision {news['group']}: host {host}: {why}; `up` starts it again")
                     changed = ["services"]
+        if not changed and olds.get("identity") and _host_drift_wanted(news):
+            drifted = _host_drift(news)  # the hosts as they are now against their rendered host_vars
+            if drifted:
+                _DRIFTED[news["group"]] = sorted(drifted)
+                changed = ["host_drift"]
         return DiffResult(changes=bool(changed), replaces=[k for k in REPLACE_KEYS if k in changed])
 
     def create(self, props: dict[str, Any]) -> CreateResult:
         return CreateResult(f"provision-{props['group']}", self._provision(props, runs=0))
 
     def update(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
-        return UpdateResult(self._provision(news, runs=int(olds.get("runs") or 0)))
+        same = all(olds.get(key) == news.get(key) for key in (*REPLACE_KEYS, *UPDATE_KEYS))
+        hosts = _DRIFTED.pop(news["group"], None) if same else None  # only host drift: exactly those hosts
+        return UpdateResult(self._provision(news, runs=int(olds.get("runs") or 0), hosts=hosts))
 
     def delete(self, _id: str, _props: dict[str, Any]) -> None:
         return None
 
     @staticmethod
-    def _provision(props: dict[str, Any], runs: int) -> dict[str, Any]:
+    def _provision(props: dict[str, Any], runs: int, hosts: Sequence[str] | None = None) -> dict[str, Any]:
         _lifeline.watch()
         _prepare_environment()
         extravars = {**(props.get("extravars") or {}), **(props.get("secret_vars") or {})}
-        run = _run_playbook if props.get("playbook") else _run_site
-        outcome = run(props, extravars)
+        if hosts:
+            _lifeline.say(f"provision {props['group']}: re-provisioning the drifted host(s) {', '.join(hosts)}")
+        outcome = _run_playbook(props, extravars) if props.get("playbook") else _provision_site(props, extravars,
+                                                                                                hosts)
         if _lifeline.cancelled():
             raise ProvisionFailed(f"provisioning {props['group']} was interrupted (the engine run stopped)")
         if outcome.failed:

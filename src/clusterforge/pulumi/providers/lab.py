@@ -57,6 +57,14 @@ def live_problems(lab: str, topology_json: str) -> dict[str, str]:
     return problems
 
 
+def running_switch_drift(topology_json: str) -> dict[str, str]:
+    """router -> why the frr.conf its FRR reads (inside the container) is not the rendered one."""
+    from clusterforge.lab.running import frr_drift
+    from clusterforge.lab.topology import LabTopology
+
+    return frr_drift(LabTopology.model_validate_json(topology_json))
+
+
 class LabProvider(ResourceProvider):
     serialize_as_secret_always = False
 
@@ -68,13 +76,24 @@ class LabProvider(ResourceProvider):
         problems = live_problems(news["lab"], news["topology"])
         for host, why in sorted(problems.items()):
             _lifeline.say(f"drift: lab {news['lab']}: host {host} {why}; `up` boots it again")
-        return DiffResult(changes=bool(problems), replaces=[], delete_before_replace=True)
+        switches = running_switch_drift(news["topology"])  # what each router's FRR reads, not the delivered copy
+        for host, why in sorted(switches.items()):
+            _lifeline.say(f"drift: switch {host}: {why}; `up` writes the rendered frr.conf and restarts FRR")
+        return DiffResult(changes=bool(problems or switches), replaces=[], delete_before_replace=True)
 
     def create(self, props: dict[str, Any]) -> CreateResult:
         return CreateResult(f"lab-{props['lab']}", _up(props))
 
     def update(self, _id: str, _olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
-        return UpdateResult(_up(news))  # the lab drifted (a host down): `up` is idempotent and boots what is missing
+        from clusterforge.lab.running import repair_frr
+        from clusterforge.lab.topology import LabTopology
+
+        outputs = _up(news)  # the lab drifted (a host down): `up` is idempotent and boots what is missing
+        drifted = sorted(running_switch_drift(news["topology"]))
+        if drifted:
+            _lifeline.say(f"lab {news['lab']}: frr.conf written again and FRR restarted on {', '.join(drifted)}")
+            repair_frr(LabTopology.model_validate_json(news["topology"]), drifted)
+        return UpdateResult(outputs)
 
     def delete(self, _id: str, props: dict[str, Any]) -> None:
         from clusterforge.lab import manager

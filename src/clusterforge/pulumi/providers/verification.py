@@ -61,6 +61,20 @@ def _run(props: Mapping[str, Any]) -> dict[str, Any]:
             "skipped": int(result.skipped), "failures": failures[:MAX_REPORTED_FAILURES]}
 
 
+def failure_line(group: str, counts: Mapping[str, Any]) -> str:
+    """One line: the group, the counts, and per failing host the checks it failed (the JSON report has the
+    messages)."""
+    per_host: dict[str, list[str]] = {}
+    for failure in counts["failures"]:
+        host, _, rest = str(failure).partition(": ")
+        if host.endswith(" unreachable"):
+            host, rest = host[: -len(" unreachable")], "unreachable"
+        per_host.setdefault(host, []).append(rest.split(": ", 1)[0] if rest != "unreachable" else rest)
+    hosts = "; ".join(f"{host} failed {', '.join(tests)}" for host, tests in sorted(per_host.items()))
+    return (f"{counts['failed']} check(s) failed on {group} ({counts['passed']} passed): {hosts};"
+            " `clusterforge verify` shows each message")
+
+
 class VerificationProvider(ResourceProvider):
     serialize_as_secret_always = False
 
@@ -82,9 +96,7 @@ class VerificationProvider(ResourceProvider):
         _lifeline.watch()
         counts = _run(props)
         if counts["failed"] and not props.get("allow_failures"):
-            lines = "\n".join(f"  {line}" for line in counts["failures"])
-            raise VerificationFailed(f"{counts['failed']} check(s) failed on {props['group']}"
-                                     f" ({counts['passed']} passed):\n{lines}")
+            raise VerificationFailed(failure_line(props["group"], counts))
         return {**props, **counts}
 
 
