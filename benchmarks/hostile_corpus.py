@@ -1,0 +1,167 @@
+"""The hostile corpus, counted: how many inputs, how many end in a traceback, how many are silently accepted.
+
+Every case runs `clusterforge` in its own process (python -m clusterforge.cli) from a fresh directory, with
+PYTHONPATH at --src (default: this checkout's src/), so the same corpus can be run against an older checkout:
+
+    python benchmarks/hostile_corpus.py                      # this checkout
+    python benchmarks/hostile_corpus.py --src /tmp/old/src   # e.g. a worktree of an older commit
+
+A case is a declaration edit (the tables of tests/unit/test_hostile_inputs.py and test_hostile_fields.py)
+or an argv with a set-up (issue 26's writer, argument and URL cases). Outcome per case: `traceback` (an
+exception escaped: "Traceback" on stderr, or an exit code outside 0-3), `silent` (exit 0, or a write outside
+--out / a user's file deleted), else `refused`. Prints the counts and each case that is not refused.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "unit"))
+
+from hostile_fixtures import LAB_TEXT  # noqa: E402
+from test_hostile_fields import FIELDS  # noqa: E402
+from test_hostile_inputs import EDITS  # noqa: E402
+
+CATALOG_LINE = ("catalog_files: [catalog/servers.yaml, catalog/switches.yaml, catalog/pdus.yaml,"
+                " catalog/cables.yaml]")
+
+
+def _edit_cases() -> list[tuple[str, str]]:
+    cases = [(f"edit:{c[0]}", LAB_TEXT.replace(c[1], c[2], 1)) for c in EDITS]
+    cases += [(f"field:{c[0]}", LAB_TEXT.replace(c[1], c[2], 1)) for c in FIELDS]
+    cases += [(f"key:{k}", LAB_TEXT.replace("envelope:\n", f"{k}:\n  x: 1\nenvelope:\n", 1))
+              for k in ("null", "~", "3", "true")]
+    cases.append(("catalog:5000-entries", LAB_TEXT.replace(CATALOG_LINE, "catalog_files: ["
+                                                           + ", ".join(["catalog/servers.yaml"] * 5000) + "]")))
+    cases.append(("catalog:directory", LAB_TEXT.replace("catalog_files: [catalog/servers.yaml",
+                                                        "catalog_files: [catalog")))
+    return cases
+
+
+def _nic_cases() -> list[tuple[str, str, str]]:
+    """(id, names, ...) a data NIC group of hgx-h200-2gpu named so."""
+    return [(f"nic:{n}", n, "") for n in ("[lo, rail1]", "[ens1, bond0]", "[stor0, ens2]", "[all, ens2]")]
+
+
+def run(src: Path, argv: list[str], cwd: Path, timeout: float = 120,
+        extra_env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(src), "CLUSTERFORGE_STATE_DIR": str(cwd / ".state"),
+           "CLUSTERFORGE_LAB_HOME": str(cwd / ".labhome")}
+    for name in ("CLUSTERFORGE_SOT_TOKEN", "NAUTOBOT_TOKEN"):
+        env.pop(name, None)
+    env.update(extra_env or {})
+    try:
+        return subprocess.run([sys.executable, "-m", "clusterforge.cli", *argv], cwd=cwd, env=env, text=True,
+                              capture_output=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        return subprocess.CompletedProcess(argv, 124, "", "timeout")
+
+
+def classify(proc: subprocess.CompletedProcess[str], silent: bool = False) -> str:
+    if "Traceback" in proc.stderr or proc.returncode not in (0, 1, 2, 3):
+        return "traceback"
+    if proc.returncode == 0 or silent:
+        return "silent"
+    return "refused"
+
+
+def _workdir(base: Path, name: str) -> Path:
+    directory = base / re.sub(r"[^A-Za-z0-9_.-]", "_", name)
+    directory.mkdir(parents=True)
+    shutil.copytree(ROOT / "inventory" / "catalog", directory / "catalog")
+    return directory
+
+
+def corpus(src: Path, base: Path) -> list[tuple[str, str]]:
+    results: list[tuple[str, str]] = []
+    for name, text in _edit_cases():
+        directory = _workdir(base, name)
+        (directory / "case.yaml").write_text(text)
+        results.append((name, classify(run(src, ["validate", "case.yaml"], directory))))
+    for name, names, _ in _nic_cases():
+        directory = _workdir(base, name)
+        servers = directory / "catalog" / "servers.yaml"
+        body = servers.read_text()
+        anchor = "data: {count: 2, speed_gbps: 400}"
+        at = body.index(anchor, body.index("hgx-h200-2gpu:"))
+        servers.write_text(body[:at] + anchor.replace("}", f", names: {names}}}") + body[at + len(anchor):])
+        (directory / "case.yaml").write_text(LAB_TEXT)
+        results.append((name, classify(run(src, ["validate", "case.yaml"], directory))))
+    for command in ("plan", "render", "report", "diff"):  # /64 through every command (netaddr's error)
+        directory = _workdir(base, f"prefix-{command}")
+        (directory / "case.yaml").write_text(LAB_TEXT.replace("198.18.0.0/22", "198.18.0.0/64", 1))
+        (directory / "lab.yaml").write_text(LAB_TEXT)
+        argv = {"plan": ["plan", "case.yaml"], "render": ["render", "case.yaml", "--out", "out"],
+                "report": ["report", "case.yaml", "--out", "out"], "diff": ["diff", "lab.yaml", "case.yaml"]}[command]
+        results.append((f"prefix:{command}", classify(run(src, argv, directory))))
+    results += _writer_cases(src, base)
+    # only URLs that fail before any request or point at loopback: no traffic leaves this machine
+    for url in ("http://[", "http://[::1", "ftp://127.0.0.1", "http://127.0.0.1:99999"):
+        directory = _workdir(base, f"url-{url}")
+        (directory / "lab.yaml").write_text(LAB_TEXT)
+        proc = run(src, ["sot", "push", "lab.yaml", "--url", url], directory, timeout=60,
+                   extra_env={"CLUSTERFORGE_SOT_TOKEN": "corpus-token"})
+        results.append((f"url:{url}", classify(proc)))
+    for name, argv in (("roll --check bogus", ["roll", "lab.yaml", "--check", "bogus", "--target", "lab"]),
+                       ("replace --check bogus", ["replace", "lab.yaml", "su01-r01-gpu01", "--check", "bogus"]),
+                       ("provision --tags bogus", ["provision", "lab.yaml", "--tags", "bogus"])):
+        directory = _workdir(base, name)
+        (directory / "lab.yaml").write_text(LAB_TEXT)
+        proc = run(src, argv, directory, timeout=300)
+        started = any(word in proc.stderr for word in ("provision ", "roll: batch", "re-imag", "Previewing"))
+        results.append((f"args:{name}", classify(proc, silent=started or proc.returncode != 2)))
+    return results
+
+
+def _writer_cases(src: Path, base: Path) -> list[tuple[str, str]]:
+    results = []
+    directory = _workdir(base, "writer-escape")
+    servers = directory / "catalog" / "servers.yaml"
+    servers.write_text(re.sub(r"vendor: .*", "vendor: ../../../ESCAPED", servers.read_text()))
+    (directory / "lab.yaml").write_text(LAB_TEXT)
+    (directory / "x" / "y").mkdir(parents=True)
+    proc = run(src, ["export", "device-types", "../../lab.yaml", "--out", "out"], directory / "x" / "y")
+    escaped = any(p.name == "ESCAPED" for p in base.rglob("ESCAPED"))
+    results.append(("writer:vendor ../../../ESCAPED", classify(proc, silent=escaped)))
+    directory = _workdir(base, "writer-empty")
+    (directory / "lab.yaml").write_text(LAB_TEXT)
+    (directory / "ansible").mkdir()
+    (directory / "ansible" / "mine.txt").write_text("mine\n")
+    proc = run(src, ["render", "lab.yaml", "--out", ""], directory)
+    results.append(("writer:--out ''", classify(proc, silent=not (directory / "ansible" / "mine.txt").exists())))
+    directory = _workdir(base, "writer-half")
+    (directory / "lab.yaml").write_text(LAB_TEXT)
+    run(src, ["render", "lab.yaml", "--out", "out"], directory)
+    shutil.rmtree(directory / "out" / "switches")
+    (directory / "out" / "switches").write_text("a file\n")
+    (directory / "out" / "assets.csv").write_text("old\n")
+    proc = run(src, ["render", "lab.yaml", "--out", "out"], directory)
+    results.append(("writer:DIR/switches a file", classify(
+        proc, silent=(directory / "out" / "assets.csv").read_text() != "old\n")))
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--src", type=Path, default=ROOT / "src", help="the src/ directory to run")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="cf-corpus-") as tmp:
+        results = corpus(args.src.resolve(), Path(tmp))
+    counts = {kind: sum(1 for _, k in results if k == kind) for kind in ("refused", "traceback", "silent")}
+    print(f"{args.src}: {len(results)} hostile inputs: {counts['refused']} refused, {counts['traceback']} tracebacks,"
+          f" {counts['silent']} silent accepts")
+    for name, kind in results:
+        if kind != "refused":
+            print(f"  {kind:9s} {name}")
+
+
+if __name__ == "__main__":
+    main()
