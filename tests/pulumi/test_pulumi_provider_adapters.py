@@ -42,9 +42,9 @@ def run_site_calls(monkeypatch: pytest.MonkeyPatch):
     results: list[ProvisionResult] = []
 
     def fake_run_site(inventory_path, private_data_dir, limit=None, tags=None, extravars=None, ssh_config=None,
-                      progress=None, cancel=None):
+                      progress=None, cancel=None, check=False):
         vars_file = Path(private_data_dir) / "env" / "extravars"
-        calls.append({"limit": limit, "extravars": extravars, "vars": json.loads(vars_file.read_text()),
+        calls.append({"limit": limit, "check": check, "extravars": extravars, "vars": json.loads(vars_file.read_text()),
                       "vars_mode": stat.S_IMODE(vars_file.stat().st_mode), "env": dict(os.environ)})
         return results.pop(0) if results else _result()
 
@@ -133,7 +133,8 @@ def checks(monkeypatch: pytest.MonkeyPatch):
 
 
 def test_failed_checks_fail_the_update_naming_each(checks, tmp_path: Path) -> None:
-    with pytest.raises(VerificationFailed, match=f"{HOSTS[1]}: kernel::test_nouveau_blacklisted: no blacklist line"):
+    with pytest.raises(VerificationFailed,
+                       match=rf"{HOSTS[1]} failed kernel::test_nouveau_blacklisted \(no blacklist line\)"):
         VerificationProvider().create(_verify_props(tmp_path))
 
 
@@ -152,3 +153,38 @@ def test_checks_run_on_the_group_hosts_over_the_lab_ssh_config(checks, tmp_path:
 def test_a_new_provisioning_run_reverifies(tmp_path: Path) -> None:
     olds = _verify_props(tmp_path)
     assert VerificationProvider().diff("id", olds, _verify_props(tmp_path, provision_runs=2)).changes
+
+
+def test_host_drift_is_a_check_mode_run_and_the_update_provisions_only_the_drifted_host(
+        run_site_calls, tmp_path: Path, monkeypatch, capfd) -> None:
+    """diff (same declaration) runs the site playbook in check mode; what it would change is drift naming host,
+    file and task; the update of the same engine run provisions exactly that host."""
+    from clusterforge.pulumi.providers import _host_probe
+
+    calls, results = run_site_calls
+    monkeypatch.setattr(_host_probe, "drift", lambda recorded, ssh_config: {})  # same machines, all answering
+    monkeypatch.setattr("clusterforge.pulumi.providers.host_provision._identity", lambda props: None)
+    props = _provision_props(tmp_path, ssh_config=str(tmp_path / "ssh_config"))
+    olds = {**props, "identity": {h: "m" for h in HOSTS}, "runs": 1}
+    results.append(_result(changes={HOSTS[1]: [("Ensure nouveau is blacklisted.",
+                                                 "/etc/modprobe.d/blacklist-nouveau.conf")]}))
+    provider = HostProvisionProvider()
+    assert provider.diff("provision-su01", olds, props).changes
+    assert calls[-1]["check"] is True and calls[-1]["limit"] == "su01"
+    said = capfd.readouterr()
+    assert (f"drift: provision su01: host {HOSTS[1]}: /etc/modprobe.d/blacklist-nouveau.conf task"
+            " 'Ensure nouveau is blacklisted.' would change it") in said.out + said.err
+    provider.update("provision-su01", olds, props)
+    assert calls[-1]["check"] is False and calls[-1]["limit"] == [HOSTS[1]]
+
+
+def test_no_host_drift_is_no_change(run_site_calls, tmp_path: Path, monkeypatch) -> None:
+    from clusterforge.pulumi.providers import _host_probe
+
+    calls, results = run_site_calls
+    monkeypatch.setattr(_host_probe, "drift", lambda recorded, ssh_config: {})
+    props = _provision_props(tmp_path, ssh_config=str(tmp_path / "ssh_config"))
+    olds = {**props, "identity": {h: "m" for h in HOSTS}, "runs": 1}
+    results.append(_result(changes={}))
+    assert not HostProvisionProvider().diff("provision-su01", olds, props).changes
+    assert calls[-1]["check"] is True

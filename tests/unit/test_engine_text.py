@@ -39,7 +39,8 @@ def test_a_failed_verification_is_one_line(monkeypatch):
     assert not [line for line in shown if "Traceback" in line or 'File "' in line]
     errors = [line for line in shown if "error:" in line]
     assert errors == ["    error: VerificationFailed: 2 check(s) failed on su01 (40 passed): su01-r01-gpu01 failed"
-                      " test_nouveau_blacklisted[su01-r01-gpu01], test_nouveau_not_loaded[su01-r01-gpu01];"
+                      " test_nouveau_blacklisted[su01-r01-gpu01] (/etc/modprobe.d/blacklist-nouveau.conf is missing),"
+                      " test_nouveau_not_loaded[su01-r01-gpu01] (assert 'nouveau' not in lsmod);"
                       " `clusterforge verify` shows each message"]
     assert shown[0] == "Updating (lab):" and shown[-2:] == ["Resources:", "    69 unchanged"]
 
@@ -52,4 +53,4 @@ def test_other_lines_pass_through_unchanged():
 
 def test_unreachable_hosts_are_named_in_the_line():
     line = failure_line("su01", {"passed": 0, "failed": 1, "failures": ["su01-r01-gpu02 unreachable: timed out"]})
-    assert "su01-r01-gpu02 failed unreachable" in line and "\n" not in line
+    assert "su01-r01-gpu02 failed unreachable" in line and "\n" not in line, line

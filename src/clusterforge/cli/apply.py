@@ -18,7 +18,6 @@ import typer
 from clusterforge import paths
 from clusterforge.cli._args import check_stack
 from clusterforge.cli._common import ApplyTarget, Format, emit_json, err, format_option, load, out
-from clusterforge.ops.engine_text import TracebackFolder, fold_tracebacks
 
 __all__ = ["register"]
 
@@ -74,11 +73,16 @@ def _print_summary(title: str, summary: Any) -> None:
             out.print(f"{op}: {names}", markup=False, highlight=False, soft_wrap=True)
 
 
-_FOLDER = TracebackFolder()  # a provider's Python traceback in the engine's output becomes its one sentence
+_FOLDER: Any = None  # a provider's Python traceback in the engine's output becomes its one sentence
 
 
 def _stream(line: str) -> None:
     """Engine progress, line by line, on stderr (stdout stays the summary)."""
+    global _FOLDER
+    if _FOLDER is None:
+        from clusterforge.ops.engine_text import TracebackFolder
+
+        _FOLDER = TracebackFolder()
     for shown in _FOLDER.feed(line):
         err.out(shown, highlight=False)
 
@@ -88,6 +92,8 @@ def _engine_failed(exc: Exception, streamed: bool) -> None:
     text = (getattr(exc, "stderr", "") or "").strip()
     if not text and not streamed:
         text = (getattr(exc, "stdout", "") or str(exc)).strip()
+    from clusterforge.ops.engine_text import fold_tracebacks
+
     text = "\n".join(fold_tracebacks(text.splitlines()))
     err.print(text[-6000:] or "error: the engine run failed (diagnostics above)", markup=False, highlight=False)
     raise typer.Exit(1)

@@ -62,14 +62,16 @@ def _run(props: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def failure_line(group: str, counts: Mapping[str, Any]) -> str:
-    """One line: the group, the counts, and per failing host the checks it failed (the JSON report has the
-    messages)."""
+    """One line: the group, the counts, and per failing host the checks it failed, each with the start of its
+    message (the JSON report and `clusterforge verify` have them whole)."""
     per_host: dict[str, list[str]] = {}
     for failure in counts["failures"]:
         host, _, rest = str(failure).partition(": ")
         if host.endswith(" unreachable"):
             host, rest = host[: -len(" unreachable")], "unreachable"
-        per_host.setdefault(host, []).append(rest.split(": ", 1)[0] if rest != "unreachable" else rest)
+        test, _, message = rest.partition(": ")
+        message = " ".join(message.split())
+        per_host.setdefault(host, []).append(f"{test} ({message[:100]})" if message else test)
     hosts = "; ".join(f"{host} failed {', '.join(tests)}" for host, tests in sorted(per_host.items()))
     return (f"{counts['failed']} check(s) failed on {group} ({counts['passed']} passed): {hosts};"
             " `clusterforge verify` shows each message")
