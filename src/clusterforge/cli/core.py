@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -40,8 +39,10 @@ def plan(file: Path = typer.Argument(..., help="inventory YAML"),
          format: Format = typer.Option(Format.table, "--format", "-f", help="table or json")) -> None:
     """Plan a cluster: racks, power, fabrics, addresses, links, BOM."""
     _, plan_obj, _ = load(file)
-    if format is Format.json:
-        sys.stdout.write(json.dumps(plan_obj.to_dict(), indent=1))
+    if format is Format.json:  # json.dumps(plan.to_dict(), indent=1)'s text, one row at a time
+        from clusterforge.render.jsonstream import write_json
+
+        write_json(plan_obj.json_fields(), sys.stdout.write)
         sys.stdout.write("\n")
         return
     from clusterforge.render.tables import plan_tables

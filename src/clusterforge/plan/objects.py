@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -272,10 +273,14 @@ class Plan:
         return self.servers[device.model]
 
     def to_dict(self) -> dict[str, Any]:
+        return {key: list(value) if isinstance(value, Iterator) else value for key, value in self.json_fields().items()}
+
+    def json_fields(self) -> dict[str, Any]:
+        """to_dict's keys and values, the long lists as iterators of one row dict at a time (render/jsonstream)."""
         return {
             "cluster": self.cluster, "site": self.site, "summary": self.summary.to_dict(),
-            "devices": [d.to_dict() for d in self.devices], "racks": [r.to_dict() for r in self.racks],
-            "pdus": [p.to_dict() for p in self.pdus], "links": [link.to_dict() for link in self.links],
+            "devices": (d.to_dict() for d in self.devices), "racks": (r.to_dict() for r in self.racks),
+            "pdus": (p.to_dict() for p in self.pdus), "links": (link.to_dict() for link in self.links),
             "fabric": {plane: f.to_dict() for plane, f in self.fabric.items()}, "pools": self.pools,
             "bom": self.bom.to_dict(), "qos": self.qos.to_dict(), "host_roce": self.host_roce.to_dict(),
             "services": self.services.to_dict(),

@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+"""clusterforge against Arista's pyavd as whole processes: start to exit, wall and CPU, at several sizes.
+
+The fabric is benchmarks/pyavd_compare.py's EOS leaf-spine (L leaves, eBGP over /31s to a chassis spine
+per uplink, routed host ports, loopbacks, management VRF), at `--sus` sizes of 8 leaves each:
+
+* clusterforge: `clusterforge render INVENTORY --out DIR`, the inventory written out as one
+  self-contained YAML file (roce-128gpu.yaml grown to N SUs, data plane on EOS). The process loads,
+  plans, checks and writes everything the command writes: every switch's config (data, storage,
+  management, oob), the servers' host_vars, the Ansible inventory and the asset register.
+* pyavd (the `bench` extra): one process that reads the same fabric as AVD inputs (JSON) and runs
+  get_avd_facts, get_device_structured_config and get_device_config for every switch (eos_designs and
+  eos_cli_config_gen, the pipeline AVD runs) and writes each config to a file.
+
+Both are timed from outside (wait4: CPU of the process and anything it forked), so interpreter
+start-up and imports count on both sides. The per-switch figures divide each side's time by the
+data-plane switches both render (pyavd renders only those; clusterforge renders more, so its ratio
+is understated); the marginal figures are (time at the largest size - time at the smallest) /
+(switches added). Each size runs `--rounds` times, the two sides interleaved; the fastest is kept.
+Goal: clusterforge at most 0.01 of pyavd's CPU per switch at 500+ switches, render linear.
+
+    python benchmarks/pyavd_process.py                       # 8, 32 and 64 SUs (64, 256, 512 leaves)
+    python benchmarks/pyavd_process.py --sus 2 8 --rounds 1
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def write_inventory(sus: int, path: Path) -> dict:
+    """The clusterforge inventory of `sus` SUs and the shape pyavd needs to render the same data plane."""
+    import yaml
+    from pyavd_compare import our_spec
+
+    from clusterforge.plan import plan_cluster
+
+    spec = our_spec(sus)
+    data = spec.model_dump(mode="json")
+    data["catalog_files"] = []
+    path.write_text(yaml.safe_dump(data, sort_keys=False, width=200))
+    plan = plan_cluster(spec)
+    fabric = plan.fabric["data"]
+    leaf = next(d for d in plan.devices if d.plane == "data" and d.kind == "leaf")
+    return {"leaves": fabric.leaves, "spines": fabric.spines,
+            "uplinks": sum(1 for link in plan.links if link.a.device == leaf.name and link.tier == "data-leaf-spine"),
+            "hosts": sum(1 for i in leaf.interfaces if i.rail is not None),
+            "switches": sum(1 for d in plan.devices if d.kind in ("leaf", "spine", "core", "aggregation", "access")),
+            "data_switches": fabric.leaves + fabric.spines + fabric.cores}
+
+
+def avd_child(inputs_path: Path, out: Path) -> None:
+    """The pyavd process: read the inputs, render every switch, write its config."""
+    import pyavd
+
+    inputs = json.loads(inputs_path.read_text())
+    facts = pyavd.get_avd_facts(inputs)
+    out.mkdir(parents=True, exist_ok=True)
+    for name, device in inputs.items():
+        config = pyavd.get_device_config(pyavd.get_device_structured_config(name, device, facts))
+        (out / f"{name}.cfg").write_text(config)
+
+
+def timed(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """(wall s, CPU s) of one whole process; CPU from wait4 (user + system, its forked workers included)."""
+    with tempfile.TemporaryFile() as errors:
+        start = time.perf_counter()
+        proc = subprocess.Popen(argv, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=errors)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode:
+            errors.seek(0)
+            raise SystemExit(f"{argv[3:5]} failed (exit {proc.returncode}): {errors.read().decode()[-1500:]}")
+    return wall, usage.ru_utime + usage.ru_stime
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sus", type=int, nargs="+", default=[8, 32, 64], help="sizes in SUs of 8 leaves")
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--avd-child", nargs=2, type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.avd_child:
+        avd_child(*args.avd_child)
+        return 0
+    from pyavd_compare import avd_inputs
+
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    ours_argv = [sys.executable, "-c", "import sys; from clusterforge.cli import main; sys.exit(main())", "render"]
+    print(f"load average {os.getloadavg()[0]:.2f} at start; best of {args.rounds} rounds, sides interleaved")
+    print(f"{'SUs':>4} {'data sw':>7} {'all sw':>6} | {'clusterforge wall':>17} {'cpu':>6} {'cpu ms/sw':>9} |"
+          f" {'pyavd wall':>10} {'cpu':>7} {'cpu ms/sw':>9} | {'cpu ratio/sw':>12}", flush=True)
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="cf-pyavd-") as tmp:
+        for sus in args.sus:
+            inventory = Path(tmp) / f"eos-{sus}su.yaml"
+            shape = write_inventory(sus, inventory)
+            inputs = Path(tmp) / f"avd-{sus}su.json"
+            inputs.write_text(json.dumps(avd_inputs(shape["leaves"], shape["spines"], shape["uplinks"],
+                                                    shape["hosts"])))
+            ours, avd = [], []
+            for _ in range(args.rounds):
+                out = Path(tmp) / "out"
+                ours.append(timed([*ours_argv, str(inventory), "--out", str(out / "cf")], env))
+                avd.append(timed([sys.executable, __file__, "--avd-child", str(inputs), str(out / "avd")], env))
+                shutil.rmtree(out, ignore_errors=True)
+            switches = shape["leaves"] + shape["spines"]
+            best_ours, best_avd = min(ours, key=lambda r: r[1]), min(avd, key=lambda r: r[1])
+            rows.append((sus, switches, best_ours, best_avd))
+            print(f"{sus:>4} {switches:>7} {shape['switches']:>6} | {best_ours[0]:>17.2f} {best_ours[1]:>6.2f}"
+                  f" {best_ours[1] / switches * 1e3:>9.2f} | {best_avd[0]:>10.2f} {best_avd[1]:>7.2f}"
+                  f" {best_avd[1] / switches * 1e3:>9.2f} | {best_ours[1] / best_avd[1]:>12.4f}", flush=True)
+    if len(rows) > 1:
+        (_, n0, o0, a0), (_, n1, o1, a1) = rows[0], rows[-1]
+        ours_ms, avd_ms = (o1[1] - o0[1]) / (n1 - n0) * 1e3, (a1[1] - a0[1]) / (n1 - n0) * 1e3
+        print(f"marginal CPU per data-plane switch, {n0} -> {n1}: clusterforge {ours_ms:.2f} ms, pyavd {avd_ms:.2f} ms,"
+              f" ratio {ours_ms / avd_ms:.4f}")
+        print("clusterforge CPU per switch by size (linear render: roughly flat or falling): "
+              + ", ".join(f"{o[1] / n * 1e3:.2f} ms at {n}" for _, n, o, _ in rows))
+    print(f"load average {os.getloadavg()[0]:.2f} at end")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
