@@ -33,3 +33,6 @@ bench: setup
 	$(ENV) python benchmarks/render_switches.py
 	$(ENV) python benchmarks/scale_examples.py
 	$(ENV) python benchmarks/pyavd_compare.py
+	$(ENV) python benchmarks/pyavd_process.py
+	$(ENV) python benchmarks/cli_startup.py
+	$(ENV) python benchmarks/commands_scale.py
