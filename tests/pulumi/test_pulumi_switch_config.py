@@ -23,9 +23,10 @@ from clusterforge.pulumi.providers.switch_config import SwitchConfigProvider
 FILES = {"config_db.json": '{"DEVICE_METADATA": {}}\n', "frr.conf": "hostname spine-01\n"}
 
 
-def _props(target: dict, files: dict[str, str] = FILES, device: str = "spine-01", credential: str | None = None):
+def _props(target: dict, files: dict[str, str] = FILES, device: str = "spine-01", credential: str | None = None,
+           nos: str | None = "sonic"):
     return {"device": device, "files": dict(files), "content_hash": files_hash(files), "target": target,
-            "credential": credential}
+            "credential": credential, "nos": nos}
 
 
 def test_create_writes_each_file_under_the_device_dir(tmp_path: Path) -> None:
@@ -276,7 +277,8 @@ def test_ssh_sonic_push_fails_when_config_replace_fails(sshd, tmp_path: Path) ->
 
 def test_ssh_cumulus_push_is_nv_config_replace_then_apply(sshd, tmp_path: Path) -> None:
     target, key = sshd
-    SwitchConfigProvider().create(_props(target, {"startup.yaml": "- set: {}\n"}, device="leaf-1", credential=key))
+    SwitchConfigProvider().create(_props(target, {"startup.yaml": "- set: {}\n"}, device="leaf-1", credential=key,
+                                         nos="cumulus"))
     remote = f"{tmp_path}/remote/leaf-1"
     assert _nos_calls(tmp_path) == [f"nv config replace {remote}/startup.yaml", "nv config apply --assume-yes",
                                     "nv config save"]
@@ -285,7 +287,7 @@ def test_ssh_cumulus_push_is_nv_config_replace_then_apply(sshd, tmp_path: Path) 
 def test_ssh_eos_push_is_configure_replace(sshd, tmp_path: Path) -> None:
     target, key = sshd
     SwitchConfigProvider().create(_props(target, {"running-config": "hostname leaf-1\n"}, device="leaf-1",
-                                         credential=key))
+                                         credential=key, nos="eos"))
     remote = f"{tmp_path}/remote/leaf-1"
     assert _nos_calls(tmp_path) == [f"FastCli -p 15 -c configure replace file:{remote}/running-config",
                                     "FastCli -p 15 -c copy running-config startup-config"]

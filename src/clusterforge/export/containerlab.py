@@ -29,13 +29,15 @@ import yaml
 from clusterforge.export.sonic_vs import VS_BINDS, VsPortError, lanemap_ini, port_config_ini, vs_ports
 from clusterforge.plan import Plan
 from clusterforge.plan.objects import Device, Interface
+from clusterforge.render.switches.network_os import DRIVERS
 from clusterforge.vocab import DeviceKind, Nos
 
 __all__ = [
     "DEFAULT_IMAGES", "KIND_BY_NOS", "ContainerlabExport", "ExportError", "export_containerlab", "interface_name",
 ]
 
-KIND_BY_NOS = {Nos.SONIC: "sonic-vs", Nos.EOS: "arista_ceos", Nos.CUMULUS: "nvidia_cumulusvx"}
+# The NOS drivers' (render/switches/_<nos>/driver.py); a NOS without a kind is left out of the lab.
+KIND_BY_NOS = {nos: d.containerlab_kind for nos, d in DRIVERS.items() if d.containerlab_kind}
 # Image names are the site's choice (--image KIND=IMAGE); these are the common local tags.
 DEFAULT_IMAGES = {
     "sonic-vs": "docker-sonic-vs:latest",
@@ -43,7 +45,8 @@ DEFAULT_IMAGES = {
     "nvidia_cumulusvx": "vrnetlab/nvidia_cumulusvx:latest",
     "linux": "debian:bookworm-slim",
 }
-_STARTUP_FILE = {"arista_ceos": "running-config", "nvidia_cumulusvx": "startup.yaml"}
+# Kinds that boot from a startup-config: the file the NOS driver names as its boot file (sonic-vs binds instead).
+_STARTUP_FILE = {KIND_BY_NOS[nos]: DRIVERS[nos].startup_file for nos in (Nos.EOS, Nos.CUMULUS)}
 _SONIC_BINDS = (("config_db.json", "/etc/sonic/config_db.json"), ("frr.conf", "/etc/frr/frr.conf"))
 _OOB = "oob"
 _HOST_KINDS = DeviceKind.HOSTS

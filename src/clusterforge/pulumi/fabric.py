@@ -20,6 +20,7 @@ class SwitchArgs:
     files: Mapping[str, str] = field(default_factory=dict)  # rendered, relative to switches/<name>/
     target: SwitchTarget | None = None  # None: declare the switch, deliver nothing
     credential: pulumi.Input[str] | None = None
+    nos: str | None = None  # the NOS that reads `files` (RenderedTree.nos): picks the apply step on the switch
 
 
 class Switch(pulumi.ComponentResource):
@@ -33,7 +34,7 @@ class Switch(pulumi.ComponentResource):
         if args.files and args.target is not None:
             self.config = SwitchConfig(f"{name}-config", SwitchConfigArgs(
                 device=device.name, files=args.files, content_hash=config_hash, target=args.target,
-                credential=args.credential,
+                credential=args.credential, nos=args.nos,
             ), pulumi.ResourceOptions(parent=self))  # fmt: skip
         self.register_outputs({
             "kind": device.kind, "model": device.model, "plane": device.plane, "su": device.su,

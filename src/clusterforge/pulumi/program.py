@@ -84,7 +84,8 @@ def _rack_args(rack: PlannedRack, plan: Plan, devices: list[Device], tree: Rende
         rack=rack,
         pdus=tuple(PduArgs(p) for p in plan.pdus if p.rack == rack.name),
         servers=tuple(ServerArgs(d) for d in devices if d.kind in SERVER_KINDS),
-        switches=tuple(SwitchArgs(d, dict(tree.switch(d.name)), _switch_target(settings, d), credential)
+        switches=tuple(SwitchArgs(d, dict(tree.switch(d.name)), _switch_target(settings, d), credential,
+                                  nos=tree.nos(d.name))
                        for d in devices if d.kind in SWITCH_KINDS),
     )  # fmt: skip
 

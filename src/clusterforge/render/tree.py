@@ -17,7 +17,7 @@ from clusterforge.render.ansible_inventory import ANSIBLE_DIR, ansible_tree
 from clusterforge.render.assets import render_assets
 from clusterforge.render.gateways import render_gateways
 from clusterforge.render.scheduler import SCHEDULER_DIR, scheduler_files
-from clusterforge.render.switches import FABRIC_DIR, SWITCHES_DIR, switch_tree
+from clusterforge.render.switches import FABRIC_DIR, SWITCHES_DIR, SwitchFiles, switch_tree
 
 __all__ = ["RenderedTree", "render_tree"]
 
@@ -28,13 +28,18 @@ _EMPTY: Mapping[str, str] = MappingProxyType({})
 class RenderedTree:
     ansible: Mapping[str, str]  # relative to ansible/: inventory.yml, host_vars/<host>.yml
     assets: Mapping[str, str]  # assets.csv, gateways.csv (who answers each host gateway)
-    switches: Mapping[str, Mapping[str, str]]  # switch name -> {file name: text}
+    switches: Mapping[str, SwitchFiles]  # switch name -> {file name: text}, with .nos (the Plan's NOS)
     fabric: Mapping[str, str] = field(default_factory=dict)  # fabric-wide files (InfiniBand subnet manager)
     scheduler: Mapping[str, str] = field(default_factory=dict)  # slurm/topology-*.conf, kubernetes/node-labels.yaml
 
     def switch(self, name: str) -> Mapping[str, str]:
         """One switch's files ({} for a switch that renders none, e.g. an access-plane bridge)."""
         return self.switches.get(name, _EMPTY)
+
+    def nos(self, name: str) -> str | None:
+        """The NOS that reads a switch's files (its plane's declared NOS); None for a switch without files."""
+        entry = self.switches.get(name)
+        return entry.nos if entry is not None else None
 
     def host_vars(self, host: str) -> str:
         return self.ansible.get(f"host_vars/{host}.yml", "")

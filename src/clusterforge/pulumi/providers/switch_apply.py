@@ -1,8 +1,9 @@
 """What runs on a switch after its files have been swapped into place: the NOS's own atomic load.
 
-The NOS follows from the rendered files (config_db.json: SONiC, startup.yaml: Cumulus/NVUE,
-running-config: EOS). Each script stops at the first failing command (`set -e`), and the NOS step it
-relies on is all-or-nothing on that NOS:
+The NOS is the one the Plan gives the switch's plane, carried with its rendered files
+(render.tree.RenderedTree.nos, the `nos` input of SwitchConfig), never guessed from file names.
+Each script stops at the first failing command (`set -e`), and the NOS step it relies on is
+all-or-nothing on that NOS:
 
   SONiC   the running CONFIG_DB (`sonic-cfggen -d --print-data`) with clusterforge's tables put in
           (render/switches/sonic_merge.py: tables it renders replace theirs, the buffer/QoS family as a
@@ -30,21 +31,10 @@ from collections.abc import Iterable
 from clusterforge.render.switches.sonic_merge import SONIC_MERGE
 from clusterforge.vocab import Nos
 
-__all__ = ["nos_of", "apply_script", "SONIC_MERGE"]
+__all__ = ["apply_script", "SONIC_MERGE"]
 
 SONIC_FRR = "/etc/sonic/frr/frr.conf"  # the bgp container sees /etc/sonic/frr as /etc/frr
 FRR_RELOAD = "/usr/lib/frr/frr-reload.py"
-
-
-def nos_of(relpaths: Iterable[str]) -> str | None:
-    names = set(relpaths)
-    if "config_db.json" in names:
-        return "sonic"
-    if "startup.yaml" in names:
-        return "cumulus"
-    if "running-config" in names:
-        return "eos"
-    return None  # InfiniBand: the subnet manager reads its partitions file; nothing to apply on the switch
 
 
 def apply_script(nos: str | None, device_dir: str, relpaths: Iterable[str] = ()) -> str | None:

@@ -32,7 +32,7 @@ import pulumi
 from pulumi.dynamic import CheckFailure, CheckResult, CreateResult, DiffResult, Resource, ResourceProvider, UpdateResult
 
 from clusterforge.pulumi.providers import _lifeline
-from clusterforge.pulumi.providers.switch_apply import apply_script, nos_of
+from clusterforge.pulumi.providers.switch_apply import apply_script
 from clusterforge.render.writer import write_file
 
 __all__ = ["SwitchConfig", "SwitchConfigArgs", "SwitchConfigProvider", "SwitchTarget", "TARGET_KINDS"]
@@ -75,6 +75,7 @@ class SwitchConfigArgs:
     content_hash: str
     target: SwitchTarget
     credential: pulumi.Input[str] | None = None  # SSH private key (PEM); pass a secret
+    nos: str | None = None  # the vocab.Nos whose apply step loads the files (RenderedTree.nos); None: no apply
 
 
 def _bad_relpath(relpath: str) -> bool:
@@ -198,7 +199,8 @@ def _check_call(argv: list[str], what: str) -> None:
         raise RuntimeError(f"{what} failed (exit {proc.returncode}): {proc.stderr.strip()[-2000:]}")
 
 
-def _push_ssh(target: Mapping[str, Any], device: str, files: Mapping[str, str], credential: str | None) -> None:
+def _push_ssh(target: Mapping[str, Any], device: str, files: Mapping[str, str], credential: str | None,
+              nos: str | None) -> None:
     remote_dir = target.get("remote_dir") or SwitchTarget.remote_dir
     quoted_dir = shlex.quote(remote_dir)
     new, old, cur = (shlex.quote(f".{device}.cf-new"), shlex.quote(f".{device}.cf-old"), shlex.quote(device))
@@ -215,7 +217,7 @@ def _push_ssh(target: Mapping[str, Any], device: str, files: Mapping[str, str], 
                   f"mv {new} {cur}; rm -rf {old}")
         ssh.run(script)
         # then the NOS loads them (its own atomic replace), or the operator's command if one is set
-        apply = target.get("apply_command") or apply_script(nos_of(files), f"{remote_dir}/{device}", files)
+        apply = target.get("apply_command") or apply_script(nos, f"{remote_dir}/{device}", files)
         if apply:
             ssh.run(apply)
 
@@ -295,7 +297,7 @@ class SwitchConfigProvider(ResourceProvider):
             if stale:
                 _remove_files(target, device, stale)
         else:
-            _push_ssh(target, device, files, props.get("credential"))
+            _push_ssh(target, device, files, props.get("credential"), props.get("nos"))
             written = sorted(files)
         return _outputs(props, written)
 
@@ -309,7 +311,7 @@ class SwitchConfig(Resource, module="clusterforge", name="SwitchConfig"):
     def __init__(self, name: str, args: SwitchConfigArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         props: dict[str, Any] = {
             "device": args.device, "files": dict(args.files), "content_hash": args.content_hash,
-            "target": args.target.to_input(), "credential": args.credential,
+            "target": args.target.to_input(), "credential": args.credential, "nos": args.nos,
             "written": None,
         }
         if args.credential is not None:

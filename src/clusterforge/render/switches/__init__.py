@@ -5,6 +5,8 @@ Pipeline (AVD-style, each step its own module):
   structured_config.py  per-switch dict of config sections, one pure function per key (_<nos>/)
   device_config.py      format the structured config: JSON dumps and Jinja2 templates
                         (templates/switch/<nos>/, one template per section)
+  network_os.py         the NOS table: one driver per NOS (_<nos>/driver.py: builder, writer,
+                        file names, Ansible network vars, containerlab kind)
   validate.py           real FRR parser and the SONiC config_db JSON Schema
 
 Paths: switches/<name>/{config_db.json,frr.conf | startup.yaml | running-config | ib.json} and
@@ -16,26 +18,28 @@ from __future__ import annotations
 from clusterforge.fanout import fan_out
 from clusterforge.plan import Device, Plan
 from clusterforge.render.switches._infiniband import opensm_partitions
-from clusterforge.render.switches.device_config import device_files, fabric_files
+from clusterforge.render.switches.device_config import fabric_files
 from clusterforge.render.switches.facts import SWITCH_KINDS, link_index, switch_facts
-from clusterforge.render.switches.structured_config import device_structured_config
+from clusterforge.render.switches.network_os import driver_for
+from clusterforge.render.switches.rendered_switch import SwitchFiles
 
-__all__ = ["render_switches", "switch_tree", "FABRIC_DIR", "SWITCHES_DIR"]
+__all__ = ["render_switches", "switch_tree", "SwitchFiles", "FABRIC_DIR", "SWITCHES_DIR"]
 
 SWITCHES_DIR = "switches"
 FABRIC_DIR = "_fabric"  # fabric-wide files; switch names never start with "_"
 
 
-def switch_tree(plan: Plan, workers: int | None = None) -> tuple[dict[str, dict[str, str]], dict[str, str]]:
-    """({switch name: {file name: text}}, {fabric-wide file name: text}), in Plan order.
+def switch_tree(plan: Plan, workers: int | None = None) -> tuple[dict[str, SwitchFiles], dict[str, str]]:
+    """({switch name: its files and NOS}, {fabric-wide file name: text}), in Plan order.
 
     Each switch is rendered from its own facts, so large plans are split over cores (fanout.py)."""
     index = link_index(plan)
     switches = [device for device in plan.devices if device.kind in SWITCH_KINDS]
 
-    def render(device: Device) -> dict[str, str]:
+    def render(device: Device) -> SwitchFiles:
         facts = switch_facts(plan, index, device)
-        return device_files(facts.nos, device_structured_config(facts, plan.qos))
+        driver = driver_for(facts.nos)
+        return SwitchFiles(facts.nos, driver.write(driver.build(facts, plan.qos)))
 
     files = fan_out(render, switches, workers)
     return {device.name: texts for device, texts in zip(switches, files, strict=True)}, fabric_files(

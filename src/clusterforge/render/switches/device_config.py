@@ -1,39 +1,24 @@
-"""Structured config -> file contents. Formatting only: every value is already decided."""
+"""Structured config -> file contents. Formatting only: every value is already decided.
+
+Each NOS's writer is its driver's (network_os.DRIVERS, `_<nos>/driver.py`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from clusterforge.render.jsontext import to_json
-from clusterforge.render.switches.templates import environment
-from clusterforge.vocab import Nos
+from clusterforge.render.switches.network_os import driver_for
+from clusterforge.render.switches.templates import HEADER_TEXT, render_template
 
 __all__ = ["device_files", "fabric_files", "HEADER_TEXT", "to_json"]
-
-HEADER_TEXT = "Rendered by clusterforge from the Plan. Do not edit: change the inventory declaration."
-
-
-def _template(name: str, **context: Any) -> str:
-    return environment().get_template(name).render(header=HEADER_TEXT, **context)
 
 
 def device_files(nos: str, structured: dict[str, Any]) -> dict[str, str]:
     """File name -> content for one switch."""
-    if nos == Nos.SONIC:
-        files = {"config_db.json": to_json(structured["config_db"])}
-        if "router_bgp" in structured["frr"]:
-            files["frr.conf"] = _template("switch/frr/frr.conf.j2", **structured["frr"])
-        return files
-    if nos == Nos.CUMULUS:
-        return {"startup.yaml": _template("switch/cumulus/startup.yaml.j2", config=structured)}
-    if nos == Nos.EOS:
-        return {"running-config": _template("switch/eos/running-config.j2", config=structured)}
-    if nos == Nos.INFINIBAND:
-        return {"ib.json": to_json(structured["ib"])}
-    raise ValueError(f"no renderer for NOS {nos!r}")
+    return driver_for(nos).write(structured)
 
 
 def fabric_files(partitions: dict[str, Any] | None) -> dict[str, str]:
     if partitions is None:
         return {}
-    return {"opensm-partitions.conf": _template("switch/infiniband/opensm-partitions.conf.j2", **partitions)}
+    return {"opensm-partitions.conf": render_template("switch/infiniband/opensm-partitions.conf.j2", **partitions)}

@@ -1,21 +1,33 @@
-"""How Ansible reaches a switch of each NOS: the collection's network OS and its connection plugin.
+"""The NOS table: one NosDriver per vocab.Nos value (each defined in its own `_<nos>/driver.py`).
 
-SONiC: Dell's enterprise_sonic collection over network_cli (SONiC's CLI over SSH); Cumulus
-Linux 5: NVIDIA's nvue collection over httpapi (the NVUE REST API); EOS: arista.eos over
-network_cli. InfiniBand switches are managed through the subnet manager, not Ansible: none.
+Renderers, exports and apply paths look a NOS up here instead of keeping their own if/elif chains.
+How Ansible reaches a switch: SONiC via Dell's enterprise_sonic collection over network_cli,
+Cumulus Linux 5 via NVIDIA's nvue collection over httpapi, EOS via arista.eos over network_cli;
+InfiniBand switches are managed through the subnet manager, not Ansible.
 """
 
 from __future__ import annotations
 
-__all__ = ["ansible_network_vars"]
+from types import MappingProxyType
 
-_BY_NOS: dict[str, dict[str, str]] = {
-    "sonic": {"ansible_network_os": "dellemc.enterprise_sonic.sonic",
-              "ansible_connection": "ansible.netcommon.network_cli"},
-    "cumulus": {"ansible_network_os": "nvidia.nvue", "ansible_connection": "ansible.netcommon.httpapi"},
-    "eos": {"ansible_network_os": "arista.eos.eos", "ansible_connection": "ansible.netcommon.network_cli"},
-}
+from clusterforge.render.switches._cumulus.driver import CUMULUS
+from clusterforge.render.switches._eos.driver import EOS
+from clusterforge.render.switches._infiniband.driver import INFINIBAND
+from clusterforge.render.switches._sonic.driver import SONIC
+from clusterforge.render.switches.driver import NosDriver
+
+__all__ = ["DRIVERS", "driver_for", "ansible_network_vars"]
+
+DRIVERS: MappingProxyType[str, NosDriver] = MappingProxyType({d.nos: d for d in (SONIC, CUMULUS, EOS, INFINIBAND)})
+
+
+def driver_for(nos: str) -> NosDriver:
+    try:
+        return DRIVERS[nos]
+    except KeyError:
+        raise ValueError(f"no driver for NOS {nos!r} (known: {', '.join(DRIVERS)})") from None
 
 
 def ansible_network_vars(nos: str) -> dict[str, str]:
-    return dict(_BY_NOS.get(nos, {}))
+    driver = DRIVERS.get(nos)
+    return dict(driver.ansible_vars) if driver else {}

@@ -8,12 +8,15 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from clusterforge import paths
 
-__all__ = ["templates_dir", "environment"]
+__all__ = ["templates_dir", "environment", "render_template", "HEADER_TEXT"]
+
+HEADER_TEXT = "Rendered by clusterforge from the Plan. Do not edit: change the inventory declaration."
 
 
 def templates_dir() -> Path:
@@ -36,3 +39,8 @@ def _environment(root: str) -> Environment:
 
 def environment() -> Environment:
     return _environment(str(templates_dir()))
+
+
+def render_template(name: str, **context: Any) -> str:
+    """One template (path under templates/), with the do-not-edit header every rendered file carries."""
+    return environment().get_template(name).render(header=HEADER_TEXT, **context)

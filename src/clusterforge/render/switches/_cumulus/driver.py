@@ -1,0 +1,26 @@
+"""Cumulus Linux's record: one NVUE startup.yaml."""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+from typing import Any
+
+from clusterforge.render.switches._cumulus import cumulus_structured_config
+from clusterforge.render.switches.driver import NosDriver
+from clusterforge.render.switches.templates import render_template
+from clusterforge.vocab import Nos
+
+__all__ = ["CUMULUS"]
+
+
+def _write(structured: dict[str, Any]) -> dict[str, str]:
+    return {"startup.yaml": render_template("switch/cumulus/startup.yaml.j2", config=structured)}
+
+
+# NVIDIA's nvue collection over httpapi (the NVUE REST API)
+CUMULUS = NosDriver(
+    nos=Nos.CUMULUS, build=cumulus_structured_config, write=_write, file_names=("startup.yaml",),
+    ansible_vars=MappingProxyType({"ansible_network_os": "nvidia.nvue",
+                                   "ansible_connection": "ansible.netcommon.httpapi"}),
+    containerlab_kind="nvidia_cumulusvx",
+)

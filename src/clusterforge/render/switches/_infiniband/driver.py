@@ -1,0 +1,19 @@
+"""InfiniBand's record: ib.json per switch. Managed through the subnet manager: no Ansible, no containerlab."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from clusterforge.render.jsontext import to_json
+from clusterforge.render.switches._infiniband import ib_structured_config
+from clusterforge.render.switches.driver import NosDriver
+from clusterforge.vocab import Nos
+
+__all__ = ["INFINIBAND"]
+
+
+def _write(structured: dict[str, Any]) -> dict[str, str]:
+    return {"ib.json": to_json(structured["ib"])}
+
+
+INFINIBAND = NosDriver(nos=Nos.INFINIBAND, build=ib_structured_config, write=_write, file_names=("ib.json",))

@@ -1,0 +1,34 @@
+"""One record per NOS: everything the renderers, exports and apply paths need to know about it.
+
+Each NOS's record lives in its own folder (`_<nos>/driver.py`) and is registered once in
+network_os.py; adding a NOS is that folder, its templates and one line in the table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from clusterforge.plan.records import SwitchQos
+from clusterforge.render.switches.facts import SwitchFacts
+
+__all__ = ["NosDriver", "Builder", "Writer"]
+
+Builder = Callable[[SwitchFacts, SwitchQos], dict[str, Any]]  # facts + QoS intent -> structured config
+Writer = Callable[[dict[str, Any]], dict[str, str]]  # structured config -> {file name: text}
+
+
+@dataclass(frozen=True)
+class NosDriver:
+    nos: str  # a vocab.Nos value
+    build: Builder
+    write: Writer
+    file_names: tuple[str, ...]  # every file `write` may produce; the first is the one the NOS boots from
+    ansible_vars: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))  # {}: not Ansible-managed
+    containerlab_kind: str | None = None  # None: no containerlab node kind for this NOS
+
+    @property
+    def startup_file(self) -> str:
+        return self.file_names[0]
