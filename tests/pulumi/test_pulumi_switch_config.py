@@ -208,7 +208,8 @@ def test_ssh_update_swaps_the_whole_directory(sshd, tmp_path: Path) -> None:
     target, key = sshd
     provider = SwitchConfigProvider()
     olds = provider.create(_props(target, credential=key)).outs
-    provider.update("id", olds, _props(target, {"frr.conf": "hostname spine-01\n!\n"}, credential=key))
+    # no NOS: the swap alone (an apply step would need the NOS's own files)
+    provider.update("id", olds, _props(target, {"frr.conf": "hostname spine-01\n!\n"}, credential=key, nos=None))
     assert [p.name for p in (tmp_path / "remote").iterdir()] == ["spine-01"]  # no staging dirs left
     assert [p.name for p in (tmp_path / "remote" / "spine-01").iterdir()] == ["frr.conf"]
 
