@@ -52,7 +52,7 @@ def answered_addresses(nos: str, files: dict[str, str]) -> set[str]:
     elif nos == Nos.CUMULUS and "startup.yaml" in files:
         for doc in yaml.safe_load(files["startup.yaml"]):
             for name, iface in ((doc.get("set") or {}).get("interface") or {}).items():
-                ip = (iface or {}).get("ip") or {}
+                ip = (iface or {}).get("ipv4") or (iface or {}).get("ip") or {}  # NVUE 5.15 / 5.14 spelling
                 if name == "eth0":
                     continue
                 out.update(_bare(a) for a in (ip.get("address") or {}))

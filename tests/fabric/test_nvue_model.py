@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import pytest
 from fabric_examples import REPO, example
-from golden_cases import rendered
+from golden_cases import CASES, rendered
 
+from clusterforge.plan.build import plan_cluster
+from clusterforge.render.switches import render_switches
 from clusterforge.render.switches.nvue_model import nvue_problems
 
 INVENTORIES = sorted(p.stem for p in (REPO / "inventory").glob("*.yaml"))
@@ -42,10 +44,30 @@ def _roce_leaf() -> str:
     ("swp1:", "Ethernet0:", "interface Ethernet0: identifier"),
     ("cable-length: 100", "cable-length: 0", "cable-length: 0 is outside 1-100000"),
     ("type: numbered", "type: numberd", "type: 'numberd' is not one of numbered|unnumbered"),
-    ("aspath-ignore: on", "aspath-ignores: on", "aspath-ignores: not in NVUE's object model"),
+    ("aspath-ignore: enabled", "aspath-ignores: enabled", "aspath-ignores: not in NVUE's object model"),
+    ("aspath-ignore: enabled", "aspath-ignore: on", "aspath-ignore: 'on' is not one of enabled|disabled"),
 ])
 def test_rejects_what_the_reference_does_not_allow(old, new, problem):
     text = _roce_leaf()
     assert old in text
     problems = nvue_problems(text.replace(old, new, 1))
     assert any(problem in p for p in problems), problems
+
+
+def _lab_cumulus(syntax: str) -> str:
+    """The lab's Cumulus RoCE leaf with its plane's nvue_syntax declared."""
+    spec, _ = CASES["lab-cumulus-roce"].spec_and_plan()
+    data = spec.networks.plane("data").model_copy(update={"nvue_syntax": syntax})
+    plan = plan_cluster(spec.model_copy(update={"networks": spec.networks.model_copy(update={"data": data})}))
+    return render_switches(plan)["switches/su01-leaf-rail0/startup.yaml"]
+
+
+def test_both_nvue_syntaxes_fit_their_own_model_and_not_the_other():
+    new, old = _lab_cumulus("5.15"), _lab_cumulus("5.14")
+    assert "Cumulus Linux 5.15 and later NVUE syntax" in new and "Cumulus Linux 5.14 and earlier NVUE syntax" in old
+    assert nvue_problems(new) == [] and nvue_problems(old) == []
+    assert nvue_problems(new, "5.14") and nvue_problems(old, "5.15")  # the renames are real differences
+    # 5.15 (New-and-Changed-NVUE-Commands): ipv4 address, state enabled; 5.14: ip address, enable on
+    assert "        ipv4:\n          address:" in new and "\n        ip:\n" not in new and "enable: on" not in new
+    assert "        ip:\n          address:" in old and "ipv4:" not in old and "state: enabled" not in old
+    assert new.count("state: enabled") == 4  # qos roce, router bgp, vrf bgp, address-family ipv4-unicast

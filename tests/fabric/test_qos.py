@@ -85,7 +85,7 @@ def test_sonic_non_roce_planes_carry_no_lossless_tables(inventory, switch):
 
 def test_cumulus_roce_plane_spells_out_the_intent():
     qos = nvue(rendered("lab-cumulus-roce")["switches/su01-leaf-rail0/startup.yaml"])["qos"]
-    assert qos["roce"] == {"enable": "on", "mode": "lossless"}
+    assert qos["roce"] == {"state": "enabled", "mode": "lossless"}  # NVUE 5.15 spelling (the default)
     dscp = {int(d): v["switch-priority"] for d, v in qos["mapping"]["default-global"]["dscp"].items()}
     assert sorted(dscp) == list(range(64))  # every DSCP: NVUE's trust-l3 default sends 24-31 to priority 3
     assert {d for d, p in dscp.items() if p == 3} == {26} and {d for d, p in dscp.items() if p == 6} == {48}

@@ -110,6 +110,10 @@ class Plane(Declared):
                                      description="ports per leaf kept for appliances (e.g. UFM)")
     min_spines: int = Field(default=2, ge=1, le=64)
     vrf: VrfName | None = None
+    # Cumulus only: the NVUE syntax startup.yaml is written in. 5.15 renamed paths (`ip address` ->
+    # `ipv4 address`, `enable on` -> `state enabled`, ...); "5.14" writes the older spelling for switches
+    # not yet upgraded (render/switches/nvue_syntax.py)
+    nvue_syntax: Literal["5.15", "5.14"] = "5.15"
     gateway: Gateway = Gateway()
 
 

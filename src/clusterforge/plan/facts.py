@@ -17,7 +17,7 @@ def plane_attrs(spec: ClusterSpec) -> dict[str, PlaneAttrs]:
     out = {}
     for name in Plane.values():
         decl = spec.networks.plane(name)
-        out[name] = PlaneAttrs.of(name, decl.transport, decl.nos, decl.vlan, decl.mtu, decl.vrf)
+        out[name] = PlaneAttrs.of(name, decl.transport, decl.nos, decl.vlan, decl.mtu, decl.vrf, decl.nvue_syntax)
     return out
 
 

@@ -34,10 +34,12 @@ class PlaneAttrs:
     mtu: int
     vrf: str | None  # as declared
     lossless: bool  # RoCE: PFC + ECN on the RoCE priority
+    nvue_syntax: str = "5.15"  # Cumulus planes: the NVUE release whose syntax startup.yaml is written in
 
     @classmethod
-    def of(cls, name: str, transport: str, nos: str, vlan: int, mtu: int, vrf: str | None) -> PlaneAttrs:
-        return cls(name, transport, nos, vlan, mtu, vrf, transport == Transport.ROCE)
+    def of(cls, name: str, transport: str, nos: str, vlan: int, mtu: int, vrf: str | None,
+           nvue_syntax: str = "5.15") -> PlaneAttrs:
+        return cls(name, transport, nos, vlan, mtu, vrf, transport == Transport.ROCE, nvue_syntax)
 
 
 @dataclass(frozen=True, slots=True)

@@ -100,6 +100,7 @@ class SwitchFacts:
     gateway: PlaneGateway | None = None  # the plane's first-hop decision (plan/gateways.py)
     first_hops: tuple[FirstHop, ...] = ()  # the gateway addresses this switch answers
     eos_queue: str = "tx-queue"  # the model's EOS egress queue keyword (catalog `eos_queue`)
+    nvue_syntax: str = "5.15"  # Cumulus: the plane's declared NVUE syntax
 
     @property
     def gateway_svis(self) -> dict[str, tuple[FirstHop, ...]]:
@@ -226,4 +227,5 @@ def switch_facts(plan: Plan, index: LinkIndex, device: Device) -> SwitchFacts:
         plan.switch_models[device.model].sonic if device.model in plan.switch_models else None,
         plan.gateways.get(device.plane) if device.plane else None, tuple(index.first_hops.get(device.name, ())),
         plan.switch_models[device.model].eos_queue if device.model in plan.switch_models else "tx-queue",
+        decl.nvue_syntax,
     )

@@ -20,6 +20,8 @@ from typing import Any
 
 import yaml
 
+from clusterforge.render.switches.nvue_syntax import DEFAULT_SYNTAX, model_for
+
 __all__ = ["nvue_problems", "nvue_model", "MODEL_PATH"]
 
 MODEL_PATH = Path(__file__).parent / "schemas" / "nvue_object_model.json"
@@ -109,15 +111,22 @@ class _Walker:
                 self.problems.append(f"{where}: not in NVUE's object model here (allowed: {allowed})")
 
 
-def nvue_problems(startup_yaml: str) -> list[str]:
-    """Every departure from NVUE's documented object model, as `path: message` lines (empty = valid)."""
+_SYNTAX = re.compile(r"Cumulus Linux (5\.\d+) and (?:later|earlier) NVUE syntax")
+
+
+def nvue_problems(startup_yaml: str, syntax: str | None = None) -> list[str]:
+    """Every departure from NVUE's documented object model, as `path: message` lines (empty = valid).
+    The model is that of `syntax`, else of the syntax the file's header comment names (default 5.15)."""
     try:
         doc = yaml.safe_load(startup_yaml)
     except yaml.YAMLError as exc:
         return [f"<file>: not YAML: {exc}"]
     if not isinstance(doc, list) or not all(isinstance(item, dict) and len(item) == 1 for item in doc):
         return ["<file>: startup.yaml is a list of one-key items (header, set)"]
-    model = nvue_model()
+    if syntax is None:
+        named = _SYNTAX.search(startup_yaml.split("\n- ", 1)[0])
+        syntax = named.group(1) if named else DEFAULT_SYNTAX
+    model = model_for(nvue_model(), syntax)
     walker = _Walker()
     seen = [next(iter(item)) for item in doc]
     if seen[:1] != ["header"] or "set" not in seen:

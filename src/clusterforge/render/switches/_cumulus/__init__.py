@@ -12,6 +12,7 @@ from clusterforge.render.switches._cumulus.qos import qos
 from clusterforge.render.switches._cumulus.router import router, vrf
 from clusterforge.render.switches._cumulus.system import system
 from clusterforge.render.switches.facts import SwitchFacts
+from clusterforge.render.switches.nvue_syntax import header_comment, words
 
 __all__ = ["CUMULUS_KEYS", "cumulus_structured_config"]
 
@@ -29,4 +30,7 @@ CUMULUS_KEYS: list[tuple[str, Key]] = [
 
 
 def cumulus_structured_config(facts: SwitchFacts, qos_intent: SwitchQos) -> dict[str, Any]:
-    return {key: value for key, build in CUMULUS_KEYS if (value := build(facts, qos_intent))}
+    config = {key: value for key, build in CUMULUS_KEYS if (value := build(facts, qos_intent))}
+    # the spelling of the plane's declared NVUE release (networks.<plane>.nvue_syntax), not a `set` section
+    config["nvue"] = {**words(facts.nvue_syntax), "comment": header_comment(facts.nvue_syntax)}
+    return config
