@@ -41,3 +41,15 @@ def test_the_tree_carries_the_plans_nos_and_only_the_drivers_file_names(inventor
         assert set(entry) <= set(driver_for(entry.nos).file_names), name
         assert driver_for(entry.nos).startup_file in entry
     assert tree.nos("no-such-switch") is None
+
+
+def test_the_ip_switches_have_an_apply_step_and_infiniband_none() -> None:
+    from clusterforge.pulumi.providers.switch_apply import apply_script
+
+    assert apply_script(Nos.INFINIBAND, "/d", ["ib.json"]) is None and apply_script(None, "/d") is None
+    for nos in (Nos.SONIC, Nos.CUMULUS, Nos.EOS):
+        script = apply_script(nos, "/d", driver_for(nos).file_names)
+        assert script is not None and script.startswith("set -e; ")
+    # SONiC reloads FRR only where the switch was given an frr.conf
+    assert "frr-reload.py" in apply_script(Nos.SONIC, "/d", ["config_db.json", "frr.conf"])
+    assert "frr-reload.py" not in apply_script(Nos.SONIC, "/d", ["config_db.json"])

@@ -2,8 +2,8 @@
 
 The NOS is the one the Plan gives the switch's plane, carried with its rendered files
 (render.tree.RenderedTree.nos, the `nos` input of SwitchConfig), never guessed from file names.
-Each script stops at the first failing command (`set -e`), and the NOS step it relies on is
-all-or-nothing on that NOS:
+The scripts are the NOS drivers' `apply` (render/switches/_<nos>/driver.py). Each stops at the
+first failing command (`set -e`), and the NOS step it relies on is all-or-nothing on that NOS:
 
   SONiC   the running CONFIG_DB (`sonic-cfggen -d --print-data`) with clusterforge's tables put in
           (render/switches/sonic_merge.py: tables it renders replace theirs, the buffer/QoS family as a
@@ -25,41 +25,17 @@ NOS commands, which checks the order, the arguments and that a failing step fail
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Iterable
 
+from clusterforge.render.switches.network_os import DRIVERS
 from clusterforge.render.switches.sonic_merge import SONIC_MERGE
-from clusterforge.vocab import Nos
 
 __all__ = ["apply_script", "SONIC_MERGE"]
 
-SONIC_FRR = "/etc/sonic/frr/frr.conf"  # the bgp container sees /etc/sonic/frr as /etc/frr
-FRR_RELOAD = "/usr/lib/frr/frr-reload.py"
-
 
 def apply_script(nos: str | None, device_dir: str, relpaths: Iterable[str] = ()) -> str | None:
-    """Shell run on the switch after the swap; None where the NOS has no apply step."""
-    d = shlex.quote(device_dir)
-    if nos == Nos.SONIC:
-        steps = [  # scratch files in a private temporary directory, removed however the script ends
-            "t=$(mktemp -d)", "trap 'rm -rf \"$t\"' EXIT",
-            'sudo sonic-cfggen -d --print-data > "$t/running.json"',
-            f'python3 -c {shlex.quote(SONIC_MERGE)} "$t/running.json" {d}/config_db.json "$t/target.json"',
-            'sudo config replace "$t/target.json"',
-            "sudo config save -y",
-        ]
-        if "frr.conf" in set(relpaths):
-            steps += [
-                f"sudo install -m 0644 {d}/frr.conf {SONIC_FRR}.cf-new",
-                f"docker exec bgp {FRR_RELOAD} --test /etc/frr/frr.conf.cf-new",
-                f"sudo mv {SONIC_FRR}.cf-new {SONIC_FRR}",
-                f"docker exec bgp {FRR_RELOAD} --reload /etc/frr/frr.conf",
-            ]
-        return "set -e; " + "; ".join(steps)
-    if nos == Nos.CUMULUS:
-        return (f"set -e; sudo nv config replace {d}/startup.yaml; sudo nv config apply --assume-yes;"
-                " sudo nv config save")
-    if nos == Nos.EOS:
-        replace = shlex.quote(f"configure replace file:{device_dir}/running-config")
-        return f"set -e; FastCli -p 15 -c {replace}; FastCli -p 15 -c 'copy running-config startup-config'"
-    return None
+    """Shell run on the switch after the swap; None where the NOS has no apply step (its driver's `apply`)."""
+    driver = DRIVERS.get(nos) if nos else None
+    if driver is None or driver.apply is None:
+        return None
+    return driver.apply(device_dir, frozenset(relpaths))

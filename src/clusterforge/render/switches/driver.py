@@ -14,10 +14,12 @@ from typing import Any
 from clusterforge.plan.records import SwitchQos
 from clusterforge.render.switches.facts import SwitchFacts
 
-__all__ = ["NosDriver", "Builder", "Writer"]
+__all__ = ["NosDriver", "Apply", "Builder", "Writer"]
 
 Builder = Callable[[SwitchFacts, SwitchQos], dict[str, Any]]  # facts + QoS intent -> structured config
 Writer = Callable[[dict[str, Any]], dict[str, str]]  # structured config -> {file name: text}
+# (device dir on the switch, the file names delivered there) -> the shell that loads them (set -e)
+Apply = Callable[[str, frozenset[str]], str]
 
 
 @dataclass(frozen=True)
@@ -28,6 +30,7 @@ class NosDriver:
     file_names: tuple[str, ...]  # every file `write` may produce; the first is the one the NOS boots from
     ansible_vars: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))  # {}: not Ansible-managed
     containerlab_kind: str | None = None  # None: no containerlab node kind for this NOS
+    apply: Apply | None = None  # what runs on the switch after the swap (pulumi switch_apply); None: nothing
 
     @property
     def startup_file(self) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from types import MappingProxyType
 from typing import Any
 
@@ -17,10 +18,17 @@ def _write(structured: dict[str, Any]) -> dict[str, str]:
     return {"startup.yaml": render_template("switch/cumulus/startup.yaml.j2", config=structured)}
 
 
+def _apply(device_dir: str, _names: frozenset[str]) -> str:
+    """`nv config replace` stages the file as the whole pending configuration, `nv config apply` applies it
+    as one transaction, `nv config save` makes it the startup configuration."""
+    d = shlex.quote(device_dir)
+    return f"set -e; sudo nv config replace {d}/startup.yaml; sudo nv config apply --assume-yes; sudo nv config save"
+
+
 # NVIDIA's nvue collection over httpapi (the NVUE REST API)
 CUMULUS = NosDriver(
     nos=Nos.CUMULUS, build=cumulus_structured_config, write=_write, file_names=("startup.yaml",),
     ansible_vars=MappingProxyType({"ansible_network_os": "nvidia.nvue",
                                    "ansible_connection": "ansible.netcommon.httpapi"}),
-    containerlab_kind="nvidia_cumulusvx",
+    containerlab_kind="nvidia_cumulusvx", apply=_apply,
 )

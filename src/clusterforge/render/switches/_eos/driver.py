@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from types import MappingProxyType
 from typing import Any
 
@@ -17,10 +18,16 @@ def _write(structured: dict[str, Any]) -> dict[str, str]:
     return {"running-config": render_template("switch/eos/running-config.j2", config=structured)}
 
 
+def _apply(device_dir: str, _names: frozenset[str]) -> str:
+    """`configure replace` (a configuration session: commit or nothing), then save it for the next boot."""
+    replace = shlex.quote(f"configure replace file:{device_dir}/running-config")
+    return f"set -e; FastCli -p 15 -c {replace}; FastCli -p 15 -c 'copy running-config startup-config'"
+
+
 # arista.eos over network_cli
 EOS = NosDriver(
     nos=Nos.EOS, build=eos_structured_config, write=_write, file_names=("running-config",),
     ansible_vars=MappingProxyType({"ansible_network_os": "arista.eos.eos",
                                    "ansible_connection": "ansible.netcommon.network_cli"}),
-    containerlab_kind="arista_ceos",
+    containerlab_kind="arista_ceos", apply=_apply,
 )
