@@ -16,7 +16,7 @@ from clusterforge.render.switches.nvue_syntax import header_comment, words
 
 __all__ = ["CUMULUS_KEYS", "cumulus_structured_config"]
 
-Key = Callable[[SwitchFacts, dict[str, Any]], Any]
+Key = Callable[[SwitchFacts, SwitchQos], Any]
 
 # Composition order = order of keys under `set:` in startup.yaml.
 CUMULUS_KEYS: list[tuple[str, Key]] = [

@@ -19,7 +19,7 @@ from clusterforge.render.switches.facts import SwitchFacts
 
 __all__ = ["EOS_KEYS", "eos_structured_config"]
 
-Key = Callable[[SwitchFacts, dict[str, Any]], Any]
+Key = Callable[[SwitchFacts, SwitchQos], Any]
 
 # Composition order = order of sections in running-config (EOS's own `show running-config` order).
 EOS_KEYS: list[tuple[str, Key]] = [

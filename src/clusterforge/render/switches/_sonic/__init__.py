@@ -49,7 +49,7 @@ from clusterforge.render.switches.facts import SwitchFacts
 
 __all__ = ["SONIC_TABLES", "sonic_structured_config"]
 
-Table = Callable[[SwitchFacts, dict[str, Any]], dict[str, Any] | None]
+Table = Callable[[SwitchFacts, SwitchQos], dict[str, Any] | None]
 
 # Order is only for reading the code: the JSON dump sorts keys. Tables that do not apply return None.
 SONIC_TABLES: list[tuple[str, Table]] = [
