@@ -16,8 +16,8 @@ import typer
 from clusterforge.cli import app
 
 ROOT = Path(__file__).parents[2]
-# Commands that report nothing on stdout: they replace the process (ssh) or write a results directory.
-NOT_REPORTING = {"lab ssh", "accept"}
+# Commands that report nothing on stdout: they replace the process (ssh).
+NOT_REPORTING = {"lab ssh"}
 
 
 def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
@@ -89,6 +89,12 @@ def test_shell_completion_completes_commands_and_choices() -> None:
     targets = _complete(env={"_CLUSTERFORGE_COMPLETE": "complete_bash", "COMP_WORDS": "clusterforge up x --target ",
                        "COMP_CWORD": "4"})
     assert targets.stdout.split() == ["lab", "files", "ssh"]
+    checks = _complete(env={"_CLUSTERFORGE_COMPLETE": "complete_bash",
+                            "COMP_WORDS": "clusterforge verify x --check c", "COMP_CWORD": "4"})
+    assert checks.stdout.split() == ["container_runtime", "cuda"]
+    every = _complete(env={"_CLUSTERFORGE_COMPLETE": "complete_bash",
+                           "COMP_WORDS": "clusterforge verify x --check ", "COMP_CWORD": "4"})
+    assert {"kernel", "driver", "roce", "time"} <= set(every.stdout.split())
     script = _complete({"_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION": "1"}, "--show-completion", "bash")
     assert script.returncode == 0 and "_CLUSTERFORGE_COMPLETE=complete_bash" in script.stdout
 

@@ -32,7 +32,7 @@ def test_every_planned_thing_is_wanted_once(lab) -> None:
     assert kinds["rack"] == len(plan.racks)
     assert kinds["power-cable"] == len(plan.pdus)
     addresses = {i.ip for d in plan.devices for i in d.interfaces if i.ip}
-    assert kinds["ip-address"] == len(addresses) and kinds["prefix"] == len(plan.pools)
+    assert kinds["ip-address"] == len(addresses) and kinds["prefix"] >= len(plan.pools)
     keys = [(w.kind, w.key) for w in wants]
     assert len(keys) == len(set(keys))
     assert set(kinds) <= set(KINDS)
@@ -76,3 +76,20 @@ def test_client_refuses_bad_urls_and_missing_tokens_and_hides_the_token() -> Non
     with pytest.raises(SotError) as caught:
         client.status()
     assert "secret-token-value" not in str(caught.value) and "cannot reach" in str(caught.value)
+
+
+def test_every_address_counts_towards_utilisation(lab) -> None:
+    """Nautobot counts an address towards its most specific prefix only when that prefix is a network or a
+    pool (a container counts child prefixes): so no address may have a container as its closest prefix."""
+    import ipaddress
+
+    plan, wants = lab
+    prefixes = {ipaddress.ip_network(w.key[0]): w.fields["type"] for w in wants if w.kind == "prefix"}
+    assert {str(p) for p in prefixes} >= {pool["pool"] for pool in plan.pools.values()}
+    addresses = [ipaddress.ip_interface(w.key[0]) for w in wants if w.kind == "ip-address"]
+    assert addresses
+    for address in addresses:
+        holders = [p for p in prefixes if p.version == address.version and address.ip in p]
+        closest = max(holders, key=lambda p: p.prefixlen)
+        assert prefixes[closest] in ("network", "pool"), (str(address), str(closest))
+    assert "network" in prefixes.values()  # the lab's links and server subnets

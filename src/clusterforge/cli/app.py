@@ -9,7 +9,22 @@ import sys
 
 import typer
 
-from clusterforge.cli import apply, core, engine, export, kube, lab, ops, provision, replace, report, roll, sot, verify
+from clusterforge.cli import (
+    apply,
+    core,
+    engine,
+    export,
+    helptext,
+    kube,
+    lab,
+    ops,
+    provision,
+    replace,
+    report,
+    roll,
+    sot,
+    verify,
+)
 from clusterforge.cli._common import err, out, print_problems, say
 from clusterforge.cli.launch import main, version
 
@@ -36,6 +51,7 @@ def _root(show_version: bool = typer.Option(False, "--version", callback=_print_
 # the order of `clusterforge --help`
 for _group in (core, lab, apply, engine, kube, provision, ops, replace, roll, verify, report, export, sot):
     _group.register(app)
+helptext.apply(app)
 
 
 def _declaration_error(exc: Exception) -> bool:

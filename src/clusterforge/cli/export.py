@@ -37,7 +37,9 @@ def containerlab(
     inventory: Path = typer.Argument(..., help="inventory YAML"),
     out_dir: Path = typer.Option(..., "--out", "-o", parser=out_arg, help="output directory: clab.yml and configs/"),
     image: list[str] = typer.Option([], "--image", help="KIND=IMAGE per containerlab kind (repeatable), e.g. "
-                                    "sonic-vs=docker-sonic-vs:202405 [default: see DEFAULT_IMAGES]"),
+                                    "sonic-vs=docker-sonic-vs:202405 [default: sonic-vs=docker-sonic-vs:latest,"
+                                    " arista_ceos=ceos:latest, nvidia_cumulusvx=vrnetlab/nvidia_cumulusvx:latest,"
+                                    " linux=debian:bookworm-slim]"),
     format: Format = format_option(),
 ) -> None:
     """clab.yml with the planned nodes, links and startup configs (deploy: containerlab deploy -t clab.yml)."""

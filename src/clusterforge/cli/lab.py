@@ -155,7 +155,9 @@ def image(inventory: Path = typer.Argument(..., help="inventory YAML"),
 
 @lab_app.command("ssh", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def ssh(ctx: typer.Context, inventory: Path = typer.Argument(..., help="inventory YAML"),
-        host: str = typer.Argument(..., help="host name, e.g. su01-r01-gpu01")) -> None:
+        host: str = typer.Argument(..., help="host name, e.g. su01-r01-gpu01"),
+        args: list[str] | None = typer.Argument(None, metavar="ARGS",
+                                                help="a command to run on the host instead of a login shell")) -> None:
     """SSH into a lab host (strict host key checking, the lab's own key); extra args run remotely."""
     from clusterforge.lab import ssh_command
 
@@ -163,7 +165,7 @@ def ssh(ctx: typer.Context, inventory: Path = typer.Argument(..., help="inventor
     if host not in {h.name for h in topology.hosts}:
         err.print(f"no host {host!r} in lab {topology.name}", markup=False)
         raise typer.Exit(2)
-    argv = ssh_command(topology.name, host, list(ctx.args))
+    argv = ssh_command(topology.name, host, [*(args or []), *ctx.args])
     os.execvp(argv[0], argv)
 
 

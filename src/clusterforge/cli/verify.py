@@ -70,6 +70,14 @@ def throughput_table(result) -> Table | None:
     return table
 
 
+def check_names(incomplete: str = "") -> list[str]:
+    """The host check modules (verify/hosts/test_<name>.py) starting with ``incomplete``: --check's completion."""
+    from clusterforge.verify import hosts
+
+    names = sorted(p.stem.removeprefix("test_") for p in Path(hosts.__file__).parent.glob("test_*.py"))
+    return [n for n in names if n.startswith(incomplete)]
+
+
 def verify(
     inventory: Path = typer.Argument(..., help="inventory YAML (the cluster declaration)"),
     target: VerifyTarget = typer.Option(VerifyTarget.lab, "--target", "-t",
@@ -78,7 +86,7 @@ def verify(
     json_path: Path | None = typer.Option(None, "--json", help="write the JSON report here"),
     ssh_config: Path | None = typer.Option(None, "--ssh-config", help="OpenSSH config (default: the lab's for lab)"),
     check: list[str] = typer.Option(
-        [], "--check", "-k",
+        [], "--check", "-k", autocompletion=lambda incomplete: check_names(incomplete),
         help="only these check modules (repeatable): kernel, driver, cuda, fabricmanager, container_runtime, "
              "network, roce, mounts, tiers, storage, time"),
     workers: int | None = typer.Option(
@@ -226,6 +234,7 @@ def accept(
     no_nccl_tests: bool = typer.Option(False, "--no-nccl-tests", help="do not run all_reduce_perf even if present"),
     no_scaling: bool = typer.Option(False, "--no-scaling", help="skip the DDP scaling measurement"),
     thresholds: str | None = typer.Option(None, "--thresholds", help="JSON object overriding acceptance thresholds"),
+    format: Format = format_option(),
 ) -> None:
     """GPU acceptance on this machine against the catalog figures of a server (matmul, bandwidth, all-reduce)."""
 
@@ -261,7 +270,12 @@ def accept(
         opts["precisions"] = [p.strip() for p in precisions.split(",") if p.strip()]
     gpu = spec_dict["gpu"]
     say(err, f"accept: {host or model_name} ({gpu['count']}x {gpu['model']}) -> {target_dir}")
-    raise typer.Exit(main(spec_dict, target_dir, **opts))
+    code = main(spec_dict, target_dir, **opts)
+    if format is Format.json:  # the run logs to stderr; stdout carries only the report
+        report_file = Path(target_dir) / "report.json"
+        emit_json({"exit_code": code, "out_dir": str(target_dir),
+                   "report": json.loads(report_file.read_text()) if report_file.is_file() else None})
+    raise typer.Exit(code)
 
 
 def register(app: typer.Typer) -> None:

@@ -7,6 +7,7 @@ create only: they are as-built facts the data centre team owns afterwards (statu
 
 from __future__ import annotations
 
+import ipaddress
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -146,12 +147,38 @@ def _cables(plan: Plan, tags: list[Ref]) -> list[Want]:
     return wants
 
 
+def _subnets(plan: Plan) -> dict[str, set[ipaddress.IPv4Network | ipaddress.IPv6Network]]:
+    """Pool -> the subnets its interface addresses sit in (host routes, /32 and /128, are no subnet)."""
+    pools = {name: ipaddress.ip_network(pool["pool"], strict=False) for name, pool in plan.pools.items()}
+    found: dict[str, set] = {name: set() for name in pools}
+    for device in plan.devices:
+        for iface in device.interfaces:
+            if not iface.ip:
+                continue
+            network = ipaddress.ip_interface(iface.ip).network
+            if network.prefixlen == network.max_prefixlen:
+                continue
+            for name, pool in pools.items():
+                if network.version == pool.version and network.subnet_of(pool) and network != pool:
+                    found[name].add(network)
+    return found
+
+
 def _addresses(plan: Plan, tags: list[Ref]) -> list[Want]:
+    """Prefixes so Nautobot's utilisation reads true: a pool whose addresses sit in subnets is a container of
+    "network" prefixes (each counts its addresses); a pool of host addresses (loopbacks) is a "pool" prefix,
+    which counts the addresses directly. A container alone counts only child prefixes: it read 0 % used."""
     wants = [Want("namespace", ("Global",), {"name": "Global"})]
+    subnets = _subnets(plan)
     for name, pool in sorted(plan.pools.items()):
+        kind = "container" if subnets[name] else "pool"
         wants.append(Want("prefix", (pool["pool"],), {
-            "prefix": pool["pool"], "type": "container", "namespace": Ref("namespace", ("Global",)),
+            "prefix": pool["pool"], "type": kind, "namespace": Ref("namespace", ("Global",)),
             "description": f"{plan.cluster} {name} pool", "tags": tags}, once={"status": "Active"}))
+    for network in sorted({n for nets in subnets.values() for n in nets}, key=lambda n: (n.version, n)):
+        wants.append(Want("prefix", (str(network),), {
+            "prefix": str(network), "type": "network", "namespace": Ref("namespace", ("Global",)),
+            "description": f"{plan.cluster} subnet", "tags": tags}, once={"status": "Active"}))
     seen: set[str] = set()
     for device in plan.devices:
         for iface in device.interfaces:

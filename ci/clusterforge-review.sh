@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# The GitOps review of one declaration on a pull/merge request, the steps both ci/ pipelines run:
+#
+#   ci/clusterforge-review.sh INVENTORY BASE_REV [OUT_DIR]
+#
+#   1. clusterforge validate INVENTORY                      (FILE:LINE:COL errors)
+#   2. clusterforge diff BASE_REV:INVENTORY INVENTORY       (Markdown + --format json; renumbering fails)
+#   3. clusterforge preview INVENTORY --json                (what `up` would change; skipped with
+#                                                            CLUSTERFORGE_REVIEW_PREVIEW=0)
+#
+# Writes OUT_DIR (default clusterforge-review/): comment.md (the PR comment; its first line is the marker
+# ci/post-comment.sh finds to update the one comment), validate.txt, diff.md, diff.json, preview.json and
+# each step's stderr. Exit 0 when every step passed, 1 when validation failed, a device was renumbered
+# or moved, or the preview failed; every step runs either way, so the comment shows all of them.
+set -uo pipefail
+
+[[ $# -ge 2 ]] || { echo "usage: $0 INVENTORY BASE_REV [OUT_DIR]" >&2; exit 2; }
+inventory=$1 base=$2 out=${3:-clusterforge-review}
+cf=${CLUSTERFORGE:-clusterforge}
+mkdir -p -- "$out"
+status=0
+# step NAME COMMAND...: run it, set $NAME to passed/**failed**, and remember a failure
+step() {
+    local name=$1
+    shift
+    if "$@"; then
+        printf -v "$name" passed
+    else
+        printf -v "$name" '**failed**'
+        status=1
+    fi
+}
+
+step validate eval '"$cf" validate "$inventory" >"$out/validate.txt" 2>"$out/validate.err"'
+step diff eval '"$cf" diff "$base:$inventory" "$inventory" >"$out/diff.md" 2>"$out/diff.err"'
+"$cf" diff "$base:$inventory" "$inventory" --format json >"$out/diff.json" 2>/dev/null || true
+if [[ "${CLUSTERFORGE_REVIEW_PREVIEW:-1}" != 0 ]]; then
+    step preview eval '"$cf" preview "$inventory" --json >"$out/preview.json" 2>"$out/preview.err"'
+else
+    preview="skipped"
+fi
+
+{
+    echo "<!-- clusterforge-review: $inventory -->"
+    echo "## clusterforge review of \`$inventory\` against \`$base\`"
+    echo
+    echo "| step | result |"
+    echo "|---|---|"
+    echo "| validate | $validate |"
+    echo "| diff (renumbering fails) | $diff |"
+    echo "| preview | $preview |"
+    echo
+    if [[ -s "$out/validate.err" ]]; then
+        echo '```'; head -n 50 "$out/validate.err"; echo '```'
+    fi
+    cat "$out/diff.md"
+    if [[ -s "$out/diff.err" ]]; then
+        echo; echo '```'; head -n 50 "$out/diff.err"; echo '```'
+    fi
+    if [[ -s "$out/preview.json" ]]; then
+        echo
+        echo "### preview"
+        python3 - "$out/preview.json" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+counts = {op: len(doc.get(op) or []) for op in ("create", "update", "replace", "delete")}
+print(", ".join(f"{n} to {op}" for op, n in counts.items()) + f", {doc.get('same', 0)} unchanged")
+for op in ("replace", "delete"):
+    for urn in (doc.get(op) or [])[:50]:
+        print(f"- {op}: `{urn.rsplit('::', 1)[-1]}`")
+PY
+    elif [[ "$preview" != skipped ]]; then
+        echo; echo '```'; tail -n 50 "$out/preview.err"; echo '```'
+    fi
+} >"$out/comment.md"
+exit "$status"
