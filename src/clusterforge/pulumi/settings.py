@@ -17,6 +17,8 @@
   image                lab target: GPU servers boot a golden image that playbooks/image.yml
                        builds once per software profile (HostImage), then converge     [true]
   verifyRun            set by `clusterforge up` on every run: the host checks run each `up`  [none]
+  kubernetes           run the Kubernetes step on the declared control nodes (control plane,
+                       simulated kubelets in the lab, k8s_gpu applied)                  [true]
 
 All keys live in the `clusterforge` namespace (`clusterforge:target`).
 """
@@ -62,6 +64,7 @@ class StackSettings:
     host_ssh_config: Path | None = None
     verify_run: str | None = None
     image: bool = True
+    kubernetes: bool = True
 
     @property
     def rendered_dir(self) -> Path:
@@ -98,6 +101,7 @@ class StackSettings:
             playbook=path(playbook) if playbook else None, provision_tags=config.get("provisionTags"),
             host_ssh_config=path(host_ssh_config) if host_ssh_config else None,
             verify_run=config.get("verifyRun"), image=_flag(config, "image", True),
+            kubernetes=_flag(config, "kubernetes", True),
         )  # fmt: skip
 
 
