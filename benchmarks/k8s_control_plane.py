@@ -71,6 +71,10 @@ def main() -> int:
 
             first = run()
             print(f"control plane + GPU layer, first run: {first.duration_s:.0f} s (ok={first.ok})")
+            if not first.ok:
+                print(f"failed: {first.failed_hosts or first.unreachable_messages or first.status}"
+                      f" ({first.artifact_dir})")
+                return 1
             path = Path(tmp) / "kubeconfig"
             path.write_text(admin_kubeconfig(plan.cluster, control.management_ip, bundle))
             core = client.CoreV1Api(config.new_client_from_config(str(path)))
