@@ -182,15 +182,16 @@ def _result(run: Any, duration_s: float) -> ProvisionResult:
 
 
 def changed_file(result: Mapping[str, Any]) -> str:
-    """The file a task's result is about: its diff header, else dest/path/name, else ""."""
-    diffs = result.get("diff")
-    for diff in diffs if isinstance(diffs, list) else [diffs] if isinstance(diffs, dict) else []:
-        header = diff.get("after_header") or diff.get("before_header") if isinstance(diff, dict) else None
-        if header and isinstance(header, str) and header.startswith("/"):
-            return header
+    """The file a task's result is about: its dest/path, else the diff's before header (a template's after
+    header is its rendered temporary source), else the module's dest/path/name, else ""."""
     for key in ("dest", "path"):
         if isinstance(result.get(key), str) and result[key].startswith("/"):
             return result[key]
+    diffs = result.get("diff")
+    for diff in diffs if isinstance(diffs, list) else [diffs] if isinstance(diffs, dict) else []:
+        header = (diff.get("before_header") or diff.get("after_header")) if isinstance(diff, dict) else None
+        if header and isinstance(header, str) and header.startswith("/"):
+            return header
     args = (result.get("invocation") or {}).get("module_args") or {}
     for key in ("dest", "path", "name"):
         if isinstance(args.get(key), str) and args[key]:
