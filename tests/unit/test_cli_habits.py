@@ -95,6 +95,10 @@ def test_shell_completion_completes_commands_and_choices() -> None:
     every = _complete(env={"_CLUSTERFORGE_COMPLETE": "complete_bash",
                            "COMP_WORDS": "clusterforge verify x --check ", "COMP_CWORD": "4"})
     assert {"kernel", "driver", "roce", "time"} <= set(every.stdout.split())
+    for command in ("roll", "replace"):  # the other commands gated by host checks complete the same names
+        same = _complete(env={"_CLUSTERFORGE_COMPLETE": "complete_bash",
+                              "COMP_WORDS": f"clusterforge {command} x --check c", "COMP_CWORD": "4"})
+        assert same.stdout.split() == ["cuda", "container_runtime"], command
     script = _complete({"_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION": "1"}, "--show-completion", "bash")
     assert script.returncode == 0 and "_CLUSTERFORGE_COMPLETE=complete_bash" in script.stdout
 

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 
 from clusterforge.cli._common import usage_error
 
-__all__ = ["check_concerns", "check_tags", "check_stack", "inventory_groups"]
+__all__ = ["check_concerns", "check_tags", "check_stack", "complete_concerns", "inventory_groups"]
 
 
 def check_concerns(names: Iterable[str]) -> None:
@@ -17,6 +17,13 @@ def check_concerns(names: Iterable[str]) -> None:
     unknown = [name for name in names if name not in CONCERNS]
     if unknown:
         usage_error(f"unknown --check {', '.join(unknown)}; choose from {', '.join(CONCERNS)}")
+
+
+def complete_concerns(incomplete: str = "") -> list[str]:
+    """The host check names starting with ``incomplete``: shell completion for every ``--check`` of host checks."""
+    from clusterforge.verify.hosts import CONCERNS
+
+    return [name for name in CONCERNS if name.startswith(incomplete)]
 
 
 def check_tags(tags: Iterable[str]) -> None:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import typer
 
-from clusterforge.cli._args import check_concerns, check_tags
+from clusterforge.cli._args import check_concerns, check_tags, complete_concerns
 from clusterforge.cli._common import Format, emit_json, err, format_option, load, out, say, usage_error
 from clusterforge.cli.ops import DoctorTarget as HostTarget
 from clusterforge.vocab import DeviceKind
@@ -34,7 +34,8 @@ def replace(
                                       help="lab (re-image the lab host) | ssh (real hosts)"),
     ssh_config: Path | None = typer.Option(None, "--ssh-config", help="OpenSSH config for the ssh target"),
     tags: list[str] = typer.Option([], "--tags", help="only these site playbook tags (repeatable)"),
-    check: list[str] = typer.Option([], "--check", "-k", help="only these host check modules (repeatable)"),
+    check: list[str] = typer.Option([], "--check", "-k", autocompletion=complete_concerns,
+                                    help="only these host check modules (repeatable)"),
     json_path: Path | None = typer.Option(None, "--json", help="write the host checks' JSON report here"),
     kubeconfig: Path | None = typer.Option(None, "--kubeconfig", help="drain the node first, uncordon it after"),
     stack: str | None = typer.Option(None, "--stack", "-s", help="drain through this stack's kubeconfig"),

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import typer
 
-from clusterforge.cli._args import check_concerns, check_tags
+from clusterforge.cli._args import check_concerns, check_tags, complete_concerns
 from clusterforge.cli._common import Format, emit_json, err, format_option, load, out, say, usage_error
 from clusterforge.cli.ops import DoctorTarget as HostTarget
 from clusterforge.vocab import DeviceKind
@@ -51,7 +51,7 @@ def roll(
     target: HostTarget = typer.Option(HostTarget.ssh, "--target", "-t", help="lab | ssh"),
     ssh_config: Path | None = typer.Option(None, "--ssh-config", help="OpenSSH config (default: the lab's for lab)"),
     tags: list[str] = typer.Option(["driver", "cuda"], "--tags", help="site playbook tags to roll (repeatable)"),
-    check: list[str] = typer.Option(["kernel", "driver", "cuda"], "--check", "-k",
+    check: list[str] = typer.Option(["kernel", "driver", "cuda"], "--check", "-k", autocompletion=complete_concerns,
                                     help="host check modules that gate each batch (repeatable)"),
     su: list[int] = typer.Option([], "--su", help="only these SUs (repeatable)"),
     kubeconfig: Path | None = typer.Option(None, "--kubeconfig", help="cordon, drain (Eviction API), uncordon nodes"),
