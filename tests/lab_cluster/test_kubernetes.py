@@ -191,23 +191,3 @@ def test_drain_blocked_by_a_disruption_budget_names_the_pod(kube_cluster, traine
     (pod,) = blocked.value.blocked
     assert pod.startswith(f"{team}/trainer-") and "disruption budget" in blocked.value.blocked[pod]
     assert _trainer_node(core, team) == node, "a blocked eviction must leave the pod running"
-
-
-def test_a_stopped_api_server_is_drift_and_the_next_run_starts_it(kube_cluster, lab_cluster):
-    """What `drift`/`up` read (HostProvision's services probe) sees the stopped unit; the playbook's next run
-    (what `up` then does) starts it again and the API answers."""
-    import subprocess
-
-    from clusterforge.pulumi.kube.component import CONTROL_PLANE_UNITS
-    from clusterforge.pulumi.providers._host_probe import inactive_units
-
-    units = [*CONTROL_PLANE_UNITS, "kwok"]
-    assert inactive_units([CONTROL.name], str(lab_cluster.ssh_config), units) == {}
-    subprocess.run(["ssh", "-F", str(lab_cluster.ssh_config), "-o", "BatchMode=yes", CONTROL.name,
-                    "systemctl stop kube-apiserver etcd"], check=True, capture_output=True, timeout=60)
-    assert inactive_units([CONTROL.name], str(lab_cluster.ssh_config), units) == {
-        CONTROL.name: "etcd, kube-apiserver not running"}
-    again = kube_cluster.run()
-    assert again.ok, again.failed_hosts
-    assert inactive_units([CONTROL.name], str(lab_cluster.ssh_config), units) == {}
-    assert CoreV1Api(kube_cluster.api).read_node(sorted(GPU_NODES)[0]).metadata.name

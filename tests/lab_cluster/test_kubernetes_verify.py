@@ -94,3 +94,35 @@ def test_a_node_that_left_is_reported_and_the_next_run_registers_it(kube_cluster
     again = kube_cluster.run()
     assert again.ok, again.failed_hosts
     assert f"node {node}" not in _failed(kube_cluster, expected, timeout_s=60)
+
+
+# Last in the session on purpose: the API server is down for the playbook's run, and a simulated kubelet
+# (kwok) does not report its pods Ready again once the node lifecycle controller has marked them not ready.
+def test_a_stopped_api_server_is_drift_and_the_next_run_starts_it(kube_cluster, lab_cluster, expected):
+    """What `drift`/`up` read (HostProvision's services probe) sees the stopped units; the playbook's next run
+    (what `up` then does) starts them again and the API answers."""
+    import subprocess
+    import time
+
+    from clusterforge.pulumi.kube.component import CONTROL_PLANE_UNITS
+    from clusterforge.pulumi.providers._host_probe import inactive_units
+
+    control = expected["control_nodes"][0]["name"]
+    units = [*CONTROL_PLANE_UNITS, "kwok"]
+    probe = lambda: inactive_units([control], str(lab_cluster.ssh_config), units)  # noqa: E731
+    assert probe() == {}
+    subprocess.run(["ssh", "-F", str(lab_cluster.ssh_config), "-o", "BatchMode=yes", control,
+                    "systemctl stop kube-apiserver etcd"], check=True, capture_output=True, timeout=60)
+    try:
+        found = probe()
+        # what needs the API server (controller-manager, scheduler, kwok) may be restarting by now as well
+        assert list(found) == [control] and found[control].endswith(" not running"), found
+        assert {"etcd", "kube-apiserver"} <= set(found[control].removesuffix(" not running").split(", ")), found
+    finally:
+        again = kube_cluster.run()
+    assert again.ok, again.failed_hosts
+    deadline = time.monotonic() + 60
+    while probe() and time.monotonic() < deadline:
+        time.sleep(2)
+    assert probe() == {}
+    assert CoreV1Api(kube_cluster.api).read_node(expected["gpu_nodes"][0]["name"]).metadata.name
