@@ -21,6 +21,7 @@ from clusterforge.cli.report import register
 from clusterforge.loading import load_and_plan
 from clusterforge.plan.diff import diff_plans, to_dict, to_markdown
 from clusterforge.render import render_all
+from clusterforge.vocab import DeviceKind
 
 ROOT = Path(__file__).parents[2]
 GOLDEN = Path(__file__).parent / "golden"
@@ -106,8 +107,14 @@ def test_adding_an_su_removes_or_changes_nothing(grown, field: str):
     assert getattr(grown[1], field) == ()
 
 
-def test_adding_an_su_leaves_existing_host_vars_byte_identical(grown):
-    assert [f.path for f in grown[1].files_changed if f.path.startswith("ansible/host_vars/")] == []
+def test_adding_an_su_leaves_existing_host_vars_byte_identical(grown, lab):
+    """Every existing server's host_vars stay as they were; a control node's only gain the new SU's nodes
+    (it registers and labels every GPU node of the cluster), never lose or change a line."""
+    control = {f"ansible/host_vars/{d.name}.yml" for d in lab[1].devices if d.kind == DeviceKind.CONTROL}
+    assert control, "the lab declares a control node"
+    changed = {f.path: f for f in grown[1].files_changed if f.path.startswith("ansible/host_vars/")}
+    assert set(changed) <= control
+    assert all(f.removed_lines == 0 and f.added_lines > 0 for f in changed.values())
 
 
 def test_cli_diff_adding_an_su_exits_0(grown):
