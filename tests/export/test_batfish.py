@@ -12,6 +12,7 @@ import pytest
 from export_examples import EXAMPLES, example
 
 from clusterforge.export import export_batfish
+from clusterforge.vocab import DeviceKind
 
 # Batfish HostConfiguration / HostInterface JSON properties (representation/host/*.java).
 HOST_SCHEMA = {
@@ -90,7 +91,7 @@ def test_layout_is_what_batfish_reads(name: str) -> None:
 def test_hosts_and_layer1_validate_and_edges_name_defined_interfaces(name: str) -> None:
     plan, snapshot = _snapshot(name)
     hosts = [p for p in snapshot.files if p.startswith("hosts/")]
-    assert len(hosts) == len([d for d in plan.devices if d.kind in ("server", "storage")])
+    assert len(hosts) == len([d for d in plan.devices if d.kind in DeviceKind.HOSTS])
     for path in hosts:
         jsonschema.validate(json.loads(snapshot.files[path]), HOST_SCHEMA)
     layer1 = json.loads(snapshot.files["batfish/layer1_topology.json"])
@@ -120,7 +121,7 @@ def test_switches_without_a_batfish_parser_are_left_out_with_a_reason() -> None:
 
 def test_eos_lab_puts_every_switch_in_configs() -> None:
     plan, snapshot = _snapshot("lab-eos")
-    switches = {d.name for d in plan.devices if d.kind not in ("server", "storage", "pdu")}
+    switches = {d.name for d in plan.devices if d.kind not in (*DeviceKind.HOSTS, DeviceKind.PDU)}
     assert {p.removeprefix("configs/").removesuffix(".cfg") for p in snapshot.files if p.startswith("configs/")} \
         == switches
     assert snapshot.left_out == ()
@@ -138,7 +139,7 @@ def _batfish_default_route(host: dict) -> tuple[str, str] | None:
 @pytest.mark.parametrize("name", ["lab", "roce-128gpu", "superpod-4su"])
 def test_every_host_default_route_leaves_by_its_management_interface(name: str) -> None:
     plan, snapshot = _snapshot(name)
-    for device in (d for d in plan.devices if d.kind in ("server", "storage")):
+    for device in (d for d in plan.devices if d.kind in DeviceKind.HOSTS):
         host = json.loads(snapshot.files[f"hosts/{device.name}.json"])
         mgmt = next(i for i in device.interfaces if i.plane == "management")
         assert _batfish_default_route(host) == (mgmt.name, mgmt.gateway), device.name
@@ -163,7 +164,7 @@ def test_bond_members_edges_end_on_the_bond(name: str) -> None:
     plan, snapshot = _snapshot(name)
     layer1 = json.loads(snapshot.files["batfish/layer1_topology.json"])
     ends = [(e["node1"]["hostname"], e["node1"]["interfaceName"]) for e in layer1["edges"]]
-    for device in (d for d in plan.devices if d.kind in ("server", "storage")):
+    for device in (d for d in plan.devices if d.kind in DeviceKind.HOSTS):
         for bond in (i for i in device.interfaces if i.members):
             cabled = [lk for lk in plan.links if lk.a.device == device.name and lk.a.port in bond.members]
             assert not [e for e in ends if e[0] == device.name and e[1] in bond.members]
@@ -181,7 +182,7 @@ def test_lab_installs_the_routes_the_plan_gives_hosts() -> None:
     plan, _ = example("lab")
     lab = lab_topology(plan)
     for host in lab.hosts:
-        if host.name not in {d.name for d in plan.devices if d.kind in ("server", "storage")}:
+        if host.name not in {d.name for d in plan.devices if d.kind in DeviceKind.HOSTS}:
             continue
         ours = {(r.dst, r.via, r.dev, r.metric) for r in host_routes(plan, plan.device(host.name))}
         assert {(r.dst, r.via, r.dev, r.metric) for r in host.routes} == ours and ours, host.name
