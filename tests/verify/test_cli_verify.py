@@ -38,9 +38,14 @@ def test_gpu_spec_for_host_uses_its_catalog_model(lab_plan):
     model, spec_dict = cli_verify.gpu_spec_for(spec, plan, host="su01-r01-gpu01")
     gpu = spec.catalog.servers[model].gpu
     assert model == "hgx-h200-2gpu"
-    assert spec_dict == {"gpu": {"model": gpu.model, "count": gpu.count,
-                                 "tflops_dense": {"fp16": gpu.tflops_dense.fp16, "bf16": gpu.tflops_dense.bf16,
-                                                  "fp32": gpu.tflops_dense.fp32, "tf32": gpu.tflops_dense.tf32}}}
+    assert spec_dict["gpu"]["model"] == gpu.model and spec_dict["gpu"]["count"] == gpu.count
+    dense = spec_dict["gpu"]["tflops_dense"]
+    assert {p: dense[p] for p in ("fp16", "bf16", "fp32", "tf32")} == {
+        "fp16": gpu.tflops_dense.fp16, "bf16": gpu.tflops_dense.bf16,
+        "fp32": gpu.tflops_dense.fp32, "tf32": gpu.tflops_dense.tf32}
+    # the catalog's acceptance floors travel with the spec (they gate accept)
+    assert spec_dict["gpu"]["acceptance"] == gpu.acceptance.model_dump(mode="json")
+    assert spec_dict["gpu"]["acceptance"]["sustained_tflops"]["bf16"] > 0
 
 
 def test_gpu_spec_for_model(lab_plan):
