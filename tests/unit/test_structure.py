@@ -28,10 +28,11 @@ ALLOWED = {
     "fanout": set(),  # independent pure work over forked workers (loading's checks, rendering)
     "sshmux": set(),  # one SSH ControlPath directory per run (provision, verify)
     "outdir": set(),  # the one output writer (contained, owned, whole or nothing): render, provision, cli
+    "nos": {"vocab"},  # what the planners know of each NOS, as data (NosTraits); plan and the drivers read it
     "model": {"vocab"},
-    "plan": {"model", "vocab"},
+    "plan": {"model", "vocab", "nos"},
     "loading": {"model", "plan", "vocab", "gcpause", "fanout"},
-    "render": {"model", "plan", "vocab", "paths", "gcpause", "fanout", "outdir"},
+    "render": {"model", "plan", "vocab", "nos", "paths", "gcpause", "fanout", "outdir"},
     "lab": {"model", "plan", "vocab", "paths", "render"},  # reads each router's frr.conf from the rendered tree
     "provision": {"paths", "outdir", "sshmux"},
     # verify.gpu.launch reads clusterforge.__file__ for its workers; the host checks read the rendered tree
@@ -84,6 +85,57 @@ def test_no_import_runs_back_up():
     assert not wrong, "\n".join(wrong)
     assert set(ALLOWED) == {p.stem for p in PACKAGE.iterdir() if p.suffix == ".py" or (p / "__init__.py").exists()} - {
         "__init__"}, "a new top-level part needs its place in ALLOWED"
+
+
+def _nos_name_uses(path: Path) -> list[str]:
+    """Where a module names a NOS to branch on it: vocab.Nos, a NOS word as a string compared or matched, a
+    `.nos`/`nos` compared with anything."""
+    words = set(Nos.values())
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        where = f"{path.relative_to(ROOT)}:{getattr(node, 'lineno', 0)}"
+        if isinstance(node, ast.ImportFrom) and node.module == "clusterforge.vocab" and \
+                any(a.name == "Nos" for a in node.names):
+            found.append(f"{where} imports vocab.Nos")
+        elif isinstance(node, ast.Compare):
+            for side in (node.left, *node.comparators):
+                if isinstance(side, ast.Constant) and side.value in words:
+                    found.append(f"{where} compares with {side.value!r}")
+                elif isinstance(side, (ast.Tuple, ast.List, ast.Set)) and any(
+                        isinstance(e, ast.Constant) and e.value in words for e in side.elts):
+                    found.append(f"{where} compares with a NOS word")
+                elif (isinstance(side, ast.Attribute) and side.attr == "nos") or \
+                        (isinstance(side, ast.Name) and side.id == "nos"):
+                    found.append(f"{where} compares a NOS")
+        elif isinstance(node, ast.MatchValue) and isinstance(node.value, ast.Constant) and node.value.value in words:
+            found.append(f"{where} matches {node.value.value!r}")
+    return found
+
+
+def test_the_planners_never_branch_on_a_nos_name():
+    """plan/ reads what it must know of a NOS from the NosTraits it is given (clusterforge.nos), never by name."""
+    found = [use for path in sorted((PACKAGE / "plan").rglob("*.py")) for use in _nos_name_uses(path)]
+    assert not found, "\n".join(found)
+
+
+def test_the_nos_check_sees_each_kind_of_branch(tmp_path):
+    sample = tmp_path / "sample.py"
+    sample.write_text("from clusterforge.vocab import Nos\n"
+                      "a = x == 'sonic'\nb = plane.nos != y\nc = n in ('eos', 'z')\n"
+                      "match v:\n    case 'cumulus':\n        pass\n")
+    found = _nos_name_uses_at(sample)
+    assert [line.split(" ", 1)[1] for line in found] == [
+        "imports vocab.Nos", "compares with 'sonic'", "compares a NOS", "compares with a NOS word",
+        "matches 'cumulus'"]
+
+
+def _nos_name_uses_at(path: Path) -> list[str]:
+    global ROOT
+    saved, ROOT = ROOT, path.parent
+    try:
+        return sorted(_nos_name_uses(path), key=lambda line: int(line.split(":")[1].split(" ")[0]))
+    finally:
+        ROOT = saved
 
 
 def test_host_checks_do_not_import_their_runner():

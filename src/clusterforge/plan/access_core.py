@@ -12,7 +12,6 @@ from clusterforge.plan.context import Context
 from clusterforge.plan.fabric_dims import ACCESS_CORE_UPLINKS, access_cores, agg_groups
 from clusterforge.plan.naming import access_core, agg_name
 from clusterforge.plan.objects import Endpoint, Link
-from clusterforge.plan.ports import port_name
 from clusterforge.plan.switches import SwitchBuilder, site_ordinal
 from clusterforge.vocab import DeviceKind, LinkTier, Plane
 
@@ -34,12 +33,13 @@ def plan_access_cores(ctx: Context, sw: SwitchBuilder, plane: str) -> list[Link]
         rack, u = sw.site_position("access-core", ordinal, core_model)
         sw.add(access_core(plane, c), DeviceKind.MGMT_SWITCH, plane, core_model, None, rack, u,
                sw.site_oob(site_ordinal(ctx, "access-core", ordinal)))
+    port_name = ctx.traits(plane).port_name
     links = []
     for index in range(2 * agg_groups(spec)):
         child = agg_name(plane, index)
         for c in range(cores):
-            child_port = port_name(decl.nos, agg.ports - ACCESS_CORE_UPLINKS + c, agg.lanes_per_port)
-            parent_port = port_name(decl.nos, index, core.lanes_per_port)
+            child_port = port_name(agg.ports - ACCESS_CORE_UPLINKS + c, agg.lanes_per_port)
+            parent_port = port_name(index, core.lanes_per_port)
             links.append(Link(Endpoint(child, child_port), Endpoint(access_core(plane, c), parent_port), plane, speed,
                               decl.mtu, cable_class(sw.meta[child]["rack"], sw.meta[access_core(plane, c)]["rack"],
                                                     speed), tier=LinkTier.AGG_CORE))

@@ -11,8 +11,10 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 
 from clusterforge.model import ClusterSpec
+from clusterforge.nos import NOS_TRAITS, NosTraits
 from clusterforge.plan.bom import bill_of_materials
 from clusterforge.plan.context import Context
 from clusterforge.plan.control_nodes import plan_control_nodes
@@ -73,11 +75,13 @@ def _pdu_addresses(ctx: Context, rack_meta: dict[str, RackMeta]) -> dict[str, st
     return out
 
 
-def plan_cluster(spec: ClusterSpec) -> Plan:
+def plan_cluster(spec: ClusterSpec, nos_traits: Mapping[str, NosTraits] = NOS_TRAITS) -> Plan:
+    """The Plan of a declaration. `nos_traits` is what the planners know of each NOS (nos/: port spelling,
+    VRRP, platform data); they read it and never a NOS name."""
     data = data_dims(spec)
     storage = storage_dims(spec)
     pools = build_pools(spec, data, storage)
-    ctx = Context(spec, data, storage, pools, rack_budget(spec))
+    ctx = Context(spec, data, storage, pools, rack_budget(spec), nos_traits)
     units = sorted(spec.scalable_units, key=lambda unit: unit.id)
     warnings: list[str] = list(data.notes)
     slots = {unit.id: list(node_slots(unit)) for unit in units}

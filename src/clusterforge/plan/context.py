@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from functools import cached_property
 
 from clusterforge.model import ClusterSpec
+from clusterforge.nos import NOS_TRAITS, NosTraits, traits_for
 from clusterforge.plan.fabric_dims import DataDims, StorageDims
 from clusterforge.plan.facility import RackBudget
 from clusterforge.plan.ipam import Pools
@@ -20,6 +22,12 @@ class Context:
     storage: StorageDims
     pools: Pools
     budget: RackBudget
+    # what the planners know of each NOS (clusterforge.nos): data, never a NOS name compared
+    nos_traits: Mapping[str, NosTraits] = field(default_factory=lambda: NOS_TRAITS)
+
+    def traits(self, plane: str) -> NosTraits:
+        """The NOS facts of a plane's declared NOS."""
+        return traits_for(self.spec.networks.plane(plane).nos, self.nos_traits)
 
     @property
     def site(self) -> str:

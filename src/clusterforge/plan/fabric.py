@@ -23,11 +23,10 @@ from clusterforge.plan.naming import (
     su_spine_name,
 )
 from clusterforge.plan.objects import Device, Endpoint, Interface, Link
-from clusterforge.plan.ports import port_name
 from clusterforge.plan.servers import NodeSlot
 from clusterforge.plan.switches import SwitchBuilder, site_ordinal
 from clusterforge.plan.wiring import Uplink, data_leaf_uplink, data_spine_uplink, tor_uplink
-from clusterforge.vocab import DeviceKind, LinkTier, LoopbackRole, Nos, Plane, Transport
+from clusterforge.vocab import DeviceKind, LinkTier, LoopbackRole, Plane, Transport
 
 __all__ = ["plan_data_fabric", "plan_access_planes"]
 
@@ -38,10 +37,6 @@ def _routed(ctx: Context, plane: str) -> bool:
     if found is None:
         found = ctx.memo[key] = ctx.spec.networks.plane(plane).transport != Transport.INFINIBAND
     return found
-
-
-def _nos(ctx: Context, plane: str) -> str:
-    return ctx.spec.networks.plane(plane).nos
 
 
 def _mtu(ctx: Context, plane: str) -> int:
@@ -61,14 +56,14 @@ def _pname(ctx: Context, plane: str, model: str, index: int) -> str:
 
 
 def _port_name(ctx: Context, plane: str, model: str, index: int) -> str:
-    nos, switch = _nos(ctx, plane), ctx.spec.catalog.switches[model]
-    if nos == Nos.SONIC and switch.sonic is not None:  # the platform's own names (port_config.ini)
+    traits, switch = ctx.traits(plane), ctx.spec.catalog.switches[model]
+    if traits.platform_data and switch.sonic is not None:  # the platform's own names (port_config.ini)
         ports = switch.sonic.ports()
         if index >= len(ports):
             raise PlanError([(("networks", plane), f"port {index + 1} of switch model {model!r} is beyond its"
                               f" SONiC port map ({len(ports)} ports, {switch.sonic.hwsku})")])
         return ports[index].name
-    return port_name(nos, index, switch.lanes_per_port)
+    return traits.port_name(index, switch.lanes_per_port)
 
 
 def _speed(ctx: Context, *models: str) -> int:

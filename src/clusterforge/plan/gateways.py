@@ -4,15 +4,16 @@
   port; the host's next hop is that port's address. Nothing to add. InfiniBand: no IP gateway.
 * storage: an anycast gateway. Every switch a storage host is cabled to (the SU's leaf pair; the
   top tier for storage servers) carries the block's .1 beside its own SVI address, with one virtual
-  MAC: SONiC static anycast gateway (SAG), EOS `ip virtual-router` (VARP), Cumulus VRR. The switches
+  MAC: SONiC static anycast gateway (SAG), EOS `ip virtual-router` (VARP), Cumulus VRR (whose MAC is
+  fixed: NosTraits.anycast_mac). The switches
   of a pair share no L2 segment (their uplinks are routed), so the MAC is never learnt on two ports.
 * management / oob: VRRP on the top of the plane's L2 tree (the aggregation pair, or the access
   cores when there are several pairs). ToRs and aggregation switches bridge the VLAN up, so both
   top switches sit on one L2 segment: one elected master must own the virtual MAC (NVIDIA's VRR
   is for MLAG pairs; VRRP is its answer for distinct switches on one segment). One SVI carries
   every block's gateway (every envelope SU and the site block), so adding an SU changes nothing.
-  SONiC has no VRRP model (sonic-yang-models at 086b03bd70): the gateway sits on the first top
-  switch alone, and the plan warns.
+  A NOS without a VRRP model (SONiC: sonic-yang-models at 086b03bd70; NosTraits.vrrp) gets the
+  gateway on the first top switch alone, and the plan warns.
 * a plane declared `gateway: {provider: external}`: no switch renders it; the record names who
   must provide it.
 """
@@ -27,13 +28,13 @@ from clusterforge.plan.errors import PlanError
 from clusterforge.plan.ipam import Block
 from clusterforge.plan.numbering import NODE_OFFSET, SVI_FIRST_OFFSET
 from clusterforge.plan.objects import Device, Link
-from clusterforge.vocab import DeviceKind, GatewayMethod, Nos, Plane, Transport
+from clusterforge.vocab import DeviceKind, GatewayMethod, Plane, Transport
 
-__all__ = ["FirstHop", "PlaneGateway", "plan_gateways", "VRRP_MAX_ADDRESSES", "CUMULUS_VRR_MAC"]
+__all__ = ["FirstHop", "PlaneGateway", "plan_gateways", "VRRP_MAX_ADDRESSES", "VRRP_MAC"]
 
 VRRP_MAX_ADDRESSES = 64  # per virtual router: VRRPv3 adverts carry at most 255; kept well below
 VRRP_MASTER_PRIORITY, VRRP_BACKUP_PRIORITY = 200, 100
-CUMULUS_VRR_MAC = "00:00:5e:00:01:01"  # NVUE's `vrr mac-address auto` (nv show interface <id> ip vrr)
+VRRP_MAC = "00:00:5e:00:01:01"  # RFC 5798's virtual MAC of VRID 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,16 +143,17 @@ def plan_gateways(ctx: Context, devices: list[Device], links: list[Link]) -> tup
             continue
         if plane == Plane.STORAGE:
             hops = _storage_hops(devices)
-            mac = CUMULUS_VRR_MAC if decl.nos == Nos.CUMULUS else anycast_mac(decl.vlan)
+            mac = ctx.traits(plane).anycast_mac or anycast_mac(decl.vlan)
             out[plane] = PlaneGateway(plane, GatewayMethod.ANYCAST, decl.nos, "fabric", mac, gateways, tuple(hops))
             continue
         top = _l2_top(devices, links, plane)
-        method = GatewayMethod.SINGLE if decl.nos == Nos.SONIC else GatewayMethod.VRRP
+        traits = ctx.traits(plane)
+        method = GatewayMethod.VRRP if traits.vrrp else GatewayMethod.SINGLE
         if method == GatewayMethod.SINGLE:
-            warnings.append(f"networks.{plane}: SONiC has no VRRP model, so the {plane} gateways sit on {top[0]}"
-                            f" alone (no failover); declare networks.{plane}.gateway.provider: external to use a"
-                            " site router instead")
+            warnings.append(f"networks.{plane}: {traits.label} has no VRRP model, so the {plane} gateways sit on"
+                            f" {top[0]} alone (no failover); declare networks.{plane}.gateway.provider: external"
+                            " to use a site router instead")
         hops = _access_hops(ctx, plane, top, method)
-        mac = "00:00:5e:00:01:01" if method == GatewayMethod.VRRP else anycast_mac(decl.vlan)
+        mac = VRRP_MAC if method == GatewayMethod.VRRP else anycast_mac(decl.vlan)
         out[plane] = PlaneGateway(plane, method, decl.nos, "fabric", mac, gateways, tuple(hops))
     return out, warnings

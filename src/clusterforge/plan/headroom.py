@@ -13,12 +13,14 @@ result equals the script's to the byte. Pure functions; loading refuses what `lo
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from math import ceil
 
 from clusterforge.model import ClusterSpec
 from clusterforge.model.sonic_ports import PgProfileRow, SonicBuffers, SonicPools
-from clusterforge.vocab import Nos, Plane, Transport
+from clusterforge.nos import NOS_TRAITS, NosTraits, traits_for
+from clusterforge.vocab import Plane, Transport
 
 __all__ = ["AsicHeadroom", "ASIC_TABLE", "PAUSE_QUANTA", "LOSSLESS_MTU", "SMALL_PACKET_PCT", "headroom",
            "pg_profile", "lookup_row", "pools_for", "lossless_budget_problems", "CABLE_RANGE_M", "template_of",
@@ -123,15 +125,17 @@ def longest_cable(model, buffers: SonicBuffers, pool: int, mtu: int) -> int:
 _FIELD_TYPES = {"leaf_model": "ToRRouter", "spine_model": "LeafRouter", "core_model": "SpineRouter"}
 
 
-def lossless_budget_problems(spec: ClusterSpec) -> list[tuple[tuple, str]]:
-    """Declaration-level check, before anything renders: on every SONiC RoCE plane, each switch
+def lossless_budget_problems(spec: ClusterSpec,
+                             nos_traits: Mapping[str, NosTraits] = NOS_TRAITS) -> list[tuple[tuple, str]]:
+    """Declaration-level check, before anything renders: on every RoCE plane whose NOS sizes buffers from the
+    platform data (NosTraits.platform_data: SONiC), each switch
     model's ingress lossless pool (of its role's template) must hold the headroom of all its ports at
     their full speed. Returns (field location, message) pairs."""
     out: list[tuple[tuple, str]] = []
     cable = spec.networks.qos.pfc_cable_length_m
     for plane_name in Plane.values():
         plane = spec.networks.plane(plane_name)
-        if plane.nos != Nos.SONIC or plane.transport != Transport.ROCE:
+        if not traits_for(plane.nos, nos_traits).platform_data or plane.transport != Transport.ROCE:
             continue
         for field, device_type in _FIELD_TYPES.items():
             name = getattr(plane, field)

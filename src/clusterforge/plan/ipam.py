@@ -94,7 +94,7 @@ class Pools:
 
     def data_nic(self, su: int, node: int, rail: int) -> tuple[str, str]:
         """(host address, leaf address) of the NIC on `rail` of `node` in `su`."""
-        if self.data_transport == "infiniband":
+        if self.data_transport == Transport.INFINIBAND:
             base = self.data_base + (su - 1) * self.data_block + rail * self.data_rail_block
             prefix = 32 - int(math.log2(self.data_rail_block))
             return f"{ip_str(base + node)}/{prefix}", ""

@@ -1,7 +1,8 @@
 """One record per NOS: everything the renderers, exports and apply paths need to know about it.
 
 Each NOS's record lives in its own folder (`_<nos>/driver.py`) and is registered once in
-network_os.py; adding a NOS is that folder, its templates and one line in the table.
+network_os.py. What the planners must know of the NOS (port spelling, VRRP, platform data) is its
+`traits`, a clusterforge.nos record, which plan/ reads without seeing render/.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from clusterforge.nos import NosTraits
 from clusterforge.plan.records import SwitchQos
 from clusterforge.render.switches.facts import SwitchFacts
 
@@ -25,6 +27,7 @@ Apply = Callable[[str, frozenset[str]], str]
 @dataclass(frozen=True)
 class NosDriver:
     nos: str  # a vocab.Nos value
+    traits: NosTraits  # the planners' facts about this NOS (clusterforge.nos.NOS_TRAITS[nos])
     build: Builder
     write: Writer
     file_names: tuple[str, ...]  # every file `write` may produce; the first is the one the NOS boots from

@@ -6,6 +6,7 @@ import shlex
 from types import MappingProxyType
 from typing import Any
 
+from clusterforge import nos
 from clusterforge.render.switches._cumulus import cumulus_structured_config
 from clusterforge.render.switches.driver import NosDriver
 from clusterforge.render.switches.templates import render_template
@@ -27,7 +28,7 @@ def _apply(device_dir: str, _names: frozenset[str]) -> str:
 
 # NVIDIA's nvue collection over httpapi (the NVUE REST API)
 CUMULUS = NosDriver(
-    nos=Nos.CUMULUS, build=cumulus_structured_config, write=_write, file_names=("startup.yaml",),
+    nos=Nos.CUMULUS, traits=nos.CUMULUS, build=cumulus_structured_config, write=_write, file_names=("startup.yaml",),
     ansible_vars=MappingProxyType({"ansible_network_os": "nvidia.nvue",
                                    "ansible_connection": "ansible.netcommon.httpapi"}),
     containerlab_kind="nvidia_cumulusvx", apply=_apply,

@@ -6,6 +6,7 @@ import shlex
 from types import MappingProxyType
 from typing import Any
 
+from clusterforge import nos
 from clusterforge.render.switches._eos import eos_structured_config
 from clusterforge.render.switches.driver import NosDriver
 from clusterforge.render.switches.templates import render_template
@@ -26,7 +27,7 @@ def _apply(device_dir: str, _names: frozenset[str]) -> str:
 
 # arista.eos over network_cli
 EOS = NosDriver(
-    nos=Nos.EOS, build=eos_structured_config, write=_write, file_names=("running-config",),
+    nos=Nos.EOS, traits=nos.EOS, build=eos_structured_config, write=_write, file_names=("running-config",),
     ansible_vars=MappingProxyType({"ansible_network_os": "arista.eos.eos",
                                    "ansible_connection": "ansible.netcommon.network_cli"}),
     containerlab_kind="arista_ceos", apply=_apply,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from clusterforge import nos
 from clusterforge.render.jsontext import to_json
 from clusterforge.render.switches._infiniband import ib_structured_config
 from clusterforge.render.switches.driver import NosDriver
@@ -16,4 +17,5 @@ def _write(structured: dict[str, Any]) -> dict[str, str]:
     return {"ib.json": to_json(structured["ib"])}
 
 
-INFINIBAND = NosDriver(nos=Nos.INFINIBAND, build=ib_structured_config, write=_write, file_names=("ib.json",))
+INFINIBAND = NosDriver(nos=Nos.INFINIBAND, traits=nos.INFINIBAND, build=ib_structured_config, write=_write,
+                       file_names=("ib.json",))

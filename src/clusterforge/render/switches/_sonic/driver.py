@@ -6,6 +6,7 @@ import shlex
 from types import MappingProxyType
 from typing import Any
 
+from clusterforge import nos
 from clusterforge.render.jsontext import to_json
 from clusterforge.render.switches._sonic import sonic_structured_config
 from clusterforge.render.switches.driver import NosDriver
@@ -50,7 +51,8 @@ def _apply(device_dir: str, names: frozenset[str]) -> str:
 
 # Dell's enterprise_sonic collection over network_cli (SONiC's CLI over SSH)
 SONIC = NosDriver(
-    nos=Nos.SONIC, build=sonic_structured_config, write=_write, file_names=("config_db.json", "frr.conf"),
+    nos=Nos.SONIC, traits=nos.SONIC, build=sonic_structured_config, write=_write,
+    file_names=("config_db.json", "frr.conf"),
     ansible_vars=MappingProxyType({"ansible_network_os": "dellemc.enterprise_sonic.sonic",
                                    "ansible_connection": "ansible.netcommon.network_cli"}),
     containerlab_kind="sonic-vs", apply=_apply,
