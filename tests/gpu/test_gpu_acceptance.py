@@ -32,9 +32,10 @@ def short_report(torch_cuda, tmp_path_factory):
 
     n = torch_cuda.cuda.device_count()
     name = torch_cuda.cuda.get_device_name(0)
-    spec = AcceptanceSpec.from_dict(
-        {"gpu": {"model": name, "count": n, "tflops_dense": {"fp16": 1, "bf16": 1, "fp32": 1, "tf32": 1}}}
-    )
+    peaks = {"fp16": 1, "bf16": 1, "fp32": 1, "tf32": 1}
+    if _has_fp8(torch_cuda):
+        peaks["fp8"] = 1
+    spec = AcceptanceSpec.from_dict({"gpu": {"model": name, "count": n, "tflops_dense": peaks}})
     out = tmp_path_factory.mktemp("accept")
     rep = run_acceptance(
         spec,
@@ -42,7 +43,7 @@ def short_report(torch_cuda, tmp_path_factory):
         sustained_s=3,
         window_s=1,
         sizes=[64 << 20, 128 << 20],
-        precisions=("bf16", "fp32"),
+        precisions=("bf16", "fp32", "fp8"),  # fp8 is dropped (and logged) where undeclared
         sustained_precisions=("bf16",),
         n=4096,
         membw_bytes=1 << 30,
@@ -51,6 +52,12 @@ def short_report(torch_cuda, tmp_path_factory):
         tokens_per_gpu=2048,
     )
     return rep, out
+
+
+def _has_fp8(torch) -> bool:
+    from clusterforge.verify.gpu.matmul import FP8_MIN_CAPABILITY
+
+    return tuple(torch.cuda.get_device_capability(0)) >= FP8_MIN_CAPABILITY
 
 
 def test_report_files_written(short_report):
@@ -79,6 +86,9 @@ def test_matmul_numbers_are_real(short_report):
             assert per[p]["tflops"] > 1, (gpu, p)
             assert per[p]["numerics_ok"], (gpu, p, per[p]["rel_err"])
         assert per["bf16"]["tflops"] > per["fp32"]["tflops"]
+        if "fp8" in per:  # E4M3 tensor cores: faster than bf16 and still a correct product
+            assert per["fp8"]["numerics_ok"], (gpu, per["fp8"]["rel_err"])
+            assert per["fp8"]["tflops"] > per["bf16"]["tflops"], (gpu, per["fp8"], per["bf16"])
     sus = mm["sustained"]["bf16"]["per_gpu"]
     for r in sus.values():
         assert len(r["windows"]) == 3
@@ -87,6 +97,14 @@ def test_matmul_numbers_are_real(short_report):
         assert tele["summary"]["samples"] >= 3
         assert tele["summary"]["sm_mhz"]["max"] > 0
         assert tele["summary"]["power_w"]["max"] > 0
+
+
+def test_fp8_measured_where_the_gpu_has_it(short_report, torch_cuda):
+    rep, _ = short_report
+    burst = rep["measurements"]["matmul"]["burst"]
+    if not _has_fp8(torch_cuda):
+        pytest.skip("this GPU has no fp8 tensor cores (compute capability < 8.9)")
+    assert all("fp8" in per for per in burst.values()), burst
 
 
 def test_allreduce_and_scaling(short_report):

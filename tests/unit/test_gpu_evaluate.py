@@ -253,9 +253,31 @@ def test_spec_rejects_bad_input():
     with pytest.raises(ValueError):
         AcceptanceSpec.from_dict({"nothing": 1})
     with pytest.raises(ValueError):
-        Thresholds(matmul_fraction_by_precision={"fp8": 0.5})
+        Thresholds(matmul_fraction_by_precision={"fp4": 0.5})
     with pytest.raises(ValueError):
         AcceptanceSpec.from_dict({"gpu": {**H200_GPU, "tflops_dense": {"fp16": -1, "bf16": 1, "fp32": 1, "tf32": 1}}})
+
+
+def test_fp8_peak_is_optional_and_declared_only_where_given():
+    h200 = AcceptanceSpec.from_dict({"gpu": {**H200_GPU, "tflops_dense": {**H200_GPU["tflops_dense"], "fp8": 1979}}})
+    assert h200.tflops_dense.declares("fp8") and h200.tflops_dense.get("fp8") == 1979
+    plain = AcceptanceSpec.from_dict({"gpu": H200_GPU})
+    assert not plain.tflops_dense.declares("fp8")
+    with pytest.raises(KeyError):
+        plain.tflops_dense.get("fp8")
+
+
+def test_fp8_burst_below_catalog_floor_fails():
+    s = AcceptanceSpec.from_dict({"gpu": {**H200_GPU, "tflops_dense": {**H200_GPU["tflops_dense"], "fp8": 1979},
+                                          "acceptance": {"burst_tflops": {"fp8": 1200}}}})
+    m = good_measurements()
+    m["matmul"]["burst"]["0"]["fp8"] = {"tflops": 1100.0, "rel_err": 0.004, "numerics_ok": True}
+    ev = evaluate(m, s)
+    fp8 = next(c for c in ev["checks"] if c["name"] == "matmul.fp8.burst[gpu0]")
+    assert fp8["passed"] is False and fp8["expected"] == 1200
+    m["matmul"]["burst"]["0"]["fp8"]["tflops"] = 1300.0
+    fp8 = next(c for c in evaluate(m, s)["checks"] if c["name"] == "matmul.fp8.burst[gpu0]")
+    assert fp8["passed"] is True
 
 
 # --- evaluation ---------------------------------------------------------------------------

@@ -110,7 +110,7 @@ def test_hand_thresholds_still_override_the_catalog():
     _, spec_dict = gpu_spec_for(CAT_SPEC, None, model="dgx-h200")
     spec = AcceptanceSpec.from_dict(spec_dict, thresholds={"membw_floor_tbps": 4.5})
     assert spec.thresholds.membw_floor_tbps == 4.5
-    assert spec.thresholds.sustained_floor_tflops == {"fp16": 590, "bf16": 615, "fp32": 47.5, "tf32": 315}
+    assert spec.thresholds.sustained_floor_tflops == {"fp16": 590, "bf16": 615, "fp32": 47.5, "tf32": 315, "fp8": 1100}
 
 
 def test_a_model_without_floors_gates_nothing_new():

@@ -1,7 +1,9 @@
 """Per-GPU matmul throughput: the documents' burst check and a sustained run with telemetry.
 
-Precisions: ``fp16`` and ``bf16`` (tensor cores), ``fp32`` (TF32 off: plain FP32) and
-``tf32`` (FP32 tensors, TF32 tensor-core math). Inputs are random (never zeros: zeros run
+Precisions: ``fp16`` and ``bf16`` (tensor cores), ``fp32`` (TF32 off: plain FP32),
+``tf32`` (FP32 tensors, TF32 tensor-core math) and ``fp8`` (E4M3 operands through
+``torch._scaled_mm`` with unit scales and a bf16 result, on GPUs of compute capability 8.9 and
+later; FP32 accumulation without the fast-accumulation shortcut, see ``FP8_FAST_ACCUM``). Inputs are random (never zeros: zeros run
 faster than real data), each product's output is poisoned first and checked against a
 float64 reference on a slice, so a fast wrong answer does not pass.
 
@@ -22,7 +24,12 @@ from typing import Any
 from clusterforge.verify.gpu import metrics, probe
 
 # Largest acceptable ||C - C_ref|| / ||C_ref|| on a slice, against float64 on the same (rounded) inputs.
-REL_ERR_LIMIT = {"fp16": 1e-2, "bf16": 2e-2, "tf32": 1e-2, "fp32": 1e-4}
+REL_ERR_LIMIT = {"fp16": 1e-2, "bf16": 2e-2, "tf32": 1e-2, "fp32": 1e-4, "fp8": 2e-2}
+# Hopper's fp8 tensor cores can skip the periodic promotion of partial sums to FP32 ("fast
+# accumulation"); libraries use it for forward passes only. Off: the gate is measured on the mode
+# that keeps full accuracy.
+FP8_FAST_ACCUM = False
+FP8_MIN_CAPABILITY = (8, 9)
 
 
 def _torch():
@@ -37,6 +44,7 @@ def dtype_of(torch: Any, precision: str):
         "bf16": torch.bfloat16,
         "fp32": torch.float32,
         "tf32": torch.float32,
+        "fp8": torch.float8_e4m3fn,
     }[precision]
 
 
@@ -58,6 +66,8 @@ def tf32_mode(torch: Any, precision: str):
 def _operands(torch: Any, device: int, precision: str, n: int, seed: int):
     g = torch.Generator(device=f"cuda:{device}")
     g.manual_seed(seed)
+    if precision == "fp8":
+        return _fp8_operands(torch, device, n, g)
     dt = dtype_of(torch, precision)
     a = torch.randn(n, n, device=f"cuda:{device}", dtype=dt, generator=g)
     b = torch.randn(n, n, device=f"cuda:{device}", dtype=dt, generator=g)
@@ -65,9 +75,41 @@ def _operands(torch: Any, device: int, precision: str, n: int, seed: int):
     return a, b, c
 
 
+def _fp8_operands(torch: Any, device: int, n: int, g: Any):
+    """E4M3 A (row-major) and B (column-major, as cuBLASLt's fp8 kernels need), bf16 C."""
+    cap = torch.cuda.get_device_capability(device)
+    if tuple(cap) < FP8_MIN_CAPABILITY:
+        raise RuntimeError(f"fp8 matmul needs compute capability >= 8.9; this GPU is {cap[0]}.{cap[1]}")
+    dev = f"cuda:{device}"
+    a = torch.randn(n, n, device=dev, dtype=torch.bfloat16, generator=g).to(torch.float8_e4m3fn)
+    b = torch.randn(n, n, device=dev, dtype=torch.bfloat16, generator=g).to(torch.float8_e4m3fn)
+    b = b.t().contiguous().t()
+    c = torch.empty(n, n, device=dev, dtype=torch.bfloat16)
+    return a, b, c
+
+
+def product(torch: Any, precision: str, a, b, c) -> None:
+    """C = A B in ``precision``, written into ``c``."""
+    if precision != "fp8":
+        torch.matmul(a, b, out=c)
+        return
+    one = _unit_scale(torch, a.device)
+    torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16,
+                     use_fast_accum=FP8_FAST_ACCUM, out=c)
+
+
+_SCALES: dict[Any, Any] = {}
+
+
+def _unit_scale(torch: Any, device: Any):
+    if device not in _SCALES:
+        _SCALES[device] = torch.ones((), device=device, dtype=torch.float32)
+    return _SCALES[device]
+
+
 def relative_error(torch: Any, a, b, c, rows: int = 128, cols: int = 128) -> float:
     """||C - A B|| / ||A B|| on the top-left rows x cols block, reference in float64."""
-    ref = a[:rows, :].double() @ b[:, :cols].double()
+    ref = a[:rows, :].float().double() @ b[:, :cols].float().double()
     got = c[:rows, :cols].double()
     err = float(torch.linalg.norm(got - ref) / torch.linalg.norm(ref))
     return err
@@ -80,13 +122,13 @@ def burst(device: int, precision: str, n: int = 8192, warmup: int = 5, iters: in
         a, b, c = _operands(torch, device, precision, n, seed)
         c.fill_(float("nan"))
         for _ in range(warmup):
-            torch.matmul(a, b, out=c)
+            product(torch, precision, a, b, c)
         torch.cuda.synchronize(device)
         c.fill_(float("nan"))
         torch.cuda.synchronize(device)
         t0 = time.perf_counter()
         for _ in range(iters):
-            torch.matmul(a, b, out=c)
+            product(torch, precision, a, b, c)
         torch.cuda.synchronize(device)
         seconds = time.perf_counter() - t0
         err = relative_error(torch, a, b, c)
@@ -103,6 +145,7 @@ def burst(device: int, precision: str, n: int = 8192, warmup: int = 5, iters: in
         "rel_err": err,
         "rel_err_limit": REL_ERR_LIMIT[precision],
         "numerics_ok": bool(ok),
+        **({"fp8_fast_accum": FP8_FAST_ACCUM} if precision == "fp8" else {}),
     }
 
 
@@ -122,11 +165,11 @@ def _sustained_one(
             a, b, c = _operands(torch, device, precision, n, seed=1000 + device)
             # calibrate: time of one product, after warm-up
             for _ in range(3):
-                torch.matmul(a, b, out=c)
+                product(torch, precision, a, b, c)
             e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             e0.record()
             for _ in range(10):
-                torch.matmul(a, b, out=c)
+                product(torch, precision, a, b, c)
             e1.record()
             e1.synchronize()
             per_iter = e0.elapsed_time(e1) / 1e3 / 10
@@ -142,7 +185,7 @@ def _sustained_one(
                 # thread while it holds the GIL (the other GPUs' threads must keep launching)
                 for _ in range(iters // chunk):
                     for _ in range(chunk):
-                        torch.matmul(a, b, out=c)
+                        product(torch, precision, a, b, c)
                     ev = torch.cuda.Event()
                     ev.record()
                     if pending is not None:

@@ -12,8 +12,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-PRECISIONS: tuple[str, ...] = ("fp16", "bf16", "fp32", "tf32")
-FLOOR_PRECISIONS: tuple[str, ...] = (*PRECISIONS, "fp8")  # the catalog may floor fp8 before the runner measures it
+PRECISIONS: tuple[str, ...] = ("fp16", "bf16", "fp32", "tf32", "fp8")
+FLOOR_PRECISIONS: tuple[str, ...] = PRECISIONS
+# fp8 is measured only where the spec declares an fp8 peak (Hopper, Ada and later)
+OPTIONAL_PRECISIONS: tuple[str, ...] = ("fp8",)
 
 
 class _Frozen(BaseModel):
@@ -27,11 +29,18 @@ class DeclaredTflops(_Frozen):
     bf16: float = Field(gt=0)
     fp32: float = Field(gt=0, description="plain FP32 on CUDA cores (TF32 off)")
     tf32: float = Field(gt=0, description="TF32 tensor-core rate, dense")
+    fp8: float | None = Field(default=None, gt=0, description="dense FP8 (E4M3) rate; None: not declared, not measured")
 
     def get(self, precision: str) -> float:
         if precision not in PRECISIONS:
             raise KeyError(f"unknown precision {precision!r}; expected one of {PRECISIONS}")
-        return float(getattr(self, precision))
+        value = getattr(self, precision)
+        if value is None:
+            raise KeyError(f"no declared {precision} peak")
+        return float(value)
+
+    def declares(self, precision: str) -> bool:
+        return precision in PRECISIONS and getattr(self, precision) is not None
 
 
 class Thresholds(_Frozen):
