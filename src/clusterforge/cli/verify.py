@@ -227,7 +227,8 @@ def accept(
     sustained_seconds: float = typer.Option(30.0, "--sustained-seconds", help="sustained matmul per precision"),
     window_seconds: float = typer.Option(5.0, "--window-seconds", help="CUDA-event window in the sustained run"),
     precisions: str | None = typer.Option(
-        None, "--precisions", help="burst precisions, comma list (fp16,bf16,fp32,tf32,fp8; fp8 only where the model declares an fp8 peak)"),
+        None, "--precisions",
+        help="burst precisions, comma list (fp16,bf16,fp32,tf32,fp8; fp8 only where the model declares an fp8 peak)"),
     sizes: str = typer.Option("128M:4G", "--sizes", help="all-reduce sizes: BEGIN:END (factor 2) or a comma list"),
     nodes: str | None = typer.Option(
         None, "--nodes", help="comma list of nodes for multi-node runs (first = rendezvous)"),

@@ -3,8 +3,9 @@
 Precisions: ``fp16`` and ``bf16`` (tensor cores), ``fp32`` (TF32 off: plain FP32),
 ``tf32`` (FP32 tensors, TF32 tensor-core math) and ``fp8`` (E4M3 operands through
 ``torch._scaled_mm`` with unit scales and a bf16 result, on GPUs of compute capability 8.9 and
-later; FP32 accumulation without the fast-accumulation shortcut, see ``FP8_FAST_ACCUM``). Inputs are random (never zeros: zeros run
-faster than real data), each product's output is poisoned first and checked against a
+later; FP32 accumulation without the fast-accumulation shortcut, see ``FP8_FAST_ACCUM``).
+Inputs are random (never zeros: zeros run faster than real data), each product's output is
+poisoned first and checked against a
 float64 reference on a slice, so a fast wrong answer does not pass.
 
 - burst: the source documents' method: n = 8192, 5 warm-ups, 10 timed products, host
