@@ -9,6 +9,7 @@ import pytest
 from golden_cases import CASES
 
 from clusterforge.render.switches._frr.router_bgp import BgpNeighbor, RouterBgp
+from clusterforge.render.switches._sonic.schema import SonicConfig
 from clusterforge.render.switches.facts import fabric_facts
 from clusterforge.render.switches.structured_config import device_structured_config
 
@@ -18,7 +19,7 @@ def _bgp(case: str) -> list[RouterBgp]:
     found = []
     for facts in fabric_facts(plan).values():
         config = device_structured_config(facts, plan.qos)
-        bgp = config.get("router_bgp") or config.get("frr", {}).get("router_bgp")
+        bgp = config.frr.router_bgp if isinstance(config, SonicConfig) else getattr(config, "router_bgp", None)
         if bgp is not None:
             found.append(bgp)
     return found

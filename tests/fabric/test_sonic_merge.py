@@ -86,7 +86,7 @@ def test_merge_after_a_previous_clusterforge_apply():
     before = dataclasses.replace(plan.qos, roce_priority=4, pfc_cable_length_m=40, ets_roce_pct=60,
                                  dscp_to_tc=dscp_map("best_effort", 26, 4, 48, 6),
                                  queue_schedule=queue_schedule(4, 6, 60))
-    previous = merge_config_db(_running("qos-reload"), sonic_structured_config(facts, before)["config_db"])
+    previous = merge_config_db(_running("qos-reload"), sonic_structured_config(facts, before).config_db.tables())
     assert sonic_yang_problems(previous) == [] and "Ethernet0|4" in previous["BUFFER_PG"]
     merged = merge_config_db(previous, _ours())
     assert sonic_yang_problems(merged) == []

@@ -8,12 +8,13 @@ from typing import Any
 
 from clusterforge.render.jsontext import to_json
 from clusterforge.render.switches.network_os import driver_for
+from clusterforge.render.switches.structured_config import StructuredConfig
 from clusterforge.render.switches.templates import HEADER_TEXT, render_template
 
 __all__ = ["device_files", "fabric_files", "HEADER_TEXT", "to_json"]
 
 
-def device_files(nos: str, structured: dict[str, Any]) -> dict[str, str]:
+def device_files(nos: str, structured: StructuredConfig) -> dict[str, str]:
     """File name -> content for one switch."""
     return driver_for(nos).write(structured)
 

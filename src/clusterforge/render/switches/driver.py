@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import Generic, TypeVar
 
 from clusterforge.nos import NosTraits
 from clusterforge.plan.records import SwitchQos
@@ -18,18 +18,21 @@ from clusterforge.render.switches.facts import SwitchFacts
 
 __all__ = ["NosDriver", "Apply", "Builder", "Writer"]
 
-Builder = Callable[[SwitchFacts, SwitchQos], dict[str, Any]]  # facts + QoS intent -> structured config
-Writer = Callable[[dict[str, Any]], dict[str, str]]  # structured config -> {file name: text}
+Config = TypeVar("Config")  # the NOS's typed structured config (its `_<nos>/schema.py` record)
+Builder = Callable[[SwitchFacts, SwitchQos], Config]  # facts + QoS intent -> structured config
+Writer = Callable[[Config], dict[str, str]]  # structured config -> {file name: text}
 # (device dir on the switch, the file names delivered there) -> the shell that loads them (set -e)
 Apply = Callable[[str, frozenset[str]], str]
 
 
 @dataclass(frozen=True)
-class NosDriver:
+class NosDriver(Generic[Config]):
+    """`build` makes the NOS's typed structured config, `write` formats exactly that record."""
+
     nos: str  # a vocab.Nos value
     traits: NosTraits  # the planners' facts about this NOS (clusterforge.nos.NOS_TRAITS[nos])
-    build: Builder
-    write: Writer
+    build: Builder[Config]
+    write: Writer[Config]
     file_names: tuple[str, ...]  # every file `write` may produce; the first is the one the NOS boots from
     ansible_vars: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))  # {}: not Ansible-managed
     containerlab_kind: str | None = None  # None: no containerlab node kind for this NOS

@@ -9,6 +9,7 @@ InfiniBand switches are managed through the subnet manager, not Ansible.
 from __future__ import annotations
 
 from types import MappingProxyType
+from typing import Any
 
 from clusterforge.render.switches._cumulus.driver import CUMULUS
 from clusterforge.render.switches._eos.driver import EOS
@@ -18,10 +19,10 @@ from clusterforge.render.switches.driver import NosDriver
 
 __all__ = ["DRIVERS", "driver_for", "ansible_network_vars"]
 
-DRIVERS: MappingProxyType[str, NosDriver] = MappingProxyType({d.nos: d for d in (SONIC, CUMULUS, EOS, INFINIBAND)})
+DRIVERS: MappingProxyType[str, NosDriver[Any]] = MappingProxyType({d.nos: d for d in (SONIC, CUMULUS, EOS, INFINIBAND)})
 
 
-def driver_for(nos: str) -> NosDriver:
+def driver_for(nos: str) -> NosDriver[Any]:
     try:
         return DRIVERS[nos]
     except KeyError:

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from clusterforge.plan.records import SwitchQos
 from clusterforge.render.switches._cumulus.interface import BRIDGE_DOMAIN
+from clusterforge.render.switches._cumulus.schema import NvueBridge
 from clusterforge.render.switches.facts import SwitchFacts
 from clusterforge.vocab import DeviceKind
 
@@ -16,11 +15,9 @@ __all__ = ["bridge", "AGG_STP_PRIORITY"]
 AGG_STP_PRIORITY = 4096
 
 
-def bridge(facts: SwitchFacts, qos: SwitchQos) -> dict[str, Any] | None:
+def bridge(facts: SwitchFacts, qos: SwitchQos) -> NvueBridge | None:
     if not (facts.svis or facts.access_ports or facts.trunk_ports):
         return None
-    out: dict[str, Any] = {"domain": BRIDGE_DOMAIN, "vlans": [facts.plane_vlan]}
     device = facts.device
-    if device.kind == DeviceKind.MGMT_SWITCH and device.su is None:
-        out["stp_priority"] = AGG_STP_PRIORITY
-    return out
+    top = device.kind == DeviceKind.MGMT_SWITCH and device.su is None
+    return NvueBridge(domain=BRIDGE_DOMAIN, vlans=(facts.plane_vlan,), stp_priority=AGG_STP_PRIORITY if top else None)

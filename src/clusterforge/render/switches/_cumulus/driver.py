@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import shlex
 from types import MappingProxyType
-from typing import Any
 
 from clusterforge import nos
 from clusterforge.render.switches._cumulus import cumulus_structured_config
+from clusterforge.render.switches._cumulus.schema import CumulusConfig
 from clusterforge.render.switches.driver import NosDriver
 from clusterforge.render.switches.templates import render_template
 from clusterforge.vocab import Nos
@@ -15,8 +15,8 @@ from clusterforge.vocab import Nos
 __all__ = ["CUMULUS"]
 
 
-def _write(structured: dict[str, Any]) -> dict[str, str]:
-    return {"startup.yaml": render_template("switch/cumulus/startup.yaml.j2", config=structured)}
+def _write(structured: CumulusConfig) -> dict[str, str]:
+    return {"startup.yaml": render_template("switch/cumulus/startup.yaml.j2", config=structured.sections())}
 
 
 def _apply(device_dir: str, _names: frozenset[str]) -> str:

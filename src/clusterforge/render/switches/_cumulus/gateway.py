@@ -10,16 +10,16 @@ to 5.14 (`ip vrr`, `ip vrrp`, `enable on`).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
+from clusterforge.render.switches._cumulus.schema import NvueInterface, NvueVrrpGroup
 from clusterforge.render.switches.facts import SwitchFacts
 from clusterforge.vocab import GatewayMethod
 
 __all__ = ["svi_entries"]
 
 
-def svi_entries(facts: SwitchFacts) -> Iterator[tuple[str, dict[str, Any]]]:
-    """(NVUE name, interface fields) per SVI: the Plan's SVIs, then SVIs that exist for first hops."""
+def svi_entries(facts: SwitchFacts) -> Iterator[NvueInterface]:
+    """One NVUE interface (vlan<id>) per SVI: the Plan's SVIs, then SVIs that exist for first hops."""
     method = facts.gateway.method if facts.gateway is not None else None
     hops = facts.gateway_svis
     names = [svi.name for svi in facts.svis] + [name for name in hops if name not in {s.name for s in facts.svis}]
@@ -30,16 +30,16 @@ def svi_entries(facts: SwitchFacts) -> Iterator[tuple[str, dict[str, Any]]]:
         vlan = svi.vlan if svi is not None else mine[0].vlan
         addresses = [svi.ip] if svi is not None and svi.ip else []
         addresses += [h.address for h in mine if h.address not in addresses]
-        fields: dict[str, Any] = {"vlan": vlan, "mtu": svi.mtu if svi is not None else mine[0].mtu}
+        vrr: tuple[str, ...] = ()
+        vrrp: tuple[NvueVrrpGroup, ...] = ()
         if method == GatewayMethod.ANYCAST:
-            fields["vrr"] = [h.vip for h in mine]
+            vrr = tuple(h.vip for h in mine)
         elif method == GatewayMethod.VRRP:
-            groups: dict[int, dict[str, Any]] = {}
+            groups: dict[int, tuple[int | None, list[str]]] = {}  # vrid -> (priority, addresses)
             for h in mine:
-                group = groups.setdefault(h.vrid or 1, {"id": h.vrid or 1, "priority": h.priority, "addresses": []})
-                group["addresses"].append(h.vip.split("/")[0])
-            fields["vrrp"] = list(groups.values())
+                groups.setdefault(h.vrid or 1, (h.priority, []))[1].append(h.vip.split("/")[0])
+            vrrp = tuple(NvueVrrpGroup(vrid, priority, tuple(vips)) for vrid, (priority, vips) in groups.items())
         elif method == GatewayMethod.SINGLE:
             addresses += [h.vip for h in mine]
-        fields["addresses"] = addresses
-        yield f"vlan{vlan}", fields
+        yield NvueInterface(f"vlan{vlan}", "svi", addresses=tuple(addresses), vrr=vrr, vrrp=vrrp, vlan=vlan,
+                            mtu=svi.mtu if svi is not None else mine[0].mtu)

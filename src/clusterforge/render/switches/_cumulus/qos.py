@@ -12,9 +12,8 @@ them out means a changed intent (another DSCP, thresholds) reaches the switch. F
 
 from __future__ import annotations
 
-from typing import Any
-
 from clusterforge.plan.records import SwitchQos
+from clusterforge.render.switches._cumulus.schema import NvueEcn, NvueEts, NvuePfcWatchdog, NvueQos
 from clusterforge.render.switches.facts import SwitchFacts
 
 __all__ = ["qos", "watchdog_timers", "POLL_MIN_MS"]
@@ -28,21 +27,21 @@ def watchdog_timers(detect_ms: int) -> tuple[int, int]:
     return detect_ms // robustness, robustness
 
 
-def qos(facts: SwitchFacts, intent: SwitchQos) -> dict[str, Any] | None:
+def qos(facts: SwitchFacts, intent: SwitchQos) -> NvueQos | None:
     if not facts.lossless:
         return None
     roce = intent.roce_priority
     polling, robustness = watchdog_timers(intent.pfc_watchdog_ms)
-    ets = [{"traffic_class": tc, "mode": "strict"} if kind == "strict" else
-           {"traffic_class": tc, "mode": "dwrr", "bw_percent": weight} for tc, kind, weight in intent.queue_schedule]
-    return {
-        "roce_mode": "lossless",
-        "trust": "l3",
-        "dscp_to_priority": dict(enumerate(intent.dscp_to_tc)),
-        "pfc_priorities": [roce],
-        "pfc_cable_length_m": intent.pfc_cable_length_m,
-        "pfc_watchdog": {"polling_interval_ms": polling, "robustness": robustness},
-        "ecn": {"traffic_class": roce, "min_bytes": intent.ecn_min_bytes, "max_bytes": intent.ecn_max_bytes,
-                "probability_pct": intent.ecn_probability_pct},
-        "ets": ets,
-    }
+    ets = tuple(NvueEts(tc, "strict") if kind == "strict" else NvueEts(tc, "dwrr", weight)
+                for tc, kind, weight in intent.queue_schedule)
+    return NvueQos(
+        roce_mode="lossless",
+        trust="l3",
+        dscp_to_priority=dict(enumerate(intent.dscp_to_tc)),
+        pfc_priorities=(roce,),
+        pfc_cable_length_m=intent.pfc_cable_length_m,
+        pfc_watchdog=NvuePfcWatchdog(polling_interval_ms=polling, robustness=robustness),
+        ecn=NvueEcn(traffic_class=roce, min_bytes=intent.ecn_min_bytes, max_bytes=intent.ecn_max_bytes,
+                    probability_pct=intent.ecn_probability_pct),
+        ets=ets,
+    )

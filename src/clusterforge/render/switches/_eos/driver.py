@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import shlex
 from types import MappingProxyType
-from typing import Any
 
 from clusterforge import nos
 from clusterforge.render.switches._eos import eos_structured_config
+from clusterforge.render.switches._eos.schema import EosConfig
 from clusterforge.render.switches.driver import NosDriver
 from clusterforge.render.switches.templates import render_template
 from clusterforge.vocab import Nos
@@ -15,8 +15,8 @@ from clusterforge.vocab import Nos
 __all__ = ["EOS"]
 
 
-def _write(structured: dict[str, Any]) -> dict[str, str]:
-    return {"running-config": render_template("switch/eos/running-config.j2", config=structured)}
+def _write(structured: EosConfig) -> dict[str, str]:
+    return {"running-config": render_template("switch/eos/running-config.j2", config=structured.sections())}
 
 
 def _apply(device_dir: str, _names: frozenset[str]) -> str:

@@ -9,9 +9,8 @@ vlan_interfaces[].vrrp_ids[], ip_virtual_router_mac_address.
 
 from __future__ import annotations
 
-from typing import Any
-
 from clusterforge.plan.records import SwitchQos
+from clusterforge.render.switches._eos.schema import EosVlanInterface, EosVrrp, EosVrrpIpv4
 from clusterforge.render.switches.facts import SwitchFacts
 from clusterforge.vocab import GatewayMethod
 
@@ -28,7 +27,7 @@ def ip_virtual_router_mac_address(facts: SwitchFacts, qos: SwitchQos) -> str | N
     return facts.gateway.virtual_mac
 
 
-def vlan_interfaces(facts: SwitchFacts, qos: SwitchQos) -> list[dict[str, Any]] | None:
+def vlan_interfaces(facts: SwitchFacts, qos: SwitchQos) -> tuple[EosVlanInterface, ...] | None:
     method = _method(facts)
     hops = facts.gateway_svis
     svis = {svi.name: svi for svi in facts.svis}
@@ -38,20 +37,22 @@ def vlan_interfaces(facts: SwitchFacts, qos: SwitchQos) -> list[dict[str, Any]] 
         mine = hops.get(name, ())
         own = [svi.ip] if svi is not None and svi.ip else []
         own += [h.address for h in mine if h.address not in own]
-        entry: dict[str, Any] = {"name": name, "mtu": svi.mtu if svi is not None else mine[0].mtu,
-                                 "ip_address": own[0], "ip_address_secondaries": own[1:]}
+        virtual: tuple[str, ...] = ()
+        vrrp: tuple[EosVrrp, ...] = ()
         if method == GatewayMethod.ANYCAST:
-            entry["ip_virtual_router_addresses"] = [h.vip.split("/")[0] for h in mine]
+            virtual = tuple(h.vip.split("/")[0] for h in mine)
         elif method == GatewayMethod.VRRP:
-            groups: dict[int, dict[str, Any]] = {}
+            groups: dict[int, tuple[int | None, list[str]]] = {}  # vrid -> (priority, [first, *secondaries])
             for h in mine:
-                vrid = h.vrid or 1
-                group = groups.setdefault(vrid, {"id": vrid, "priority_level": h.priority, "ipv4": {
-                    "address": h.vip.split("/")[0], "secondary_addresses": []}})
-                if group["ipv4"]["address"] != h.vip.split("/")[0]:
-                    group["ipv4"]["secondary_addresses"].append(h.vip.split("/")[0])
-            entry["vrrp_ids"] = list(groups.values())
+                vip = h.vip.split("/")[0]
+                addresses = groups.setdefault(h.vrid or 1, (h.priority, [vip]))[1]
+                if addresses[0] != vip:
+                    addresses.append(vip)
+            vrrp = tuple(EosVrrp(vrid, priority, EosVrrpIpv4(vips[0], tuple(vips[1:])))
+                         for vrid, (priority, vips) in groups.items())
         elif method == GatewayMethod.SINGLE:
-            entry["ip_address_secondaries"] += [h.vip for h in mine]
-        out.append(entry)
-    return out or None
+            own += [h.vip for h in mine]
+        out.append(EosVlanInterface(name=name, mtu=svi.mtu if svi is not None else mine[0].mtu, ip_address=own[0],
+                                    ip_address_secondaries=tuple(own[1:]), ip_virtual_router_addresses=virtual,
+                                    vrrp_ids=vrrp))
+    return tuple(out) or None

@@ -14,9 +14,14 @@ are emitted with each Ethernet interface from the same intent; these are the glo
 
 from __future__ import annotations
 
-from typing import Any
-
 from clusterforge.plan.records import SwitchQos
+from clusterforge.render.switches._eos.schema import (
+    EosDscpLine,
+    EosPriorityFlowControl,
+    EosQos,
+    EosQosProfile,
+    EosTxQueue,
+)
 from clusterforge.render.switches.facts import SwitchFacts
 
 __all__ = ["qos", "priority_flow_control", "qos_profiles", "QOS_PROFILE", "DSCPS_PER_LINE"]
@@ -25,7 +30,7 @@ QOS_PROFILE = "ROCE"  # the service profile every lossless port applies
 DSCPS_PER_LINE = 8  # one `qos map dscp ...` line per class and octet of DSCPs
 
 
-def _dscp_lines(intent: SwitchQos) -> list[dict[str, Any]]:
+def _dscp_lines(intent: SwitchQos) -> tuple[EosDscpLine, ...]:
     by_tc: dict[int, list[int]] = {}
     for dscp, tc in enumerate(intent.dscp_to_tc):
         by_tc.setdefault(tc, []).append(dscp)
@@ -33,34 +38,33 @@ def _dscp_lines(intent: SwitchQos) -> list[dict[str, Any]]:
     for tc in sorted(by_tc):
         dscps = by_tc[tc]
         for i in range(0, len(dscps), DSCPS_PER_LINE):
-            out.append({"dscps": dscps[i:i + DSCPS_PER_LINE], "traffic_class": tc})
-    return out
+            out.append(EosDscpLine(tuple(dscps[i:i + DSCPS_PER_LINE]), tc))
+    return tuple(out)
 
 
-def qos(facts: SwitchFacts, intent: SwitchQos) -> dict[str, Any] | None:
+def qos(facts: SwitchFacts, intent: SwitchQos) -> EosQos | None:
     if not facts.lossless:
         return None
-    return {
-        "dscp_to_traffic_class": _dscp_lines(intent),
-        "roce_priority": intent.roce_priority,
-        "ecn_min_bytes": intent.ecn_min_bytes,
-        "ecn_max_bytes": intent.ecn_max_bytes,
-        "ecn_probability_pct": intent.ecn_probability_pct,
-        "queue_keyword": facts.eos_queue,
-    }
+    return EosQos(
+        dscp_to_traffic_class=_dscp_lines(intent),
+        roce_priority=intent.roce_priority,
+        ecn_min_bytes=intent.ecn_min_bytes,
+        ecn_max_bytes=intent.ecn_max_bytes,
+        ecn_probability_pct=intent.ecn_probability_pct,
+        queue_keyword=facts.eos_queue,
+    )
 
 
-def priority_flow_control(facts: SwitchFacts, intent: SwitchQos) -> dict[str, Any] | None:
+def priority_flow_control(facts: SwitchFacts, intent: SwitchQos) -> EosPriorityFlowControl | None:
     if not facts.lossless:
         return None
-    return {"watchdog_timeout_s": intent.pfc_watchdog_ms / 1000, "watchdog_action": "drop"}
+    return EosPriorityFlowControl(watchdog_timeout_s=intent.pfc_watchdog_ms / 1000, watchdog_action="drop")
 
 
-def qos_profiles(facts: SwitchFacts, intent: SwitchQos) -> list[dict[str, Any]] | None:
+def qos_profiles(facts: SwitchFacts, intent: SwitchQos) -> tuple[EosQosProfile, ...] | None:
     if not facts.lossless:
         return None
-    queues = []
-    for q, kind, weight in intent.queue_schedule:
-        queues.append({"id": q, "priority": "priority strict"} if kind == "strict" else
-                      {"id": q, "bandwidth_percent": weight, "priority": "no priority"})
-    return [{"name": QOS_PROFILE, "queue_keyword": facts.eos_queue, "tx_queues": queues}]
+    queues = tuple(EosTxQueue(q, "priority strict") if kind == "strict" else
+                   EosTxQueue(q, "no priority", bandwidth_percent=weight)
+                   for q, kind, weight in intent.queue_schedule)
+    return (EosQosProfile(QOS_PROFILE, facts.eos_queue, queues),)

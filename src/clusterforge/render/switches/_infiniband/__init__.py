@@ -11,6 +11,7 @@ from typing import Any
 
 from clusterforge.plan import Plan
 from clusterforge.plan.records import SwitchQos
+from clusterforge.render.switches._infiniband.schema import IbConfig, IbSwitch
 from clusterforge.render.switches.facts import SwitchFacts
 from clusterforge.vocab import Plane, Transport
 
@@ -30,9 +31,9 @@ def ib_mtu_code(ipoib_mtu: int) -> int:
     return _IB_MTUS[4096]
 
 
-def ib_structured_config(facts: SwitchFacts, qos: SwitchQos) -> dict[str, Any]:
+def ib_structured_config(facts: SwitchFacts, qos: SwitchQos) -> IbConfig:
     device = facts.device
-    out: dict[str, Any] = {
+    out: IbSwitch = {
         "hostname": device.name,
         "model": device.model,
         "role": device.kind,
@@ -48,7 +49,7 @@ def ib_structured_config(facts: SwitchFacts, qos: SwitchQos) -> dict[str, Any]:
     }
     if facts.mgmt is not None:
         out["management"] = {"interface": facts.mgmt.name, "ip": facts.mgmt.ip, "vrf": facts.mgmt_vrf}
-    return {"ib": out}
+    return IbConfig(out)
 
 
 def opensm_partitions(plan: Plan) -> dict[str, Any] | None:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import shlex
 from types import MappingProxyType
-from typing import Any
 
 from clusterforge import nos
 from clusterforge.render.jsontext import to_json
 from clusterforge.render.switches._sonic import sonic_structured_config
+from clusterforge.render.switches._sonic.schema import SonicConfig
 from clusterforge.render.switches.driver import NosDriver
 from clusterforge.render.switches.sonic_merge import SONIC_MERGE
 from clusterforge.render.switches.templates import render_template
@@ -20,10 +20,11 @@ SONIC_FRR = "/etc/sonic/frr/frr.conf"  # the bgp container sees /etc/sonic/frr a
 FRR_RELOAD = "/usr/lib/frr/frr-reload.py"
 
 
-def _write(structured: dict[str, Any]) -> dict[str, str]:
-    files = {"config_db.json": to_json(structured["config_db"])}
-    if "router_bgp" in structured["frr"]:
-        files["frr.conf"] = render_template("switch/frr/frr.conf.j2", **structured["frr"])
+def _write(structured: SonicConfig) -> dict[str, str]:
+    files = {"config_db.json": to_json(structured.config_db.tables())}
+    frr = structured.frr
+    if frr.router_bgp is not None:
+        files["frr.conf"] = render_template("switch/frr/frr.conf.j2", hostname=frr.hostname, router_bgp=frr.router_bgp)
     return files
 
 

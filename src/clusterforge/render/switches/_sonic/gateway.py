@@ -9,9 +9,8 @@ plain address of the one switch that carries it.
 
 from __future__ import annotations
 
-from typing import Any
-
 from clusterforge.plan.records import SwitchQos
+from clusterforge.render.switches._sonic.schema import Sag, VlanInterface
 from clusterforge.render.switches.facts import SwitchFacts
 from clusterforge.vocab import GatewayMethod
 
@@ -22,15 +21,15 @@ def _anycast(facts: SwitchFacts) -> bool:
     return bool(facts.first_hops) and facts.gateway is not None and facts.gateway.method == GatewayMethod.ANYCAST
 
 
-def SAG(facts: SwitchFacts, qos: SwitchQos) -> dict[str, Any] | None:  # noqa: N802 - table name
+def SAG(facts: SwitchFacts, qos: SwitchQos) -> dict[str, Sag] | None:  # noqa: N802 - table name
     if not _anycast(facts) or facts.gateway is None or not facts.gateway.virtual_mac:
         return None
     return {"GLOBAL": {"gateway_mac": facts.gateway.virtual_mac}}
 
 
-def gateway_vlan_interfaces(facts: SwitchFacts) -> dict[str, Any]:
+def gateway_vlan_interfaces(facts: SwitchFacts) -> dict[str, VlanInterface]:
     """VLAN_INTERFACE entries for the switch's first hops: the SVI, its own address, the gateway."""
-    out: dict[str, Any] = {}
+    out: dict[str, VlanInterface] = {}
     for name, hops in facts.gateway_svis.items():
         out[name] = {"static_anycast_gateway": "true"} if _anycast(facts) else {}
         for hop in hops:

@@ -8,9 +8,8 @@ system EEPROM at first boot, no declaration knows it, and the apply step keeps t
 
 from __future__ import annotations
 
-from typing import Any
-
 from clusterforge.plan.records import SwitchQos
+from clusterforge.render.switches._sonic.schema import DeviceMetadata
 from clusterforge.render.switches.facts import SwitchFacts
 from clusterforge.vocab import DeviceKind, Plane
 
@@ -29,8 +28,8 @@ def sonic_device_type(facts: SwitchFacts) -> str:
     return _ROUTED_TYPES[device.kind]
 
 
-def DEVICE_METADATA(facts: SwitchFacts, qos: SwitchQos) -> dict[str, Any]:  # noqa: N802 - table name
-    localhost: dict[str, str] = {
+def DEVICE_METADATA(facts: SwitchFacts, qos: SwitchQos) -> dict[str, DeviceMetadata]:  # noqa: N802 - table name
+    localhost: DeviceMetadata = {
         "hostname": facts.name,
         "type": sonic_device_type(facts),
         # split-unified: FRR config comes from our one frr.conf, not from CONFIG_DB; plain "split" expects one

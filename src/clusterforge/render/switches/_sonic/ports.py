@@ -7,19 +7,18 @@ entry whose lanes differ from the platform's would be a different port to orchag
 
 from __future__ import annotations
 
-from typing import Any
-
 from clusterforge.plan.records import SwitchQos
+from clusterforge.render.switches._sonic.schema import Port
 from clusterforge.render.switches.facts import SwitchFacts
 
 __all__ = ["PORT"]
 
 
-def PORT(facts: SwitchFacts, qos: SwitchQos) -> dict[str, Any] | None:  # noqa: N802 - table name
+def PORT(facts: SwitchFacts, qos: SwitchQos) -> dict[str, Port] | None:  # noqa: N802 - table name
     platform = facts.sonic_platform
     if platform is None:
         raise ValueError(f"{facts.name}: switch model {facts.device.model!r} has no SONiC port map in the catalog")
-    out: dict[str, Any] = {}
+    out: dict[str, Port] = {}
     for port in facts.ports:
         known = platform.by_name.get(port.name)
         if known is None:
@@ -27,7 +26,7 @@ def PORT(facts: SwitchFacts, qos: SwitchQos) -> dict[str, Any] | None:  # noqa: 
         speed = port.speed_gbps or known.speed_gbps
         if speed not in known.speeds_gbps:  # refused at load time already (plan/sonic_checks.py)
             raise ValueError(f"{facts.name}: {port.name} at {speed}G is not a speed {platform.hwsku} allows there")
-        entry = {"admin_status": "up", "alias": known.alias, "index": str(known.index), "lanes": known.lanes,
+        entry: Port = {"admin_status": "up", "alias": known.alias, "index": str(known.index), "lanes": known.lanes,
                  "mtu": str(port.mtu), "speed": str(speed * 1000)}  # SONiC counts Mb/s
         lane_mbps = speed * 1000 // len(known.lanes.split(","))
         if lane_mbps >= 50_000 or speed == 100:

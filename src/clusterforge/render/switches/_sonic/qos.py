@@ -11,9 +11,8 @@ All tables apply to RoCE planes only; other planes return None.
 
 from __future__ import annotations
 
-from typing import Any
-
 from clusterforge.plan.records import SwitchQos
+from clusterforge.render.switches._sonic.schema import PfcWatchdog, PortQosMap, QosMap, Queue, Scheduler, WredProfile
 from clusterforge.render.switches.facts import SwitchFacts
 
 __all__ = [
@@ -31,19 +30,19 @@ def _ports(facts: SwitchFacts) -> list[str]:
     return [p.name for p in facts.ports] if facts.lossless else []
 
 
-def DSCP_TO_TC_MAP(facts: SwitchFacts, qos: SwitchQos) -> dict[str, Any] | None:  # noqa: N802
+def DSCP_TO_TC_MAP(facts: SwitchFacts, qos: SwitchQos) -> dict[str, QosMap] | None:  # noqa: N802
     if not facts.lossless:
         return None
     return {QOS_PROFILE: {str(d): str(tc) for d, tc in enumerate(qos.dscp_to_tc)}}
 
 
-def TC_TO_QUEUE_MAP(facts: SwitchFacts, qos: SwitchQos) -> dict[str, Any] | None:  # noqa: N802
+def TC_TO_QUEUE_MAP(facts: SwitchFacts, qos: SwitchQos) -> dict[str, QosMap] | None:  # noqa: N802
     if not facts.lossless:
         return None
     return {QOS_PROFILE: {str(tc): str(tc) for tc in TRAFFIC_CLASSES}}
 
 
-def TC_TO_PRIORITY_GROUP_MAP(facts: SwitchFacts, qos: SwitchQos) -> dict[str, Any] | None:  # noqa: N802
+def TC_TO_PRIORITY_GROUP_MAP(facts: SwitchFacts, qos: SwitchQos) -> dict[str, QosMap] | None:  # noqa: N802
     # the lossless TC gets its own ingress priority group (where PFC headroom lives); the rest share the
     # lossy PG 0, which BUFFER_PG gives ingress_lossy_profile (AZURE maps TC 7 to a PG 7 without a buffer)
     if not facts.lossless:
@@ -52,32 +51,32 @@ def TC_TO_PRIORITY_GROUP_MAP(facts: SwitchFacts, qos: SwitchQos) -> dict[str, An
     return {QOS_PROFILE: {str(tc): str(tc if tc == roce else 0) for tc in TRAFFIC_CLASSES}}
 
 
-def MAP_PFC_PRIORITY_TO_QUEUE(facts: SwitchFacts, qos: SwitchQos) -> dict[str, Any] | None:  # noqa: N802
+def MAP_PFC_PRIORITY_TO_QUEUE(facts: SwitchFacts, qos: SwitchQos) -> dict[str, QosMap] | None:  # noqa: N802
     if not facts.lossless:
         return None
     return {QOS_PROFILE: {str(p): str(p) for p in TRAFFIC_CLASSES}}
 
 
-def PFC_PRIORITY_TO_PRIORITY_GROUP_MAP(facts: SwitchFacts, qos: SwitchQos) -> dict[str, Any] | None:  # noqa: N802
+def PFC_PRIORITY_TO_PRIORITY_GROUP_MAP(facts: SwitchFacts, qos: SwitchQos) -> dict[str, QosMap] | None:  # noqa: N802
     # which PG a received PFC priority's headroom is in: the lossless priority only (AZURE: 3 and 4)
     if not facts.lossless:
         return None
     return {QOS_PROFILE: {str(qos.roce_priority): str(qos.roce_priority)}}
 
 
-def CABLE_LENGTH(facts: SwitchFacts, qos: SwitchQos) -> dict[str, Any] | None:  # noqa: N802
+def CABLE_LENGTH(facts: SwitchFacts, qos: SwitchQos) -> dict[str, QosMap] | None:  # noqa: N802
     ports = _ports(facts)
     if not ports:
         return None
     return {QOS_PROFILE: {name: f"{qos.pfc_cable_length_m}m" for name in ports}}
 
 
-def PORT_QOS_MAP(facts: SwitchFacts, qos: SwitchQos) -> dict[str, Any] | None:  # noqa: N802
+def PORT_QOS_MAP(facts: SwitchFacts, qos: SwitchQos) -> dict[str, PortQosMap] | None:  # noqa: N802
     ports = _ports(facts)
     if not ports:
         return None
     priority = str(qos.roce_priority)
-    binding = {
+    binding: PortQosMap = {
         "dscp_to_tc_map": QOS_PROFILE,
         "tc_to_queue_map": QOS_PROFILE,
         "tc_to_pg_map": QOS_PROFILE,
@@ -87,28 +86,31 @@ def PORT_QOS_MAP(facts: SwitchFacts, qos: SwitchQos) -> dict[str, Any] | None:  
         "pfcwd_sw_enable": priority,
     }
     # `global`: the switch-wide DSCP map (upstream binds AZURE there too), for traffic of ports without one
-    return {"global": {"dscp_to_tc_map": QOS_PROFILE}, **{name: dict(binding) for name in ports}}
+    out: dict[str, PortQosMap] = {"global": {"dscp_to_tc_map": QOS_PROFILE}}
+    out.update({name: binding.copy() for name in ports})
+    return out
 
 
-def PFC_WD(facts: SwitchFacts, qos: SwitchQos) -> dict[str, Any] | None:  # noqa: N802
+def PFC_WD(facts: SwitchFacts, qos: SwitchQos) -> dict[str, PfcWatchdog] | None:  # noqa: N802
     # one watchdog figure in the intent: detect a stuck lossless queue after it, restore after it
     ms = str(qos.pfc_watchdog_ms)
     return {name: {"action": "drop", "detection_time": ms, "restoration_time": ms} for name in _ports(facts)} or None
 
 
-def WRED_PROFILE(facts: SwitchFacts, qos: SwitchQos) -> dict[str, Any] | None:  # noqa: N802
+def WRED_PROFILE(facts: SwitchFacts, qos: SwitchQos) -> dict[str, WredProfile] | None:  # noqa: N802
     # ECN marking on the RoCE queue; all three colours as upstream's AZURE_LOSSLESS (RoCE is not
     # policed, so it is green, but a marker elsewhere in the path must not turn marking off)
     if not facts.lossless:
         return None
-    profile: dict[str, str] = {"ecn": "ecn_all"}
-    for colour in ("green", "yellow", "red"):
-        profile.update({
-            f"wred_{colour}_enable": "true",
-            f"{colour}_min_threshold": str(qos.ecn_min_bytes),
-            f"{colour}_max_threshold": str(qos.ecn_max_bytes),
-            f"{colour}_drop_probability": str(qos.ecn_probability_pct),
-        })
+    low, high, pct = str(qos.ecn_min_bytes), str(qos.ecn_max_bytes), str(qos.ecn_probability_pct)
+    profile: WredProfile = {
+        "ecn": "ecn_all",
+        "wred_green_enable": "true", "green_min_threshold": low, "green_max_threshold": high,
+        "green_drop_probability": pct,
+        "wred_yellow_enable": "true", "yellow_min_threshold": low, "yellow_max_threshold": high,
+        "yellow_drop_probability": pct,
+        "wred_red_enable": "true", "red_min_threshold": low, "red_max_threshold": high, "red_drop_probability": pct,
+    }
     return {WRED_NAME: profile}
 
 
@@ -116,23 +118,23 @@ def scheduler_name(kind: str, weight: int) -> str:
     return "STRICT" if kind == "strict" else f"DWRR_{weight}"
 
 
-def SCHEDULER(facts: SwitchFacts, qos: SwitchQos) -> dict[str, Any] | None:  # noqa: N802
+def SCHEDULER(facts: SwitchFacts, qos: SwitchQos) -> dict[str, Scheduler] | None:  # noqa: N802
     if not facts.lossless:
         return None
-    out: dict[str, Any] = {}
+    out: dict[str, Scheduler] = {}
     for _, kind, weight in qos.queue_schedule:
-        entry = {"type": "STRICT"} if kind == "strict" else {"type": "DWRR", "weight": str(weight)}
+        entry: Scheduler = {"type": "STRICT"} if kind == "strict" else {"type": "DWRR", "weight": str(weight)}
         out[scheduler_name(kind, weight)] = entry
     return out
 
 
-def QUEUE(facts: SwitchFacts, qos: SwitchQos) -> dict[str, Any] | None:  # noqa: N802
+def QUEUE(facts: SwitchFacts, qos: SwitchQos) -> dict[str, Queue] | None:  # noqa: N802
     # every queue 0-7 has a scheduler; only the RoCE queue has WRED (ECN marking): the lossy queues
     # tail-drop, the CNP queue carries only congestion notifications, which must not be marked or dropped early
-    out: dict[str, Any] = {}
+    out: dict[str, Queue] = {}
     for name in _ports(facts):
         for q, kind, weight in qos.queue_schedule:
-            entry = {"scheduler": scheduler_name(kind, weight)}
+            entry: Queue = {"scheduler": scheduler_name(kind, weight)}
             if q == qos.roce_priority:
                 entry["wred_profile"] = WRED_NAME
             out[f"{name}|{q}"] = entry

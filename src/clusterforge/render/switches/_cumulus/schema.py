@@ -1,0 +1,127 @@
+"""Cumulus Linux's structured config as typed records: one frozen record per `set` section of startup.yaml.
+
+Section and field names follow NVUE's object model (schemas/nvue_object_model.json, NVIDIA's NVUE command
+reference); the templates (templates/switch/cumulus/<section>.j2) read exactly these fields, and
+`sections()` is what they are given: the sections that apply, in startup.yaml's order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import Any
+
+from clusterforge.render.switches._frr.router_bgp import RouterBgp
+
+__all__ = ["NvueSystem", "NvueVrrpGroup", "NvueInterface", "NvueBridge", "NvuePfcWatchdog", "NvueEcn", "NvueEts",
+           "NvueQos", "NvueRouter", "NvueWords", "CumulusConfig", "RECORDS"]
+
+
+@dataclass(frozen=True, slots=True)
+class NvueSystem:  # system
+    hostname: str
+
+
+@dataclass(frozen=True, slots=True)
+class NvueVrrpGroup:  # interface <svi> ip vrrp virtual-router <id>
+    id: int
+    priority: int | None
+    addresses: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class NvueInterface:  # interface <id>: every field present, so the template never guesses what is absent
+    name: str  # lo, eth0, swpN, vlanN
+    type: str  # loopback, eth, swp, svi
+    description: str = ""
+    addresses: tuple[str, ...] = ()
+    vrf: str | None = None
+    gateway: str | None = None
+    vrr: tuple[str, ...] = ()  # anycast gateway addresses (VRR)
+    vrrp: tuple[NvueVrrpGroup, ...] = ()
+    mtu: int | None = None
+    speed: str | None = None  # "400G"
+    access_vlan: int | None = None
+    trunk: bool = False
+    vlan: int | None = None  # SVIs: their VLAN
+    pfc_watchdog: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class NvueBridge:  # bridge domain <domain>
+    domain: str
+    vlans: tuple[int, ...]
+    stp_priority: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class NvuePfcWatchdog:  # qos pfc-watchdog
+    polling_interval_ms: int
+    robustness: int
+
+
+@dataclass(frozen=True, slots=True)
+class NvueEcn:  # qos congestion-control default-global traffic-class <tc>
+    traffic_class: int
+    min_bytes: int
+    max_bytes: int
+    probability_pct: int
+
+
+@dataclass(frozen=True, slots=True)
+class NvueEts:  # qos egress-scheduler default-global traffic-class <tc>
+    traffic_class: int
+    mode: str  # strict, dwrr
+    bw_percent: int | None = None  # dwrr only
+
+
+@dataclass(frozen=True, slots=True)
+class NvueQos:  # qos: roce, mapping, pfc, pfc-watchdog, congestion-control, egress-scheduler
+    roce_mode: str
+    trust: str
+    dscp_to_priority: Mapping[int, int]
+    pfc_priorities: tuple[int, ...]
+    pfc_cable_length_m: int
+    pfc_watchdog: NvuePfcWatchdog
+    ecn: NvueEcn
+    ets: tuple[NvueEts, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class NvueRouter:  # router bgp
+    asn: int
+    router_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class NvueWords:
+    """The spelling of the plane's NVUE release (nvue_syntax.py), not a `set` section."""
+
+    version: str
+    ip: str
+    switch: str
+    on: str
+    vrr_state: str
+    vrf_at_interface: bool
+    comment: str  # the header comment naming the syntax
+
+
+@dataclass(frozen=True, slots=True)
+class CumulusConfig:
+    """startup.yaml's `set` sections in their order (None or empty: the section does not apply), and the spelling."""
+
+    system: NvueSystem
+    interface: tuple[NvueInterface, ...]
+    bridge: NvueBridge | None  # storage leaves and access planes only
+    qos: NvueQos | None  # RoCE planes only
+    router: NvueRouter | None
+    vrf: Mapping[str, RouterBgp] | None  # BGP sessions and originated prefixes, in VRF default
+    nvue: NvueWords
+
+    def sections(self) -> dict[str, Any]:
+        """What the templates read: the sections that apply, and `nvue`."""
+        return {f.name: value for f in fields(self) if (value := getattr(self, f.name)) or f.name == "nvue"}
+
+
+RECORDS = (NvueSystem, NvueVrrpGroup, NvueInterface, NvueBridge, NvuePfcWatchdog, NvueEcn, NvueEts, NvueQos,
+           NvueRouter, NvueWords, CumulusConfig)
