@@ -1,4 +1,5 @@
-"""Golden files for the rendered Ansible inventory, host_vars asset register and gateway table of the lab example.
+"""Golden files for the rendered Ansible inventory, host_vars, asset register, gateway table and Slurm files
+(slurm/: slurm.conf, gres.conf, topology.conf, cgroup.conf, accounts.json, nccl/<host>.conf) of the lab example.
 
 Regenerate with CF_REGEN_GOLDENS=1 pytest tests/golden and review the diff.
 """
@@ -15,6 +16,7 @@ from clusterforge.loading import load_and_plan
 from clusterforge.render.ansible_inventory import render_ansible
 from clusterforge.render.assets import render_assets
 from clusterforge.render.gateways import render_gateways
+from clusterforge.render.tree import render_tree
 
 ROOT = Path(__file__).parents[2]
 GOLDEN = Path(__file__).parent / "lab"
@@ -22,7 +24,7 @@ GOLDEN = Path(__file__).parent / "lab"
 
 def _rendered() -> dict[str, str]:
     spec, plan, _ = load_and_plan(ROOT / "inventory" / "lab.yaml")
-    return {**render_ansible(plan), **render_assets(plan), **render_gateways(plan)}
+    return {**render_ansible(plan), **render_assets(plan), **render_gateways(plan), **render_tree(plan).slurm_files()}
 
 
 FILES = _rendered()

@@ -7,14 +7,14 @@ from typing import Literal
 from pydantic import Field
 
 from clusterforge.model.base import Declared
-from clusterforge.model.grammar import FreeText, GpuModel, ModelKey, NicName, PartNumber
+from clusterforge.model.grammar import FreeText, GpuModel, ModelKey, NicName, PartNumber, RdmaDevice
 from clusterforge.model.parts import CduModel, NicModel, PowerShelfModel
 from clusterforge.model.rackscale import RackSystemModel
 from clusterforge.model.sonic_ports import SonicPlatform
 
 __all__ = [
-    "GpuSpec", "Tflops", "PrecisionFloors", "AcceptanceFloors", "NicGroup", "ServerNics", "Psu", "ServerModel",
-    "SwitchModel", "PduModel", "CableModel",
+    "CpuSpec", "GpuSpec", "Tflops", "PrecisionFloors", "AcceptanceFloors", "NicGroup", "ServerNics", "Psu",
+    "ServerModel", "SwitchModel", "PduModel", "CableModel",
     "Catalog",
 ]
 
@@ -61,10 +61,22 @@ class GpuSpec(Declared):
     acceptance: AcceptanceFloors | None = None
 
 
+class CpuSpec(Declared):
+    """The CPU topology a Slurm node line states (Sockets, CoresPerSocket, ThreadsPerCore), as the
+    spec sheet gives it; ``model`` is for the reader."""
+
+    model: FreeText = ""
+    sockets: int = Field(ge=1, le=16)
+    cores_per_socket: int = Field(ge=1, le=1024)
+    threads_per_core: int = Field(default=2, ge=1, le=8)
+
+
 class NicGroup(Declared):
     count: int = Field(ge=0, le=32)
     speed_gbps: int = Field(gt=0, le=3200)
     names: list[NicName] | None = Field(default=None, max_length=32)
+    rdma_devices: list[RdmaDevice] | None = Field(default=None, max_length=64, description="the RDMA device of"
+                                                  " each port, in rail order (NCCL_IB_HCA); unset: not known")
     model: ModelKey | None = Field(default=None, description="catalog NIC model (catalog.nics)")
     planes: int = Field(default=1, ge=1, le=2, description="Ethernet planes per NIC: 2 for a ConnectX-8 on"
                         " Ethernet (2 x 400GbE), each plane its own rail and leaf")
@@ -93,6 +105,8 @@ class ServerModel(Declared):
                                            " (device-type export); unset: none is exported")
     description: FreeText = ""
     gpu: GpuSpec
+    cpu: CpuSpec | None = Field(default=None, description="CPU topology (Slurm node lines)")
+    memory_gb: int | None = Field(default=None, ge=1, le=1_000_000, description="installed system memory, GiB")
     nics: ServerNics
     psu: Psu
     max_draw_w: float = Field(gt=0, le=200_000)

@@ -5,14 +5,15 @@
 * power: a feed the PDU model cannot take (phases, voltage off by > 10 %, current above its rating);
 * transport/NOS: InfiniBand only on the infiniband NOS and vice versa, switch models of the plane's
   transport;
-* quotas: team GPU quotas within the cluster's GPUs;
+* quotas: team GPU quotas within the cluster's GPUs (Kubernetes ResourceQuotas, Slurm GrpTRES limits);
 * racks: reserved U within the rack; a liquid limit only with liquid cooling;
 * QoS: ECN thresholds in order, RoCE and CNP on different DSCPs and priorities;
 * software: the driver version within its branch, open kernel modules from R515 on, the CUDA major's
   minimum driver branch (NVIDIA's minor-version-compatibility table: 11.x >= 450, 12.x >= 525,
   13.x >= 580; open modules first shipped with R515, NVIDIA's open-gpu-kernel-modules announcement);
 * storage layout: GlusterFS needs storage servers, and each tier's bricks (servers x bricks_per_server)
-  a multiple of its replicas; replicas/bricks_per_server mean nothing for other kinds.
+  a multiple of its replicas; replicas/bricks_per_server mean nothing for other kinds;
+* schedulers and Slurm: model/slurm_checks.py.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any
 
 from clusterforge.model.cluster import ClusterSpec, Loc
 from clusterforge.model.host_checks import CUDA_MIN_DRIVER_BRANCH, host_problems
+from clusterforge.model.slurm_checks import slurm_problems
 
 __all__ = ["semantic_problems"]
 
@@ -30,7 +32,8 @@ VOLTAGE_TOLERANCE = 0.10
 
 def semantic_problems(spec: ClusterSpec) -> list[tuple[Loc, str]]:
     return [*_duplicates(spec), *_feed_vs_pdu(spec), *_transport(spec), *_quotas(spec), *_racks(spec),
-            *_qos(spec), *_software(spec), *_storage_layout(spec), *host_problems(spec)]
+            *_qos(spec), *_software(spec), *_storage_layout(spec), *host_problems(spec),
+            *slurm_problems(spec)]
 
 
 def _first_seen(items: Iterable[tuple[Loc, Any]], what: str) -> list[tuple[Loc, str]]:

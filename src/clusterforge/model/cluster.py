@@ -14,6 +14,7 @@ from clusterforge.model.grammar import Name
 from clusterforge.model.hardware_checks import hardware_problems
 from clusterforge.model.network import PLANES, Networks
 from clusterforge.model.site import Site
+from clusterforge.model.slurm import SchedulerName, Slurm
 from clusterforge.model.software import Software, Team
 from clusterforge.model.storage import Storage
 from clusterforge.model.units import Envelope, ScalableUnit
@@ -35,6 +36,8 @@ class ClusterSpec(Declared):
     control: Control = Control()
     software: Software = Software()
     teams: list[Team] = Field(default=[], max_length=1000)
+    schedulers: list[SchedulerName] = Field(default=["kubernetes"], min_length=1, max_length=2)
+    slurm: Slurm = Slurm()
 
     def su(self, su_id: int) -> ScalableUnit:
         for unit in self.scalable_units:

@@ -15,7 +15,8 @@ from pydantic import AfterValidator
 
 __all__ = [
     "Name", "ModelKey", "PartNumber", "GpuModel", "NicName", "VrfName", "Version", "DriverBranch", "DriverVersion",
-    "OsRelease", "MountPath", "Export", "MountOptions", "Label", "Owner", "FreeText", "GRAMMARS",
+    "OsRelease", "MountPath", "Export", "MountOptions", "Label", "Owner", "FreeText", "SlurmName", "SlurmTime",
+    "RdmaDevice", "GRAMMARS",
 ]
 
 GRAMMARS: dict[str, tuple[str, str]] = {
@@ -47,6 +48,16 @@ GRAMMARS: dict[str, tuple[str, str]] = {
     "label": (r"[a-z0-9][a-z0-9._-]{0,31}", "1-32 characters of a-z, 0-9, '.', '_' and '-'"),
     "owner": (r"[A-Za-z0-9][A-Za-z0-9 ._@-]{0,62}",
               "1-63 characters of letters, digits, space, '.', '_', '@' and '-', starting with a letter or digit"),
+    # Slurm: one word of slurm.conf (no space, '=', '#', ',', ':' or brackets, which its parser and hostlist
+    # expressions split on), lower case because Slurm folds ClusterName and account names to lower case,
+    # 40 characters at most (slurm.conf(5) ClusterName: MariaDB's table-name limit).
+    "Slurm name": (r"[a-z][a-z0-9_-]{0,39}",
+                   "1-40 characters of a-z, 0-9, '_' and '-', starting with a letter"),
+    # slurm.conf(5) MaxTime: minutes, minutes:seconds, hours:minutes:seconds, days-hours,
+    # days-hours:minutes, days-hours:minutes:seconds, or UNLIMITED/INFINITE.
+    "Slurm time": (r"UNLIMITED|INFINITE|[0-9]{1,6}(?::[0-5]?[0-9]){0,2}|[0-9]{1,4}-[0-9]{1,2}(?::[0-5]?[0-9]){0,2}",
+                   "MINUTES, MM:SS, HH:MM:SS, DAYS-HH, DAYS-HH:MM, DAYS-HH:MM:SS, UNLIMITED or INFINITE"),
+    "RDMA device": (r"[a-z][a-z0-9_]{0,31}", "an RDMA device name: 1-32 characters of a-z, 0-9 and '_', e.g. mlx5_0"),
 }
 FREE_TEXT_MAX = 500
 _TEMPLATE = re.compile(r"\{[{%#]|[}%#]\}")
@@ -91,3 +102,6 @@ MountOptions = Annotated[str, _grammar("mount options")]
 Label = Annotated[str, _grammar("label")]
 Owner = Annotated[str, _grammar("owner")]
 FreeText = Annotated[str, AfterValidator(_free_text)]
+SlurmName = Annotated[str, _grammar("Slurm name")]
+SlurmTime = Annotated[str, _grammar("Slurm time")]
+RdmaDevice = Annotated[str, _grammar("RDMA device")]

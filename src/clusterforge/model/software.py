@@ -21,6 +21,7 @@ class Software(Declared):
     cuda_version: Version = "11.8"
     kubernetes_version: Version = "1.31"
     nccl_version: Version = "2.21"
+    slurm_version: Version = "22.05"  # Debian 12's slurm-wlm; selects what the rendered Slurm files may use
 
 
 class Team(Declared):

@@ -33,6 +33,7 @@ from clusterforge.plan.rackscale import nvlink_domains, power_shelf_problems, ra
 from clusterforge.plan.records import Summary
 from clusterforge.plan.servers import node_slots, server_device
 from clusterforge.plan.services import plan_services
+from clusterforge.plan.slurm import plan_slurm
 from clusterforge.plan.storage_fabric import plan_storage_fabric, plan_storage_servers
 from clusterforge.plan.switches import SITE_CATEGORIES, SwitchBuilder
 from clusterforge.plan.topology import scheduler_topology
@@ -131,6 +132,8 @@ def plan_cluster(spec: ClusterSpec, nos_traits: Mapping[str, NosTraits] = NOS_TR
     bom = bill_of_materials(spec, devices, links, pdus, cooling.bom + _rack_system_lines(spec))
     domains = tuple(nvlink_domains(spec, units, _hosts_by_rack(servers.values()), trays))
     kinds = Counter(d.kind for d in devices)
+    scheduler = scheduler_topology(devices, links, data.tiers, domains)
+    roce = host_roce(spec)
     fabric = _fabric_summaries(ctx, devices, links)
     summary = Summary(
         gpus=sum(d.gpus for d in devices), servers=kinds[DeviceKind.SERVER], storage_servers=kinds[DeviceKind.STORAGE],
@@ -141,11 +144,12 @@ def plan_cluster(spec: ClusterSpec, nos_traits: Mapping[str, NosTraits] = NOS_TR
     return Plan(
         cluster=spec.name, site=spec.site.name, devices=tuple(devices), racks=tuple(racks), pdus=tuple(pdus),
         links=tuple(links), fabric=fabric, pools=_pools_report(ctx), bom=bom, qos=switch_qos(spec),
-        host_roce=host_roce(spec), summary=summary, services=services, warnings=tuple(warnings),
+        host_roce=roce, summary=summary, services=services, warnings=tuple(warnings),
         planes=plane_attrs(spec), management_vrf=management_vrf(spec), servers=server_facts(spec, devices),
         switch_models=switch_models(spec, devices), site_facts=site_facts(spec), gateways=gateways,
         rack_trays=tuple(trays),
-        nvlink_domains=domains, scheduler=scheduler_topology(devices, links, data.tiers, domains),
+        nvlink_domains=domains, scheduler=scheduler, schedulers=tuple(spec.schedulers),
+        slurm=plan_slurm(spec, devices, scheduler, roce),
         cooling=cooling if spec.site.facility.cooling.liquid_loop else None,
     )
 

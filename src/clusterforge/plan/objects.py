@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from clusterforge.plan.gateways import PlaneGateway
     from clusterforge.plan.liquid import CoolingPlan
     from clusterforge.plan.rackscale import NvlinkDomain, RackTray
+    from clusterforge.plan.slurm import SlurmPlan
     from clusterforge.plan.topology import SchedulerTopology
 
 __all__ = ["Interface", "Endpoint", "Device", "Pdu", "Rack", "Link", "FabricSummary", "Plan", "DEVICE_KINDS"]
@@ -259,6 +260,8 @@ class Plan:
     nvlink_domains: tuple[NvlinkDomain, ...] = ()  # one per rack-scale rack
     scheduler: SchedulerTopology | None = None  # Slurm tree/block and Kubernetes node labels (plan/topology.py)
     cooling: CoolingPlan | None = None  # liquid/air split, rows' CDUs (plan/liquid.py), with a liquid loop declared
+    schedulers: tuple[str, ...] = ("kubernetes",)  # as declared: kubernetes, slurm or both
+    slurm: SlurmPlan | None = None  # with slurm among the schedulers (plan/slurm.py)
     _index: dict[str, Device] = field(default_factory=dict, repr=False, compare=False)
 
     def device(self, name: str) -> Device:

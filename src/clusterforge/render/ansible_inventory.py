@@ -7,12 +7,14 @@ from typing import Any
 
 from clusterforge.fanout import fan_out
 from clusterforge.plan import Device, Plan
+from clusterforge.render.slurm import ACCOUNTS_FILE, CONFIG_FILES, NCCL_DIR, SLURM_DIR
+from clusterforge.render.slurm.accounts import accounts_data
 from clusterforge.render.switches.network_os import ansible_network_vars
 from clusterforge.render.yamltext import to_ansible_yaml
 from clusterforge.vocab import DeviceKind, Plane
 
-__all__ = ["render_ansible", "kubernetes_vars", "ansible_tree", "host_vars", "host_vars_text", "group_name",
-           "ANSIBLE_DIR", "HOST_GROUPS"]
+__all__ = ["render_ansible", "kubernetes_vars", "slurm_vars", "ansible_tree", "host_vars", "host_vars_text",
+           "group_name", "ANSIBLE_DIR", "HOST_GROUPS", "SLURM_GROUPS"]
 
 ANSIBLE_DIR = "ansible"
 
@@ -35,7 +37,7 @@ def host_vars(plan: Plan, device: Device) -> dict[str, Any]:
         entry.pop("speed_gbps", None)
         interfaces.append(entry)
     services = plan.services
-    return {
+    out = {
         "ansible_host": device.management_ip,
         "cf_name": device.name,
         "cf_kind": device.kind,
@@ -55,6 +57,9 @@ def host_vars(plan: Plan, device: Device) -> dict[str, Any]:
         "cf_storage": {key: value for key, value in services.storage.to_dict().items()
                        if key not in ("volumes", "clients")},
     }
+    if plan.slurm is not None:
+        out["cf_slurm"] = slurm_vars(plan, "node")
+    return out
 
 
 # The inventory group of each host kind (playbooks/site.yml plays on them by these names).
@@ -71,6 +76,39 @@ def kubernetes_vars(plan: Plan) -> dict[str, Any]:
                       for d in gpu_nodes],
         "teams": [t.to_dict() for t in plan.services.teams],
     }
+
+
+# Inventory groups of the Slurm roles, with Slurm among the schedulers: the control nodes run slurmctld
+# (the first also slurmdbd), the GPU servers slurmd.
+SLURM_GROUPS = {DeviceKind.CONTROL: "slurm_controller", DeviceKind.SERVER: "slurm_nodes"}
+
+
+def slurm_vars(plan: Plan, role: str) -> dict[str, Any]:
+    """``cf_slurm``: where the rendered Slurm files are and what the roles need beside them. The same on
+    every GPU server (no host's own value: it is part of the golden image profile); a node's nccl.conf is
+    ``<config_dir>/nccl/<inventory_hostname>.conf``. Paths are relative to the rendered tree, the
+    directory above the inventory's (``{{ inventory_dir }}/..``)."""
+    slurm = plan.slurm
+    assert slurm is not None
+    out: dict[str, Any] = {
+        "role": role,
+        "version": slurm.version,
+        "cluster_name": slurm.cluster_name,
+        "hardware": "simulated" if slurm.simulated else "real",
+        "gpu_detection": slurm.gpu_detection,
+        "controllers": [{"name": c.name, "address": c.address} for c in slurm.controllers],
+        "accounting_host": {"name": slurm.accounting_host.name, "address": slurm.accounting_host.address},
+        "config_dir": SLURM_DIR,
+        "config_files": [name for name in CONFIG_FILES if name != "topology.conf" or slurm.topology_plugin],
+        "nccl_dir": f"{SLURM_DIR}/{NCCL_DIR}",
+    }
+    if role == "controller":
+        out["accounts_file"] = f"{SLURM_DIR}/{ACCOUNTS_FILE}"
+        out["accounts"] = accounts_data(slurm)["accounts"]
+        out["nodes"] = [{"name": n.name, "gpus": n.gpus, "gpu_type": n.gpu_type} for n in slurm.nodes]
+        out["partitions"] = [{"name": p.name, "nodes": list(p.nodes), "default": p.default}
+                             for p in slurm.partitions]
+    return out
 
 
 def render_ansible(plan: Plan) -> dict[str, str]:
@@ -90,6 +128,8 @@ def host_vars_text(plan: Plan, device: Device) -> str:
         out["cf_storage"] = plan.services.storage.to_dict()
     if device.kind == DeviceKind.CONTROL:
         out["cf_kubernetes"] = kubernetes_vars(plan)
+        if plan.slurm is not None:
+            out["cf_slurm"] = slurm_vars(plan, "controller")
     return HEADER + to_ansible_yaml(out)
 
 
@@ -110,6 +150,8 @@ def ansible_tree(plan: Plan, workers: int | None = None) -> dict[str, str]:
             if device.rack:
                 groups[group_name(device.rack)].append(device.name)
             groups[f"role_{group_name(device.kind)}"].append(device.name)
+            if plan.slurm is not None and device.kind in SLURM_GROUPS:
+                groups[SLURM_GROUPS[device.kind]].append(device.name)
         elif device.kind != DeviceKind.PDU:
             switch_hosts[device.name] = {"ansible_host": device.management_ip, "cf_kind": device.kind,
                                          "cf_plane": device.plane, "cf_model": device.model,
@@ -119,7 +161,7 @@ def ansible_tree(plan: Plan, workers: int | None = None) -> dict[str, str]:
         "servers": {"hosts": {name: None for name in groups.pop("servers", [])}},
         "switches": {"hosts": switch_hosts},
     }
-    for group in ("storage_servers", "control_nodes"):
+    for group in ("storage_servers", "control_nodes", *SLURM_GROUPS.values()):
         if group in groups:
             children[group] = {"hosts": {name: None for name in groups.pop(group)}}
     for name in sorted(groups):

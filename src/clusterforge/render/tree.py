@@ -17,6 +17,7 @@ from clusterforge.render.ansible_inventory import ANSIBLE_DIR, ansible_tree
 from clusterforge.render.assets import render_assets
 from clusterforge.render.gateways import render_gateways
 from clusterforge.render.scheduler import SCHEDULER_DIR, scheduler_files
+from clusterforge.render.slurm import SLURM_DIR, slurm_files
 from clusterforge.render.switches import FABRIC_DIR, SWITCHES_DIR, SwitchFiles, switch_tree
 
 __all__ = ["RenderedTree", "render_tree"]
@@ -31,6 +32,7 @@ class RenderedTree:
     switches: Mapping[str, SwitchFiles]  # switch name -> {file name: text}, with .nos (the Plan's NOS)
     fabric: Mapping[str, str] = field(default_factory=dict)  # fabric-wide files (InfiniBand subnet manager)
     scheduler: Mapping[str, str] = field(default_factory=dict)  # slurm/topology-*.conf, kubernetes/node-labels.yaml
+    slurm: Mapping[str, str] = field(default_factory=dict)  # slurm.conf, gres.conf, ... (render/slurm), with Slurm
 
     def switch(self, name: str) -> Mapping[str, str]:
         """One switch's files ({} for a switch that renders none, e.g. an access-plane bridge)."""
@@ -48,6 +50,10 @@ class RenderedTree:
         """The Ansible tree as the writer lays it out (ansible/...)."""
         return {f"{ANSIBLE_DIR}/{path}": text for path, text in self.ansible.items()}
 
+    def slurm_files(self) -> dict[str, str]:
+        """The Slurm files as the writer lays them out (slurm/...); empty without Slurm."""
+        return {f"{SLURM_DIR}/{path}": text for path, text in self.slurm.items()}
+
     def files(self) -> dict[str, str]:
         """Every file by its path under the output directory: the one view the writer and diff read."""
         files = self.ansible_files()
@@ -56,6 +62,7 @@ class RenderedTree:
             files.update({f"{SWITCHES_DIR}/{name}/{filename}": text for filename, text in texts.items()})
         files.update({f"{SWITCHES_DIR}/{FABRIC_DIR}/{filename}": text for filename, text in self.fabric.items()})
         files.update({f"{SCHEDULER_DIR}/{path}": text for path, text in self.scheduler.items()})
+        files.update(self.slurm_files())
         return files
 
 
@@ -65,4 +72,4 @@ def render_tree(plan: Plan, workers: int | None = None) -> RenderedTree:
         switches, fabric = switch_tree(plan, workers)
         return RenderedTree(ansible=ansible_tree(plan, workers),
                             assets={**render_assets(plan), **render_gateways(plan)}, switches=switches,
-                            fabric=fabric, scheduler=scheduler_files(plan))
+                            fabric=fabric, scheduler=scheduler_files(plan), slurm=slurm_files(plan))
