@@ -42,6 +42,9 @@ trap '[[ -n ${engine_pid:-} ]] && kill -- "-$engine_pid" 2>/dev/null
 source "$repo/scripts/lib/apt.sh"
 packages=(debootstrap systemd-container frr iproute2 openssh-client openssh-server python3-venv ca-certificates)
 [[ -n $up_inventory ]] || packages+=(chromium fonts-dejavu-core)  # report screenshots in the tests
+# bare-metal servers in the lab (inventory/lab-metal.yaml): the provisioning network's DHCP/TFTP (dnsmasq),
+# iPXE's UEFI loader, Debian 12's netboot installer, and QEMU with OVMF for the servers that are VMs
+packages+=(dnsmasq-base ipxe debian-installer-12-netboot-amd64 qemu-system-x86 qemu-utils ovmf)
 apt_ensure "${packages[@]}"
 if ((${#apt_installed[@]})); then
     # the lab runs FRR inside containers only; the host's own FRR must not route anything
