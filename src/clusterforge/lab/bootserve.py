@@ -3,7 +3,8 @@
 Runs inside the boot namespace (``ip netns exec <ns> python -m clusterforge.lab.bootserve ...``) beside
 dnsmasq (DHCP + TFTP). It serves, to the address DHCP reserved for a host and no other, that
 host's iPXE script (``GET /ipxe/boot.ipxe`` returns ``ipxe/<host>.ipxe``: iPXE asks for one URL, the
-source address says who asks) and preseed (``preseed/<host>.cfg``), and to any installer the netboot
+source address says who asks; served until that host's install calls back: a later boot of the
+installed server finds no script and boots its disk) and preseed (``preseed/<host>.cfg``), and to any installer the netboot
 kernel and initrd (``netboot/linux``, ``netboot/initrd.gz``); nothing else. It takes the installer's
 completion callback ``GET /done/<host>/<host key blob>`` (the
 late_command's last step: the installed system's SSH host key, so the first SSH connection checks
@@ -104,6 +105,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(self.root / "netboot" / parts[2], "application/octet-stream")
             _record(events, host, "fetch", parts[2])
         elif len(parts) == 4 and parts[1] == "done" and parts[2] == host and _KEY_BLOB.match(parts[3]):
+            # disarm: the installer reboots next, and a BMC may keep the network boot (sushy-tools keeps a
+            # Once override as Continuous); iPXE then finds no script and the firmware boots the disk
+            (self.root / "ipxe" / f"{host}.ipxe").unlink(missing_ok=True)
             _record(events, host, "done", f"{_KEY_TYPE} {parts[3]}")
             self.send_response(204)
             self.end_headers()
