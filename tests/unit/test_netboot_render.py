@@ -149,6 +149,7 @@ def test_dnsmasq_reservations_only():
     assert "dhcp-host=52:54:00:cf:00:01,198.19.250.10,su01-r01-gpu01\n" in text
     assert "dhcp-boot=tag:ipxe,http://198.19.250.2:8080/ipxe/boot.ipxe\n" in text
     assert "no-resolv\n" in text and "dhcp-option=option:dns-server,198.19.250.2\n" in text
+    assert "dhcp-option=option:router,198.19.250.2\n" in text  # netcfg asks nothing; nothing is forwarded
 
 
 @pytest.mark.parametrize("res", [

@@ -78,7 +78,9 @@ def render_dnsmasq(net: BootNetwork, reservations: Sequence[Reservation]) -> str
         "no-resolv",
         "no-hosts",
         f"dhcp-range={subnet.network},static,{subnet.netmask},{int(net.lease_s)}s",
-        "dhcp-option=option:router",  # no default route: the provisioning network leads nowhere
+        # the boot server is the installer's default gateway so netcfg asks nothing, and it forwards
+        # nothing (its namespace has one interface and no forwarding): the network still leads nowhere
+        f"dhcp-option=option:router,{subnet.ip}",
         f"dhcp-option=option:dns-server,{subnet.ip}",
         *(f"dhcp-match=set:efi64,option:client-arch,{arch}" for arch in _UEFI_ARCHES),
         "dhcp-userclass=set:ipxe,iPXE",
