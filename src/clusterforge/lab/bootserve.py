@@ -4,8 +4,9 @@ Runs inside the boot namespace (``ip netns exec <ns> python -m clusterforge.lab.
 dnsmasq (DHCP + TFTP). It serves, to the address DHCP reserved for a host and no other, that
 host's iPXE script (``GET /ipxe/boot.ipxe`` returns ``ipxe/<host>.ipxe``: iPXE asks for one URL, the
 source address says who asks; served until that host's install calls back: a later boot of the
-installed server finds no script and boots its disk) and preseed (``preseed/<host>.cfg``), and to any installer the netboot
-kernel and initrd (``netboot/linux``, ``netboot/initrd.gz``); nothing else. It takes the installer's
+installed server finds no script and boots its disk) and preseed (``preseed/<host>.cfg``), and to any
+installer the netboot kernel and initrd (``netboot/linux``, ``netboot/initrd.gz``); nothing else.
+It takes the installer's
 completion callback ``GET /done/<host>/<host key blob>`` (the
 late_command's last step: the installed system's SSH host key, so the first SSH connection checks
 it), and receives the installers' syslog (the netboot kernel's ``log_host``/``log_port``) on UDP.
