@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Set up everything clusterforge needs on a fresh Debian 12 machine (idempotent; re-runs take seconds):
 #   1. Debian packages: debootstrap, systemd-container (nspawn), FRR, iproute2, OpenSSH client,
-#      chromium (report screenshots), python3-venv
+#      chromium (report screenshots), python3-venv, Slurm 22.05 (slurmctld, slurmd, slurm-client, munge:
+#      the tests parse the rendered Slurm files with them on loopback; not for --up)
 #   2. the project venv (.venv) with clusterforge and its test tools
 #   3. the Pulumi engine (PATH, or built from the Go module proxy: scripts/setup-pulumi.sh)
 #   4. the lab's cached Debian rootfs (scripts/lab-rootfs.sh; root only)
@@ -41,7 +42,8 @@ trap '[[ -n ${engine_pid:-} ]] && kill -- "-$engine_pid" 2>/dev/null
 
 source "$repo/scripts/lib/apt.sh"
 packages=(debootstrap systemd-container frr iproute2 openssh-client openssh-server python3-venv ca-certificates)
-[[ -n $up_inventory ]] || packages+=(chromium fonts-dejavu-core)  # report screenshots in the tests
+# report screenshots, and the Slurm binaries that parse the rendered Slurm files, in the tests
+[[ -n $up_inventory ]] || packages+=(chromium fonts-dejavu-core slurmctld slurmd slurm-client)
 # bare-metal servers in the lab (inventory/lab-metal.yaml): the provisioning network's DHCP/TFTP (dnsmasq),
 # iPXE's UEFI loader, Debian 12's netboot installer, and QEMU with OVMF for the servers that are VMs
 packages+=(dnsmasq-base ipxe debian-installer-12-netboot-amd64 qemu-system-x86 qemu-utils ovmf)
@@ -51,6 +53,8 @@ if ((${#apt_installed[@]})); then
     systemctl disable --now frr >/dev/null 2>&1 || true
     # sshd is here for the switch-push tests, which start their own on 127.0.0.1; no system daemon
     systemctl disable --now ssh >/dev/null 2>&1 || true
+    # Slurm and munge are here for the tests, which start their own on loopback in a scratch directory
+    systemctl disable --now slurmctld slurmd munge >/dev/null 2>&1 || true
 fi
 
 python=${PYTHON:-python3}

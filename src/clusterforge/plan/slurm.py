@@ -7,8 +7,11 @@ the catalog's CPU/memory/GPU facts and the scheduler topology (plan/topology.py)
 * controllers: the control nodes in order; the first runs slurmctld (primary) and slurmdbd, the others are
   backup controllers. Every address is the node's management address.
 * nodes: every GPU server; Sockets/CoresPerSocket/ThreadsPerCore and RealMemory (``real_memory_pct`` of the
-  installed GiB, in MiB) from the catalog, Gres ``gpu:<type>:<count>`` with the type the catalog's GPU
-  model in lower case with '_' for spaces (what Slurm's NVML detection reports contains it, gres.conf(5)).
+  installed GiB, in MiB) from the catalog, Gres ``gpu:<type>:<count>`` with the type the first word of the
+  catalog's GPU model in lower case (``H100-SXM5-80GB`` -> ``h100``). With AutoDetect the type must match or
+  be a substring of what NVML reports (gres.conf(5)), which Slurm spells as NVML's device name in lower case
+  with '_' for spaces (``NVIDIA H100 80GB HBM3`` -> ``nvidia_h100_80gb_hbm3``: _nvml_get_device_name in
+  src/plugins/gpu/nvml/gpu_nvml.c at tag slurm-22-05-8-1); the first word is in it.
   ``hardware: simulated`` (the lab): one core and 512 MiB per node and count-only GPUs, catalog figures kept.
 * partitions: as declared (the first is the default when none says so), else one per SU, the first default.
 * accounts: one per team, GrpTRES=gres/gpu=<the team's GPUs>.
@@ -20,6 +23,7 @@ the catalog's CPU/memory/GPU facts and the scheduler topology (plan/topology.py)
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -108,8 +112,8 @@ class SlurmPlan:
 
 
 def gres_type(gpu_model: str) -> str:
-    """The GRES type of a GPU model: lower case, '_' for spaces, as Slurm's NVML detection spells names."""
-    return gpu_model.lower().replace(" ", "_")
+    """The GRES type of a GPU model: its first word (up to '-', '_' or a space), in lower case."""
+    return re.split(r"[-_ ]", gpu_model.strip(), maxsplit=1)[0].lower()
 
 
 def _nodes(spec: ClusterSpec, servers: list[Device]) -> tuple[SlurmNode, ...]:

@@ -5,8 +5,8 @@
   is one Slurm leaf switch (a node under several leaves draws Slurm's "Multiple leaf switches contain
   nodes" warning, src/plugins/topology/tree/switch_record.c); above it the spine tier (every spine
   reaches every leaf group) and, three-tier, the per-SU spines under the cores.
-* block (topology/block, Slurm 23.11+): one block per NVLink domain (a rack-scale rack), block size the
-  domain's trays.
+* block (topology/block, Slurm 23.11+; its BlockSizes= line 24.05+): one block per NVLink domain (a
+  rack-scale rack), block size the domain's trays.
 * node labels: rack, SU, leaf group, spine group, NVLink domain and size, rail count, under
   `topology.clusterforge.io/`; the renderers and the Kubernetes step read this record, nothing re-derives it.
 """

@@ -5,12 +5,14 @@ Files (keys of ``RenderedTree.scheduler``, written under ``scheduler/``):
 
 * ``slurm/topology-tree.conf``: ``TopologyPlugin=topology/tree``; ``SwitchName=... Nodes=...`` per leaf
   group, ``SwitchName=... Switches=...`` above (topology.conf(5), Slurm 22.05+ as in Debian 12).
-* ``slurm/topology-block.conf``: ``TopologyPlugin=topology/block`` (Slurm 23.11+); ``BlockName=... Nodes=...``
-  per NVLink domain and ``BlockSizes=``; only where the plan has rack-scale NVLink domains.
+* ``slurm/topology-block.conf``: ``TopologyPlugin=topology/block`` (Slurm 24.05+ as written: 23.11 has the
+  plugin with BlockLevels= where 24.05 has BlockSizes=); ``BlockName=... Nodes=...`` per NVLink domain and
+  ``BlockSizes=``; only where the plan has rack-scale NVLink domains.
 * ``kubernetes/node-labels.yaml``: ``nodes: {<node>: {<label>: <value>}}``, the labels the Kubernetes
   step applies.
 
-Either Slurm file is installed as topology.conf beside slurm.conf. Node lists use Slurm hostlist ranges
+These are the plan's topology in both forms for any Slurm; with Slurm among the schedulers, render/slurm/
+writes the one topology.conf the declared Slurm version reads, beside slurm.conf. Node lists use Slurm hostlist ranges
 (``su01-r01-gpu[01-18]``).
 """
 
@@ -82,7 +84,8 @@ def _tree(plan: Plan) -> str:
 
 def _block(plan: Plan) -> str:
     topo = plan.scheduler
-    lines = [f"# {plan.cluster}: Slurm topology/block from the plan (Slurm 23.11+; install as topology.conf;",
+    lines = [f"# {plan.cluster}: Slurm topology/block from the plan (Slurm 24.05+, BlockSizes; install as"
+             " topology.conf;",
              "# slurm.conf: TopologyPlugin=topology/block). One block per NVLink domain (a rack-scale rack)."]
     lines += [f"BlockName={block.name} Nodes={hostlist(block.nodes)}" for block in topo.blocks]
     lines.append(f"BlockSizes={topo.block_size}")

@@ -1,0 +1,156 @@
+"""The rendered Slurm files as the real Slurm 22.05 reads them (Debian 12's slurm-wlm: slurmctld, slurmd, scontrol).
+
+slurmctld runs on loopback in a scratch directory on each rendered slurm.conf/topology.conf (only the lines that
+place this machine's daemons rewritten, accounting off: tests/slurm/slurm_daemons.py); what ``scontrol`` then
+reports (every node's CPU topology, memory and GRES, the partitions, the topology switches) must equal the plan,
+and slurmctld's log may hold no error but those of a scratch controller on this machine. ``slurmd -G`` reads
+gres.conf and cgroup.conf for a node. scripts/setup.sh installs the binaries; without them these skip.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from slurm_daemons import Controller, missing_binaries, scratch_config, slurmd_gres_check
+
+from clusterforge.loading import load_and_plan
+from clusterforge.plan import Plan
+from clusterforge.render.tree import render_tree
+
+ROOT = Path(__file__).resolve().parents[2]
+MISSING = missing_binaries()
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(bool(MISSING), reason=f"Slurm binaries missing: {MISSING};"
+                                                    " scripts/setup.sh installs slurmctld, slurmd and slurm-client")]
+
+# What a scratch controller on this machine logs whatever the configuration: a first start has no state
+# files; accounting is off here (no slurmdbd); Debian's plugins recommend libpmix2 and the mail program,
+# which a test machine need not have.
+SCRATCH_ERRORS = re.compile(
+    r"Could not open \w+ state file|Trying backup state save file|Configured MailProg is invalid"
+    r"|accounting information gathered, but not stored|you have asked for it not to be stored"
+    r"|mpi/pmix|MPI: Cannot create context")
+
+SLURM_ON = "\ncontrol:\n  nodes: 1\n  server_model: control-1u\nschedulers: [slurm]\n"
+
+
+def plan_of(tmp_path: Path, example: str, extra: str = "") -> Plan:
+    shutil.copytree(ROOT / "inventory" / "catalog", tmp_path / "catalog", dirs_exist_ok=True)
+    path = tmp_path / example
+    path.write_text((ROOT / "inventory" / example).read_text() + extra)
+    return load_and_plan(path)[1]
+
+
+def lab_plan() -> Plan:
+    return load_and_plan(ROOT / "inventory" / "lab.yaml")[1]
+
+
+def records(text: str) -> list[dict[str, str]]:
+    """scontrol -o lines as key=value dicts (values have no spaces in what is compared here)."""
+    return [dict(part.split("=", 1) for part in line.split() if "=" in part) for line in text.splitlines() if line]
+
+
+def hostnames(ctl: Controller, expression: str) -> list[str]:
+    return ctl.scontrol("show", "hostnames", expression).stdout.split()
+
+
+@pytest.fixture
+def controller(request, tmp_path: Path):
+    plan: Plan = request.param(tmp_path) if callable(request.param) else request.param
+    files = dict(render_tree(plan).slurm)
+    conf = scratch_config(files, tmp_path / "slurm")
+    ctl = Controller(conf)
+    yield plan, ctl
+    ctl.stop()
+
+
+def superpod(tmp_path: Path) -> Plan:
+    return plan_of(tmp_path, "superpod-4su.yaml", SLURM_ON)
+
+
+def partitions_declared(tmp_path: Path) -> Plan:
+    return plan_of(tmp_path, "roce-128gpu.yaml", SLURM_ON + "slurm:\n  partitions:\n"
+                   "    - {name: train, sus: [1], max_time: '7-00:00:00', default_time: '1:00:00'}\n"
+                   "    - {name: debug, nodes: [su01-r01-gpu01, su01-r02-gpu01], default: true, max_time: '30'}\n")
+
+
+CASES = [pytest.param(lambda _: lab_plan(), id="lab-simulated"), pytest.param(superpod, id="superpod-4su"),
+         pytest.param(partitions_declared, id="roce-128gpu-partitions")]
+
+
+@pytest.mark.parametrize("controller", CASES, indirect=True)
+def test_slurmctld_reads_every_node_as_planned(controller) -> None:
+    plan, ctl = controller
+    got = {r["NodeName"]: r for r in records(ctl.scontrol("-o", "show", "nodes").stdout)}
+    assert set(got) == {n.name for n in plan.slurm.nodes}
+    for node in plan.slurm.nodes:
+        seen = got[node.name]
+        assert (seen["Sockets"], seen["CoresPerSocket"], seen["ThreadsPerCore"], seen["RealMemory"]) == (
+            str(node.sockets), str(node.cores_per_socket), str(node.threads_per_core), str(node.real_memory_mb))
+        assert seen["Gres"] == node.gres and seen["CPUTot"] == str(node.sockets * node.cores_per_socket
+                                                                    * node.threads_per_core)
+
+
+@pytest.mark.parametrize("controller", CASES, indirect=True)
+def test_slurmctld_reads_the_partitions_as_planned(controller) -> None:
+    plan, ctl = controller
+    got = {r["PartitionName"]: r for r in records(ctl.scontrol("-o", "show", "partitions").stdout)}
+    assert list(got) == [p.name for p in plan.slurm.partitions]
+    for part in plan.slurm.partitions:
+        seen = got[part.name]
+        assert hostnames(ctl, seen["Nodes"]) == list(part.nodes)
+        assert seen["Default"] == ("YES" if part.default else "NO")
+        assert seen["MaxTime"] == {"INFINITE": "UNLIMITED", "30": "00:30:00"}.get(part.max_time, part.max_time)
+        if part.default_time:
+            assert seen["DefaultTime"] == "01:00:00"
+
+
+@pytest.mark.parametrize("controller", CASES, indirect=True)
+def test_slurmctld_reads_the_topology_as_planned(controller) -> None:
+    plan, ctl = controller
+    assert plan.slurm.topology_plugin == "topology/tree"
+    got = {r["SwitchName"]: r for r in records(ctl.scontrol("-o", "show", "topology").stdout)}
+    assert set(got) == {s.name for s in plan.scheduler.tree}
+    for switch in plan.scheduler.tree:
+        if switch.nodes:
+            assert hostnames(ctl, got[switch.name]["Nodes"]) == list(switch.nodes)
+            assert got[switch.name]["Level"] == "0"
+        else:
+            assert sorted(hostnames(ctl, got[switch.name]["Switches"])) == sorted(switch.switches)
+
+
+@pytest.mark.parametrize("controller", CASES, indirect=True)
+def test_slurmctld_logs_no_error_of_the_configuration(controller) -> None:
+    _, ctl = controller
+    assert ctl.scontrol("show", "config").stdout.count("SelectType              = select/cons_tres") == 1
+    assert [line for line in ctl.errors() if not SCRATCH_ERRORS.search(line)] == []
+
+
+def test_slurmd_reads_the_labs_count_only_gres_and_cgroup_conf(tmp_path: Path) -> None:
+    plan = lab_plan()
+    conf = scratch_config(dict(render_tree(plan).slurm), tmp_path)
+    for node in plan.slurm.nodes:
+        result = slurmd_gres_check(conf, node.name)
+        assert result.returncode == 0, result.stderr
+        assert "gres" not in result.stderr.lower(), result.stderr
+
+
+def test_slurmd_reads_real_gres_up_to_the_missing_devices(tmp_path: Path) -> None:
+    """Real hosts' gres.conf names /dev/nvidia0-7; this machine has none, so slurmd parses the file and
+    stops exactly at the first device it cannot stat (a parse error would stop it earlier, naming the line)."""
+    plan = superpod(tmp_path)
+    conf = scratch_config(dict(render_tree(plan).slurm), tmp_path / "slurm")
+    result = slurmd_gres_check(conf, plan.slurm.nodes[0].name)
+    assert result.returncode == 1
+    assert "can't stat gres.conf file /dev/nvidia0" in result.stderr and "Parse error" not in result.stderr
+
+
+def test_the_check_can_fail(tmp_path: Path) -> None:
+    """A rendered file slurmctld cannot read stops it, and the harness reports its log."""
+    files = dict(render_tree(lab_plan()).slurm)
+    files["topology.conf"] += "SwitchName=broken Nodes=no-such-node[01-02] Bogus=1\n"
+    conf = scratch_config(files, tmp_path)
+    with pytest.raises(RuntimeError, match="unrecognized key: Bogus"):
+        Controller(conf, timeout_s=60).stop()
