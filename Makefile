@@ -21,10 +21,10 @@ down:
 
 # Every test: unit, property, golden, FRR, Pulumi engine, lab (real hosts), roles; GPU tests skip without a GPU.
 test: setup
-	$(ENV) ruff check src tests benchmarks && pytest -ra -p no:cacheprovider tests
+	$(ENV) ruff check src tests benchmarks && mypy && pytest -ra -p no:cacheprovider tests
 
 lint:
-	$(ENV) ruff check src tests benchmarks
+	$(ENV) ruff check src tests benchmarks && mypy
 
 # Speed figures the README quotes (printed, never asserted); pyavd is the `bench` extra, installed here.
 bench: setup

@@ -24,8 +24,9 @@ def plan_access_cores(ctx: Context, sw: SwitchBuilder, plane: str) -> list[Link]
     if not cores:
         return []
     decl = spec.networks.plane(plane)
-    core_model = decl.core_model or decl.spine_model
-    agg = spec.catalog.switches[decl.spine_model]
+    models = ctx.models(plane)
+    core_model = models.core
+    agg = spec.catalog.switches[models.spine]
     core = spec.catalog.switches[core_model]
     speed = min(agg.speed_gbps, core.speed_gbps)
     for c in range(cores):

@@ -31,21 +31,21 @@ def bill_of_materials(spec: ClusterSpec, devices: list[Device], links: list[Link
         lines.append(BomLine(kind, item, count, price, price * count))
 
     for model, count in sorted(models.items()):
-        entry = cat.servers.get(model) or cat.switches.get(model)
-        line("server" if model in cat.servers else "switch", model, count, entry.price if entry else None)
+        hardware = cat.servers.get(model) or cat.switches.get(model)
+        line("server" if model in cat.servers else "switch", model, count, hardware.price if hardware else None)
     for model, count in sorted(pdu_models.items()):
         line("pdu", model, count, cat.pdus[model].price)
     for item, count in sorted(cables.items()):
-        entry = cat.cables.get(item) or cat.cables.get(item.split("-")[0])
-        line("cable", item, count, entry.price if entry else None)
+        cable = cat.cables.get(item) or cat.cables.get(item.split("-")[0])
+        line("cable", item, count, cable.price if cable else None)
     for item, count in sorted(optics.items()):
-        entry = cat.cables.get(item) or cat.cables.get("transceiver")
-        line("optic", item, 2 * count, entry.price if entry else None)
+        optic = cat.cables.get(item) or cat.cables.get("transceiver")
+        line("optic", item, 2 * count, optic.price if optic else None)
     for kind, item, count, unit_price in extra:
         line(kind, item, count, unit_price)
-    totals = Counter()
+    totals: dict[str, float] = {}
     for entry in lines:
-        totals[entry.kind] += entry.total
+        totals[entry.kind] = totals.get(entry.kind, 0) + entry.total
     return Bom(tuple(lines), dict(totals), sum(totals.values()), tuple(missing),
                sum(c for m, c in models.items() if m in cat.switches), dict(cables), 2 * sum(optics.values()),
                sum(pdu_models.values()))

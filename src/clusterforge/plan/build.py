@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping
 
-from clusterforge.model import ClusterSpec
+from clusterforge.model import ClusterSpec, Loc
 from clusterforge.nos import NOS_TRAITS, NosTraits
 from clusterforge.plan.bom import bill_of_materials
 from clusterforge.plan.context import Context
@@ -62,12 +62,15 @@ def _pdu_addresses(ctx: Context, rack_meta: dict[str, RackMeta]) -> dict[str, st
             for f, feed in enumerate(("A", "B")):
                 name = pdu_name(rack, feed, pair)
                 if meta.role == "compute":
+                    assert su is not None  # a compute rack is in an SU (naming.RackMeta)
                     out[name] = pools.su_block(Plane.OOB, su).addr(pools.su_pdu_offset + su_region * (pair - 1)
                                                                    + 2 * (index - 1) + f)
                 elif meta.role == "network":
+                    assert su is not None and number is not None  # a network rack: an SU's, numbered
                     out[name] = (pools.su_block(Plane.OOB, su).addr(pools.su_pdu_offset + su_region * (pair - 1)
                                  + 2 * (env.max_racks_per_su + number - 1) + f) if number <= 4 else None)
                 else:
+                    assert meta.category is not None and number is not None  # a site rack: a category's, numbered
                     ordinal = categories.index(meta.category) * 4 + number - 1
                     offset = (pools.site_switch_offset + site_switches + 2 * SITE_PDU_RACKS * (pair - 1)
                               + 2 * ordinal + f)
@@ -88,7 +91,7 @@ def plan_cluster(spec: ClusterSpec, nos_traits: Mapping[str, NosTraits] = NOS_TR
     slots = {unit.id: list(node_slots(unit)) for unit in units}
     servers: dict[str, Device] = {}
     rack_meta: dict[str, RackMeta] = {}
-    problems = []
+    problems: list[tuple[Loc, str]] = []
     for unit in units:
         index = ctx.su_index(unit.id)
         model = spec.catalog.servers[unit.server_model]
@@ -173,7 +176,7 @@ def _hosts_by_rack(servers) -> dict[str, list[str]]:
 
 def _fabric_summaries(ctx: Context, devices: list[Device], links: list) -> dict[str, FabricSummary]:
     spec = ctx.spec
-    by_plane = Counter((d.plane, d.kind) for d in devices if d.plane)
+    by_plane: Counter[tuple[str | None, str]] = Counter((d.plane, d.kind) for d in devices if d.plane)
     for d_ in devices:  # access planes: ToRs are their leaves, the aggregation pair their spines
         if d_.kind == DeviceKind.MGMT_SWITCH:
             by_plane[(d_.plane, DeviceKind.LEAF if d_.su is not None else DeviceKind.SPINE)] += 1

@@ -157,9 +157,10 @@ def _compare_devices(old: Plan, new: Plan) -> dict[str, Any]:
         removed_addresses += [AddressChange(name, iface, old_ips[iface], None)
                               for iface in sorted(old_ips.keys() - new_ips.keys()) if old_ips[iface]]
         old_ifaces = {iface.name: iface for iface in a.interfaces}
-        for iface in b.interfaces:
-            if iface.name in old_ifaces:
-                changed += _fields(name, old_ifaces[iface.name], iface, INTERFACE_FIELDS, f"{iface.name}.")
+        for interface in b.interfaces:
+            if interface.name in old_ifaces:
+                changed += _fields(name, old_ifaces[interface.name], interface, INTERFACE_FIELDS,
+                                   f"{interface.name}.")
     for name in sorted(after.keys() - before.keys()):
         added_addresses += [AddressChange(name, iface.name, None, iface.ip) for iface in after[name].interfaces
                             if iface.ip]

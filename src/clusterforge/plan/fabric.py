@@ -91,18 +91,18 @@ def _fabric_link(ctx: Context, sw: SwitchBuilder, plane: str, tier: str, index: 
 
 def _data_spines(ctx: Context, sw: SwitchBuilder) -> None:
     """Site spines (two tiers) or cores (three tiers): sized by the envelope, built from day one."""
-    plane = ctx.spec.networks.data
+    models = ctx.models(Plane.DATA)
     asn = ctx.spec.networks.asn
     if ctx.data.tiers == 2:
         for j in range(ctx.data.spines):
             name = spine_name(j)
-            rack, u = sw.site_position("spine", j, plane.spine_model)
-            sw.add(name, DeviceKind.SPINE, Plane.DATA, plane.spine_model, None, rack, u,
+            rack, u = sw.site_position("spine", j, models.spine)
+            sw.add(name, DeviceKind.SPINE, Plane.DATA, models.spine, None, rack, u,
                    sw.site_oob(site_ordinal(ctx, "spine", j)),
                    asn.spine_base if _routed(ctx, Plane.DATA) else None,
                    ctx.pools.loopback(LoopbackRole.DATA_SPINE, j) if _routed(ctx, Plane.DATA) else None)
     else:
-        core_model = plane.core_model or plane.spine_model
+        core_model = models.core
         for c in range(ctx.data.cores):
             name = core_name(c)
             rack, u = sw.site_position("core", c, core_model)
@@ -133,7 +133,7 @@ def _provisioned(ctx: Context, sw: SwitchBuilder, plane: str, tier: str, up: Upl
 def _provision_data_parents(ctx: Context, sw: SwitchBuilder) -> None:
     """Site spines (two tiers) or cores (three tiers) carry a port for every envelope child."""
     dims = ctx.data
-    plane = ctx.spec.networks.data
+    models = ctx.models(Plane.DATA)
     asn = ctx.spec.networks.asn
     routed = _routed(ctx, Plane.DATA)
     for su in range(1, ctx.spec.envelope.max_sus + 1):
@@ -142,27 +142,27 @@ def _provision_data_parents(ctx: Context, sw: SwitchBuilder) -> None:
                 glob = (su - 1) * dims.leaves_per_su + local
                 for i in range(dims.uplinks_per_leaf):
                     _provisioned(ctx, sw, Plane.DATA, LinkTier.DATA_LEAF_SPINE, data_leaf_uplink(dims, su, local, i),
-                                 plane.leaf_model, plane.spine_model, DeviceKind.LEAF,
+                                 models.leaf, models.spine, DeviceKind.LEAF,
                                  asn.leaf_base + glob if routed else None)
         else:
             for j in range(dims.spines):
                 for i in range(dims.spine_uplinks):
                     _provisioned(ctx, sw, Plane.DATA, LinkTier.DATA_SPINE_CORE, data_spine_uplink(dims, su, j, i),
-                                 plane.spine_model, plane.core_model or plane.spine_model, DeviceKind.SPINE,
+                                 models.spine, models.core, DeviceKind.SPINE,
                                  asn.spine_base + su if routed else None)
 
 
 def _provision_aggs(ctx: Context, sw: SwitchBuilder, plane: str, per_agg: int) -> None:
     env = ctx.spec.envelope
-    decl = ctx.spec.networks.plane(plane)
-    tor_model = ctx.spec.catalog.switches[decl.leaf_model]
-    agg_model = ctx.spec.catalog.switches[decl.spine_model]
+    models = ctx.models(plane)
+    tor_model = ctx.spec.catalog.switches[models.leaf]
+    agg_model = ctx.spec.catalog.switches[models.spine]
     speed = min(tor_model.uplink_speed_gbps or tor_model.speed_gbps, agg_model.speed_gbps)
     for su in range(1, env.max_sus + 1):
         for r in range(1, env.max_racks_per_su + 1):
             for a in range(2):
                 up = tor_uplink(plane, su, r, a, per_agg, env.max_racks_per_su, _tor_up_port(tor_model, a))
-                _provisioned(ctx, sw, plane, "", up, decl.leaf_model, decl.spine_model, DeviceKind.MGMT_SWITCH,
+                _provisioned(ctx, sw, plane, "", up, models.leaf, models.spine, DeviceKind.MGMT_SWITCH,
                              None, speed)
 
 
@@ -173,7 +173,8 @@ def plan_data_fabric(ctx: Context, sw: SwitchBuilder, units: list[ScalableUnit],
     plane = spec.networks.data
     asn = spec.networks.asn
     routed = _routed(ctx, Plane.DATA)
-    leaf_model, spine_model = plane.leaf_model, plane.spine_model
+    models = ctx.models(Plane.DATA)
+    leaf_model, spine_model = models.leaf, models.spine
     up_speed = _speed(ctx, leaf_model, spine_model)
     links: list[Link] = []
     _data_spines(ctx, sw)
@@ -212,6 +213,7 @@ def plan_data_fabric(ctx: Context, sw: SwitchBuilder, units: list[ScalableUnit],
             for iface in server.interfaces:
                 if iface.plane != Plane.DATA:
                     continue
+                assert iface.rail is not None and iface.ip is not None  # server_device: every data NIC has both
                 leaf = data_leaf(su, iface.rail, leaf_index, dims.leaves_per_rail)
                 pname = _pname(ctx, Plane.DATA, leaf_model, leaf_port)
                 leaf_ip = None
@@ -232,7 +234,7 @@ def plan_data_fabric(ctx: Context, sw: SwitchBuilder, units: list[ScalableUnit],
                     up.child, _pname(ctx, Plane.DATA, leaf_model, up.child_port),
                     up.parent, _pname(ctx, Plane.DATA, spine_model, up.parent_port), up_speed))
         if dims.tiers == 3:
-            core_model = plane.core_model or spine_model
+            core_model = models.core
             for j in range(dims.spines):
                 for i in range(dims.spine_uplinks):
                     up = data_spine_uplink(dims, su, j, i)
@@ -258,14 +260,15 @@ def plan_access_planes(ctx: Context, sw: SwitchBuilder, units: list[ScalableUnit
         decl = spec.networks.plane(plane)
         if not decl.leaf_model or not decl.spine_model:
             raise PlanError([(("networks", plane), f"the {plane} plane needs leaf_model (ToR) and spine_model (agg)")])
-        tor_model = spec.catalog.switches[decl.leaf_model]
-        agg_model = spec.catalog.switches[decl.spine_model]
+        models = ctx.models(plane)
+        tor_model = spec.catalog.switches[models.leaf]
+        agg_model = spec.catalog.switches[models.spine]
         per_agg = sus_per_agg(spec)
         for g in range(agg_groups(spec)):
             for a in range(2):
                 ordinal = 4 * g + a + (2 if plane == Plane.OOB else 0)
-                rack, u = sw.site_position("agg", ordinal, decl.spine_model)
-                sw.add(agg_name(plane, 2 * g + a), DeviceKind.MGMT_SWITCH, plane, decl.spine_model, None, rack, u,
+                rack, u = sw.site_position("agg", ordinal, models.spine)
+                sw.add(agg_name(plane, 2 * g + a), DeviceKind.MGMT_SWITCH, plane, models.spine, None, rack, u,
                        sw.site_oob(site_ordinal(ctx, "agg", ordinal)))
         _provision_aggs(ctx, sw, plane, per_agg)
         links += plan_access_cores(ctx, sw, plane)
@@ -275,20 +278,20 @@ def plan_access_planes(ctx: Context, sw: SwitchBuilder, units: list[ScalableUnit
             if per_rack + (2 if plane == Plane.OOB else 0) > tor_model.ports:
                 raise PlanError([(("scalable_units", ctx.su_index(su), "nodes_per_rack"),
                                   f"{per_rack} nodes per rack exceed the {tor_model.ports} ports of the"
-                                  f" {plane} ToR {decl.leaf_model}")])
+                                  f" {plane} ToR {models.leaf}")])
             base_ordinal = ctx.data.leaves_per_su + 2 + (ctx.data.spines if ctx.data.tiers == 3 else 0)
             for r in range(1, unit.racks + 1):
                 rack = compute_rack(su, r)
                 name = (mgmt_tor if plane == Plane.MANAGEMENT else oob_tor)(rack)
                 ordinal = base_ordinal + (r - 1) + (env.max_racks_per_su if plane == Plane.OOB else 0)
                 u = fac.rack_u - fac.reserved_top_u + (1 if plane == Plane.MANAGEMENT else 2)
-                sw.add(name, DeviceKind.MGMT_SWITCH, plane, decl.leaf_model, su, rack, u, sw.su_oob(su, ordinal))
+                sw.add(name, DeviceKind.MGMT_SWITCH, plane, models.leaf, su, rack, u, sw.su_oob(su, ordinal))
                 up_speed = tor_model.uplink_speed_gbps or tor_model.speed_gbps
                 for a in range(2):
                     up = tor_uplink(plane, su, r, a, per_agg, env.max_racks_per_su, _tor_up_port(tor_model, a))
                     speed = min(up_speed, agg_model.speed_gbps)
-                    links.append(Link(Endpoint(name, _pname(ctx, plane, decl.leaf_model, up.child_port)),
-                                      Endpoint(up.parent, _pname(ctx, plane, decl.spine_model, up.parent_port)),
+                    links.append(Link(Endpoint(name, _pname(ctx, plane, models.leaf, up.child_port)),
+                                      Endpoint(up.parent, _pname(ctx, plane, models.spine, up.parent_port)),
                                       plane, speed, decl.mtu, cable_class(rack, sw.meta[up.parent]["rack"], speed),
                                       tier=LinkTier.TOR_AGG))
             for slot in slots[su]:
@@ -298,7 +301,7 @@ def plan_access_planes(ctx: Context, sw: SwitchBuilder, units: list[ScalableUnit
                     continue
                 tor = (mgmt_tor if plane == Plane.MANAGEMENT else oob_tor)(slot.rack_name)
                 speed = min(iface.speed_gbps or tor_model.speed_gbps, tor_model.speed_gbps)
-                tor_port = _pname(ctx, plane, decl.leaf_model, slot.slot - 1)
+                tor_port = _pname(ctx, plane, models.leaf, slot.slot - 1)
                 links.append(Link(Endpoint(server.name, iface.name), Endpoint(tor, tor_port), plane, speed, decl.mtu,
                                   cable_class(server.rack, server.rack, speed), tier=LinkTier.NODE_TOR))
     return links

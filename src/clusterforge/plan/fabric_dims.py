@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from clusterforge.model import ClusterSpec, Loc, SwitchModel
 from clusterforge.model import Plane as PlaneDecl
 from clusterforge.plan.errors import PlanError
+from clusterforge.plan.plane_models import plane_models
 from clusterforge.vocab import Plane
 
 __all__ = ["DataDims", "StorageDims", "data_dims", "storage_dims", "agg_groups", "sus_per_agg", "access_cores",
@@ -84,7 +85,7 @@ def data_dims(spec: ClusterSpec) -> DataDims:
         return DataDims(env.max_rails, nodes_per_leaf, plane.reserved_leaf_ports, leaves_per_rail, leaves_per_su,
                         uplinks, 2, spines, links, 0, 0, 0, down / uplinks, 1.0, tuple(notes))
     # Three tiers: spines per SU, a core tier shared by all SUs.
-    core_model = spec.catalog.switches[plane.core_model or plane.spine_model]
+    core_model = spec.catalog.switches[plane_models(spec, Plane.DATA).core]
     spine_down = _split(spine.ports, ratio)
     su_spines = _spine_count(uplinks, leaves_per_su, spine_down, plane.min_spines)
     if su_spines is None:
@@ -172,8 +173,9 @@ def _storage_three_tiers(spec: ClusterSpec, uplinks: int, leaf_ratio: float) -> 
     plane = spec.networks.storage
     env = spec.envelope
     loc = ("networks", "storage")
-    spine = spec.catalog.switches[plane.spine_model]
-    core_model = plane.core_model or plane.spine_model
+    models = plane_models(spec, Plane.STORAGE)
+    spine = spec.catalog.switches[models.spine]
+    core_model = models.core
     core = spec.catalog.switches[core_model]
     ratio = plane.oversubscription
     spine_down = _split(spine.ports, ratio)
@@ -206,8 +208,8 @@ ACCESS_CORE_UPLINKS = 2  # past one aggregation pair: each aggregation switch's 
 def sus_per_agg(spec: ClusterSpec) -> int:
     """SUs one management/oob aggregation pair serves: one port per rack of the envelope (both planes),
     less the two core uplinks when the envelope needs more than one pair."""
-    fewest = min(spec.catalog.switches[spec.networks.plane(p).spine_model].ports
-                 for p in (Plane.MANAGEMENT, Plane.OOB) if spec.networks.plane(p).spine_model)
+    fewest = min(spec.catalog.switches[model].ports
+                 for p in (Plane.MANAGEMENT, Plane.OOB) if (model := spec.networks.plane(p).spine_model))
     racks = spec.envelope.max_racks_per_su
     per = fewest // racks
     if per >= 1 and per < spec.envelope.max_sus:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from clusterforge.model import ClusterSpec
 from clusterforge.model.cluster import Loc
-from clusterforge.plan.naming import asset_id, pdu_name
+from clusterforge.plan.naming import RackMeta, asset_id, pdu_name
 from clusterforge.plan.objects import Device, Pdu, Rack
 from clusterforge.vocab import DeviceKind
 
@@ -112,7 +112,7 @@ def _budget_loc(loc: Loc, role: str, feed_bound: bool) -> Loc:
 def plan_racks(
     spec: ClusterSpec,
     devices: list[Device],
-    rack_meta: dict[str, tuple[int | None, int, str, Loc]],
+    rack_meta: dict[str, RackMeta],
     pdu_ip: dict[str, str | None],
     trays: dict[str, tuple[float, float, int]] | None = None,
 ) -> tuple[list[Rack], list[Pdu], list[tuple[Loc, str]], list[str]]:

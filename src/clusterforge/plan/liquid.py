@@ -115,8 +115,9 @@ def plan_cooling(spec: ClusterSpec, racks: list[Rack], devices: list[Device]
         by_su: dict[int, list[RackHeat]] = defaultdict(list)
         su_of = {r.name: r.su for r in racks}
         for h in liquid_racks:
-            if su_of.get(h.rack) is not None:
-                by_su[su_of[h.rack]].append(h)
+            su = su_of.get(h.rack)
+            if su is not None:
+                by_su[su].append(h)
         usable = loop.cdus_per_row - SPARE_CDUS[loop.redundancy](loop.cdus_per_row)
         for su in sorted(by_su):
             members = by_su[su]
@@ -137,7 +138,7 @@ def plan_cooling(spec: ClusterSpec, racks: list[Rack], devices: list[Device]
                                  f" needs {need_lpm:,.0f} l/min, the usable CDUs move {row.flow_lpm:,.0f} l/min"))
         bom.append(("cooling", loop.cdu_model, loop.cdus_per_row * len(rows), cdu.price))
         bom.append(("cooling", "leak-detection-per-rack", len(liquid_racks), loop.leak_detection_price_per_rack))
-        manifolds = defaultdict(int)
+        manifolds: dict[str, int] = defaultdict(int)
         for unit in spec.scalable_units:
             if unit.rack_system:
                 manifolds[unit.rack_system] += unit.racks

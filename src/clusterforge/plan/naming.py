@@ -15,7 +15,7 @@ class RackMeta(NamedTuple):
     """The stable ids a rack was named from, carried beside its name (never parsed back out of it)."""
 
     su: int | None
-    index: int  # compute: rack in the SU; network: 100 + number; site: number
+    index: int  # type: ignore[assignment]  # shadows tuple.index on purpose. compute: rack in the SU; network: 100 + number; site: number
     role: str  # compute | network | site
     loc: tuple  # the declaration field a problem with this rack points at
     category: str | None = None  # site racks: spine, core, storage-spine, agg, storage, ...

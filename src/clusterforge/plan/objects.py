@@ -272,6 +272,13 @@ class Plan:
     def plane(self, name: str) -> PlaneAttrs:
         return self.planes[name]
 
+    @property
+    def site_info(self) -> SiteFacts:
+        """site_facts, which plan_cluster always sets (only a Plan built by hand may lack them)."""
+        if self.site_facts is None:
+            raise ValueError("this Plan carries no site facts (plan_cluster sets them)")
+        return self.site_facts
+
     def server_facts(self, device: Device) -> ServerFacts:
         return self.servers[device.model]
 

@@ -44,11 +44,12 @@ def _top_switches(ctx: Context, sw: SwitchBuilder) -> None:
     """Site storage spines (two tiers) or storage cores (three tiers), with the storage servers' SVI."""
     spec = ctx.spec
     plane = spec.networks.storage
+    models = ctx.models(Plane.STORAGE)
     dims = ctx.storage
     routed = _routed(ctx, Plane.STORAGE)
     site_block = ctx.pools.site_block(Plane.STORAGE)
     three = dims.tiers == 3
-    model = (plane.core_model or plane.spine_model) if three else plane.spine_model
+    model = models.core if three else models.spine
     count = dims.cores if three else dims.spines
     for s in range(count):
         name = storage_core(s) if three else storage_spine(s)
@@ -68,14 +69,14 @@ def _top_switches(ctx: Context, sw: SwitchBuilder) -> None:
 def _pod_spines(ctx: Context, sw: SwitchBuilder, pod: int) -> list[Link]:
     """Three tiers: the spines of one pod, each provisioning every envelope leaf of the pod; their core links."""
     spec = ctx.spec
-    plane = spec.networks.storage
+    models = ctx.models(Plane.STORAGE)
     dims = ctx.storage
-    core_model = plane.core_model or plane.spine_model
+    core_model = models.core
     links: list[Link] = []
     for j in range(dims.spines):
         ordinal = pod * dims.spines + j
-        rack, u = sw.site_position("storage-spine", ordinal, plane.spine_model)
-        sw.add(storage_pod_spine(pod, j), DeviceKind.SPINE, Plane.STORAGE, plane.spine_model, None, rack, u,
+        rack, u = sw.site_position("storage-spine", ordinal, models.spine)
+        sw.add(storage_pod_spine(pod, j), DeviceKind.SPINE, Plane.STORAGE, models.spine, None, rack, u,
                sw.site_oob(site_ordinal(ctx, "storage-spine", ordinal)), _pod_spine_asn(ctx, pod),
                ctx.pools.loopback(LoopbackRole.STORAGE_SPINE, pod * dims.spines + j)
                if _routed(ctx, Plane.STORAGE) else None)
@@ -83,15 +84,15 @@ def _pod_spines(ctx: Context, sw: SwitchBuilder, pod: int) -> list[Link]:
         for k in range(dims.leaves_per_su):
             for i in range(dims.uplinks_per_leaf):
                 up = storage_leaf_uplink(dims, spec.envelope.max_nodes_per_su, su, k, i)
-                _provisioned(ctx, sw, Plane.STORAGE, LinkTier.STORAGE_LEAF_SPINE, up, plane.leaf_model,
-                             plane.spine_model, DeviceKind.LEAF, _leaf_asn(ctx, su, k))
+                _provisioned(ctx, sw, Plane.STORAGE, LinkTier.STORAGE_LEAF_SPINE, up, models.leaf,
+                             models.spine, DeviceKind.LEAF, _leaf_asn(ctx, su, k))
     for j in range(dims.spines):
         for i in range(dims.spine_uplinks):
             up = storage_spine_uplink(dims, pod, j, i)
             links.append(_fabric_link(
                 ctx, sw, Plane.STORAGE, LinkTier.STORAGE_SPINE_CORE, up.p2p_index,
-                up.child, _pname(ctx, Plane.STORAGE, plane.spine_model, up.child_port),
-                up.parent, _pname(ctx, Plane.STORAGE, core_model, up.parent_port), _speed(ctx, plane.spine_model,
+                up.child, _pname(ctx, Plane.STORAGE, models.spine, up.child_port),
+                up.parent, _pname(ctx, Plane.STORAGE, core_model, up.parent_port), _speed(ctx, models.spine,
                                                                                       core_model)))
     return links
 
@@ -100,31 +101,32 @@ def _provision_top(ctx: Context, sw: SwitchBuilder) -> None:
     """The top tier's end of every envelope child link: leaves (two tiers) or pod spines (three)."""
     spec = ctx.spec
     dims = ctx.storage
-    plane = spec.networks.storage
+    models = ctx.models(Plane.STORAGE)
     if dims.tiers == 2:
         for su in range(1, spec.envelope.max_sus + 1):
             for k in range(dims.leaves_per_su):
                 for i in range(dims.uplinks_per_leaf):
                     up = storage_leaf_uplink(dims, spec.envelope.max_nodes_per_su, su, k, i)
-                    _provisioned(ctx, sw, Plane.STORAGE, LinkTier.STORAGE_LEAF_SPINE, up, plane.leaf_model,
-                                 plane.spine_model, DeviceKind.LEAF, _leaf_asn(ctx, su, k))
+                    _provisioned(ctx, sw, Plane.STORAGE, LinkTier.STORAGE_LEAF_SPINE, up, models.leaf,
+                                 models.spine, DeviceKind.LEAF, _leaf_asn(ctx, su, k))
         return
-    core_model = plane.core_model or plane.spine_model
+    core_model = models.core
     for pod in range(dims.pods):
         for j in range(dims.spines):
             for i in range(dims.spine_uplinks):
                 _provisioned(ctx, sw, Plane.STORAGE, LinkTier.STORAGE_SPINE_CORE, storage_spine_uplink(dims, pod, j, i),
-                             plane.spine_model, core_model, DeviceKind.SPINE, _pod_spine_asn(ctx, pod))
+                             models.spine, core_model, DeviceKind.SPINE, _pod_spine_asn(ctx, pod))
 
 
 def plan_storage_fabric(ctx: Context, sw: SwitchBuilder, units: list[ScalableUnit],
                         slots: dict[int, list[NodeSlot]], servers: dict[str, Device]) -> list[Link]:
     spec = ctx.spec
     plane = spec.networks.storage
+    models = ctx.models(Plane.STORAGE)
     dims = ctx.storage
     routed = _routed(ctx, Plane.STORAGE)
-    leaf_model = plane.leaf_model
-    parent_model = plane.spine_model
+    leaf_model = models.leaf
+    parent_model = models.spine
     up_speed = _speed(ctx, leaf_model, parent_model)
     links: list[Link] = []
     _top_switches(ctx, sw)
@@ -179,9 +181,12 @@ def plan_storage_servers(ctx: Context, sw: SwitchBuilder) -> tuple[list[Device],
     if st.servers > spec.envelope.storage_servers_max:
         raise PlanError([(("storage", "servers"), f"{st.servers} storage servers exceed"
                           f" envelope.storage_servers_max={spec.envelope.storage_servers_max}")])
+    if st.server_model is None:
+        raise PlanError([(("storage", "server_model"), f"{st.servers} storage servers need a server_model")])
     model = spec.catalog.servers[st.server_model]
     plane = spec.networks.storage
-    top_model = (plane.core_model or plane.spine_model) if ctx.storage.tiers == 3 else plane.spine_model
+    models = ctx.models(Plane.STORAGE)
+    top_model = models.core if ctx.storage.tiers == 3 else models.spine
     site_stor = ctx.pools.site_block(Plane.STORAGE)
     site_mgmt = ctx.pools.site_block(Plane.MANAGEMENT)
     site_oob = ctx.pools.site_block(Plane.OOB)

@@ -120,7 +120,7 @@ def host_vars_text(plan: Plan, device: Device) -> str:
     """host_vars/<host>.yml of a GPU server, a storage server or a control node."""
     if device.kind == DeviceKind.SERVER:
         return HEADER + to_ansible_yaml(host_vars(plan, device))
-    out = {
+    out: dict[str, Any] = {
         "ansible_host": device.management_ip, "cf_name": device.name, "cf_kind": device.kind,
         "cf_rack": device.rack, "cf_interfaces": [i.to_dict() for i in device.interfaces if i.plane != Plane.OOB],
     }
@@ -155,7 +155,8 @@ def ansible_tree(plan: Plan, workers: int | None = None) -> dict[str, str]:
         elif device.kind != DeviceKind.PDU:
             switch_hosts[device.name] = {"ansible_host": device.management_ip, "cf_kind": device.kind,
                                          "cf_plane": device.plane, "cf_model": device.model,
-                                         **ansible_network_vars(plan.plane(device.plane).nos)}
+                                         **(ansible_network_vars(plan.plane(device.plane).nos) if device.plane
+                                            else {})}
             groups[f"role_{group_name(device.kind)}"].append(device.name)
     children: dict[str, Any] = {
         "servers": {"hosts": {name: None for name in groups.pop("servers", [])}},

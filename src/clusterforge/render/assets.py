@@ -19,7 +19,7 @@ def render_assets(plan: Plan) -> dict[str, str]:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(ASSET_COLUMNS)
-    owner = plan.site_facts.owner
+    owner = plan.site_info.owner
     for device in plan.devices:
         by_plane: dict[str, list[str]] = {}
         for iface in device.interfaces:

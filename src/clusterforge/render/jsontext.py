@@ -10,6 +10,7 @@ queue rows repeat on every port of every switch, so most rows are one dictionary
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from json.encoder import encode_basestring_ascii as _str
 from typing import Any
 
@@ -17,8 +18,9 @@ __all__ = ["to_json"]
 
 _CONSTANTS = {True: "true", False: "false", None: "null"}
 # the text of a scalar of exactly this type (subclasses and containers take the slow path)
-_ROW_SCALARS = {str: _str, int: int.__repr__, float: float.__repr__, bool: _CONSTANTS.__getitem__,
-                type(None): _CONSTANTS.__getitem__}
+_ROW_SCALARS: dict[type, Callable[[Any], str]] = {
+    str: _str, int: int.__repr__, float: float.__repr__, bool: _CONSTANTS.__getitem__,
+    type(None): _CONSTANTS.__getitem__}
 ROW_CACHE_SIZE = 50_000  # rows kept (the first ones seen); ~10 MB at most
 _ROWS: dict[tuple, str] = {}  # (indent, *row items) -> text: rows repeat across ports and switches
 LAYOUT_CACHE_SIZE = 4096  # row shapes kept: a config has a few dozen
@@ -91,9 +93,10 @@ def _emit(value: Any, newline: str, out: list[str]) -> None:
         if not value:
             out.append("{}")
             return
-        signature = (newline, *value.items())
+        key = (newline, *value.items())
+        signature: tuple[Any, ...] | None = key
         try:
-            text = _ROWS.get(signature)
+            text = _ROWS.get(key)
         except TypeError:  # an unhashable value: a nested container
             text = signature = None
         if text is not None:

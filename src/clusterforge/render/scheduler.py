@@ -22,6 +22,7 @@ import re
 from collections.abc import Iterable
 
 from clusterforge.plan import Plan
+from clusterforge.plan.topology import SchedulerTopology
 from clusterforge.render.yamltext import to_yaml
 
 __all__ = ["scheduler_files", "hostlist", "SCHEDULER_DIR"]
@@ -69,8 +70,7 @@ def hostlist(names: Iterable[str]) -> str:
     return ",".join(parts)
 
 
-def _tree(plan: Plan) -> str:
-    topo = plan.scheduler
+def _tree(plan: Plan, topo: SchedulerTopology) -> str:
     lines = [f"# {plan.cluster}: Slurm topology/tree from the plan (install as topology.conf;",
              "# slurm.conf: TopologyPlugin=topology/tree). A rail-optimized node has a NIC on every rail",
              "# leaf, so each leaf group (the nodes sharing the same rail leaves) is one Slurm leaf switch."]
@@ -82,8 +82,7 @@ def _tree(plan: Plan) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _block(plan: Plan) -> str:
-    topo = plan.scheduler
+def _block(plan: Plan, topo: SchedulerTopology) -> str:
     lines = [f"# {plan.cluster}: Slurm topology/block from the plan (Slurm 24.05+, BlockSizes; install as"
              " topology.conf;",
              "# slurm.conf: TopologyPlugin=topology/block). One block per NVLink domain (a rack-scale rack)."]
@@ -98,9 +97,9 @@ def scheduler_files(plan: Plan) -> dict[str, str]:
         return {}
     files: dict[str, str] = {}
     if topo.tree:
-        files["slurm/topology-tree.conf"] = _tree(plan)
+        files["slurm/topology-tree.conf"] = _tree(plan, topo)
     if topo.blocks:
-        files["slurm/topology-block.conf"] = _block(plan)
+        files["slurm/topology-block.conf"] = _block(plan, topo)
     files["kubernetes/node-labels.yaml"] = to_yaml({"nodes": {node: dict(labels) for node, labels in
                                                              topo.node_labels}})
     return files

@@ -53,6 +53,8 @@ class _Box:
 
 
 def _device_box(device: Device, rack_u: int) -> _Box:
+    if device.ru is None:
+        raise ValueError(f"{device.name}: not placed in a rack unit")  # the planners place every racked device
     top_u = device.ru + device.height_u - 1
     y = HEADER_H + FRAME + (rack_u - top_u) * U_PX
     return _Box(X_INNER + 1, y + 0.5, INNER_W - 2, device.height_u * U_PX - 1)

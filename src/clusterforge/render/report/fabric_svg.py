@@ -124,7 +124,8 @@ def _group_lines(group: _Group, down: float, up: float) -> list[dict[str, Any]]:
 
 
 def _chip_row(devices: list[Device], box_w: float, compact: bool) -> list[dict[str, Any]]:
-    chips, x = [], 0.0
+    chips: list[dict[str, Any]] = []
+    x = 0.0
     for device in devices:
         label = _short(device.name, device.su)
         if compact:

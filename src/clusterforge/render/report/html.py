@@ -80,7 +80,7 @@ def _rack_sections(plan: Plan, env: Environment) -> tuple[dict[str, str], list[d
     files: dict[str, str] = {}
     svgs: dict[str, str] = {}
     for rack in plan.racks:
-        view = rack_view(rack, by_rack[rack.name], pdus_by_rack[rack.name], plan.site_facts.facility)
+        view = rack_view(rack, by_rack[rack.name], pdus_by_rack[rack.name], plan.site_info.facility)
         svgs[rack.name] = template.render(v=view)
         files[f"{PREFIX}/racks/{rack.name}.svg"] = svgs[rack.name]
     grouped = len(plan.racks) > RACKS_SHOWN_INDIVIDUALLY
@@ -109,7 +109,7 @@ def _rack_sections(plan: Plan, env: Environment) -> tuple[dict[str, str], list[d
 
 def _overview(plan: Plan, costs: dict[str, Any], power: dict[str, Any]) -> dict[str, Any]:
     kinds = Counter(d.kind for d in plan.devices)
-    gpu_models = Counter()
+    gpu_models: Counter[str] = Counter()
     for device in plan.devices:
         if device.gpus:
             gpu_models[plan.server_facts(device).gpu_model] += device.gpus
@@ -126,7 +126,7 @@ def _overview(plan: Plan, costs: dict[str, Any], power: dict[str, Any]) -> dict[
              "note": f"{plan.summary.pdus} PDUs · {len(plan.summary.scalable_units)} SU"},
             {"label": "IT power", "value": fmt_kw(power["totals"]["it_w"]), "note": "sum of max draw"},
             {"label": "facility power", "value": fmt_kw(power["totals"]["facility_w"]),
-             "note": f"at PUE {plan.site_facts.facility.pue:g}"},
+             "note": f"at PUE {plan.site_info.facility.pue:g}"},
             {"label": "hardware", "value": fmt_money(plan.bom.hardware_total), "note": "catalog prices"},
             {"label": f"{costs['years']}-year TCO", "value": fmt_money(costs["total"]),
              "note": (f"{costs['per_gpu_hour']:,.2f} per GPU-hour" if costs["per_gpu_hour"] is not None
@@ -135,7 +135,7 @@ def _overview(plan: Plan, costs: dict[str, Any], power: dict[str, Any]) -> dict[
         "kinds": [{"kind": kind, "label": KIND_LABELS[kind], "fill": colours[0], "stroke": colours[1],
                    "count": kinds.get(kind, 0)} for kind, colours in KIND_COLOURS.items()],
         "warnings": list(plan.warnings) + power["notices"],
-        "owner": plan.site_facts.owner,
+        "owner": plan.site_info.owner,
         "sus": ", ".join(str(su) for su in plan.summary.scalable_units),
     }
 
@@ -149,7 +149,7 @@ def render_report(plan: Plan) -> dict[str, str]:
         svg = fabric_template.render(v=fabric_view(plan, plane))
         files[f"{PREFIX}/fabric-{plane}.svg"] = svg
         fabrics.append({"plane": plane, "svg": Markup(svg), "file": f"fabric-{plane}.svg"})
-    site = plan.site_facts
+    site = plan.site_info
     costs = tco(plan, site.costs, plan.cooling.blended_pue if plan.cooling else site.facility.pue)
     power = power_view(plan, site.facility, site.costs.average_load_fraction)
     files[f"{PREFIX}/bom.csv"] = bom_csv(plan)

@@ -69,16 +69,16 @@ def ip_plan_view(plan: Plan) -> dict[str, Any]:
     sus = sorted({key[0] for key in per_su if key[0] != SITE}, key=int)
     rows = []
     for su in [*sus, SITE] if any(key[0] == SITE for key in per_su) else sus:
-        cells = []
+        cells: list[dict[str, Any] | None] = []
         for pool in plan.pools:
-            cell = per_su.get((su, pool))
-            if not cell:
+            found = per_su.get((su, pool))
+            if not found:
                 cells.append(None)
                 continue
-            subnets = sorted(cell["subnets"])
-            low, high = ipaddress.ip_address(cell["low"]), ipaddress.ip_address(cell["high"])
+            subnets = sorted(found["subnets"])
+            low, high = ipaddress.ip_address(found["low"]), ipaddress.ip_address(found["high"])
             cells.append({
-                "count": cell["count"],
+                "count": found["count"],
                 "range": f"{low} – {high}" if low != high else f"{low}",
                 "subnets": ", ".join(str(net) for net in subnets[:_MAX_SUBNETS_SHOWN])
                            + (f" +{len(subnets) - _MAX_SUBNETS_SHOWN}" if len(subnets) > _MAX_SUBNETS_SHOWN else ""),

@@ -71,9 +71,9 @@ def power_view(plan: Plan, facility: Facility, average_load_fraction: float) -> 
             notices.append(f"PDU {pdu.name}: a phase is {word} its {fmt_kw(per_phase)} share"
                            f" (phases {pdu_phases_kw(pdu.phase_load_w)} kW)")
     it_w = sum(d.power_w for d in plan.devices)
-    by_cooling = Counter()
+    by_cooling: dict[str, float] = {}
     for rack in plan.racks:
-        by_cooling[rack.cooling] += rack.power_w
+        by_cooling[rack.cooling] = by_cooling.get(rack.cooling, 0) + rack.power_w
     statuses = Counter(rack["status"] for rack in racks)
     return {
         "racks": racks, "pdus": pdus, "warnings": list(plan.warnings), "notices": notices,

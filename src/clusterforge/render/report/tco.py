@@ -33,7 +33,7 @@ def tco(plan: Plan, costs: Costs, pue: float) -> dict[str, Any]:
     average_it_kw = it_kw * costs.average_load_fraction
     average_facility_kw = average_it_kw * pue
     energy_kwh = average_facility_kw * hours
-    lines = [
+    lines: list[dict[str, Any]] = [
         {"item": "hardware", "once": True, "amount": hardware,
          "basis": "bill of materials at catalog prices"},
         {"item": "power", "once": False, "amount": energy_kwh * costs.power_price_per_kwh,

@@ -190,6 +190,8 @@ def fabric_facts(plan: Plan) -> dict[str, SwitchFacts]:
 def switch_facts(plan: Plan, index: LinkIndex, device: Device) -> SwitchFacts:
     """One switch's facts: its interfaces, and its links' far ends as the index records them."""
     kinds = index.devices
+    if device.plane is None:
+        raise ValueError(f"{device.name}: a switch with no plane")  # the planners give every switch one
     decl = plan.plane(device.plane)
     mgmt = loopback = None
     svis: list[Interface] = []
@@ -211,10 +213,10 @@ def switch_facts(plan: Plan, index: LinkIndex, device: Device) -> SwitchFacts:
     for end in index.ends.get(device.name, ()):
         if end.port in ports:
             continue
-        iface = routed.get(end.port)
+        own = routed.get(end.port)
         peer = kinds.get(end.peer_device)
         ports[end.port] = PortFacts(
-            end.port, end.speed_gbps, end.mtu, iface.ip if iface else None, iface.peer_ip if iface else None,
+            end.port, end.speed_gbps, end.mtu, own.ip if own else None, own.peer_ip if own else None,
             end.peer_device, end.peer_port, peer.kind if peer else None, peer.asn if peer else None,
             end.direction, end.tier)
     for name, iface in routed.items():  # routed interfaces without a cable (none today; kept visible)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Set as AbstractSet
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -106,7 +107,8 @@ class _Checker:
             return
         self._fields(where, lst, fields, skip=set(lst["keys"]))
 
-    def _fields(self, where: str, lst: dict[str, Any], fields: dict[str, Any], skip: set[str] = frozenset()) -> None:
+    def _fields(self, where: str, lst: dict[str, Any], fields: dict[str, Any],
+                skip: AbstractSet[str] = frozenset()) -> None:
         for name, value in fields.items():
             facts = lst["fields"].get(name)
             if facts is None or name in skip:

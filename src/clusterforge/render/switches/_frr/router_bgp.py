@@ -45,7 +45,8 @@ def router_bgp(facts: SwitchFacts) -> RouterBgp | None:
     device = facts.device
     if device.asn is None or facts.loopback is None or not facts.loopback.ip:
         return None
-    neighbors = tuple(BgpNeighbor(p.peer_ip, p.peer_asn, p.description, p.name) for p in facts.bgp_peers)
+    neighbors = tuple(BgpNeighbor(p.peer_ip, p.peer_asn, p.description, p.name) for p in facts.bgp_peers
+                      if p.peer_ip and p.peer_asn is not None)  # bgp_peers has both; this tells the type checker
     uplinks = sum(1 for p in facts.bgp_peers if p.direction == "up")
     return RouterBgp(
         asn=device.asn,

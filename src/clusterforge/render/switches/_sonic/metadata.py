@@ -17,7 +17,7 @@ __all__ = ["DEVICE_METADATA", "sonic_device_type"]
 
 # SONiC names its tiers from the host side: T0 ToR (server-facing), T1 leaf, T2 spine.
 _ROUTED_TYPES = {DeviceKind.LEAF: "ToRRouter", DeviceKind.SPINE: "LeafRouter", DeviceKind.CORE: "SpineRouter"}
-_ACCESS_TOR_TYPES = {Plane.MANAGEMENT: "MgmtToRRouter", Plane.OOB: "BmcMgmtToRRouter"}
+_ACCESS_TOR_TYPES: dict[str | None, str] = {Plane.MANAGEMENT: "MgmtToRRouter", Plane.OOB: "BmcMgmtToRRouter"}
 
 
 def sonic_device_type(facts: SwitchFacts) -> str:
