@@ -2,7 +2,8 @@
 
 ``scratch_config`` copies the rendered slurm/ files into a scratch directory and rewrites only the lines
 that say where this one machine's daemons live (controller host, state/spool/pid/log paths, ports,
-NodeAddr, munge socket, SlurmUser) and turns accounting off (no slurmdbd/MariaDB here: slurmctld refuses
+NodeAddr, munge socket, SlurmUser; the simulated GPUs' placeholder directory, made here as the slurm_node role
+makes it) and turns accounting off (no slurmdbd/MariaDB here: slurmctld refuses
 to start with enforced associations or a gres/gpu accounting TRES and no database; the accounting lines are
 the lab's to prove, against a real slurmdbd). Every other line is the rendered one,
 byte for byte: the node, partition, GRES, selection, cgroup and topology lines are what slurmctld,
@@ -24,7 +25,10 @@ import subprocess
 import time
 from pathlib import Path
 
-__all__ = ["BINARIES", "missing_binaries", "scratch_config", "Controller", "slurmd_gres_check", "LOCAL_KEYS"]
+from clusterforge.render.slurm.node_files import SIMULATED_GPU_DIR
+
+__all__ = ["BINARIES", "missing_binaries", "scratch_config", "Controller", "slurmd_gres_check", "LOCAL_KEYS",
+           "Slurmd"]
 
 BINARIES = ("slurmctld", "slurmd", "scontrol", "munged")
 # the keys scratch_config rewrites or drops; nothing else of the rendered slurm.conf changes
@@ -56,7 +60,11 @@ def scratch_config(files: dict[str, str], directory: Path) -> Path:
     os.chmod(directory / "munge", 0o700)
     for name in ("gres.conf", "topology.conf", "cgroup.conf"):
         if name in files:
-            (etc / name).write_text(files[name])
+            (etc / name).write_text(files[name].replace(SIMULATED_GPU_DIR, str(directory / "simulated-gpus")))
+    # what the slurm_node role does on a simulated node: one empty placeholder file per GPU
+    (directory / "simulated-gpus").mkdir(exist_ok=True)
+    for i in range(16):
+        (directory / "simulated-gpus" / f"nvidia{i}").touch()
     local = {
         "SlurmUser": getpass.getuser(), "SlurmctldPort": str(_free_port()), "SlurmdPort": str(_free_port()),
         "StateSaveLocation": str(directory / "state"), "SlurmdSpoolDir": str(directory / "spool"),
@@ -160,3 +168,33 @@ def slurmd_gres_check(conf: Path, node: str) -> subprocess.CompletedProcess:
     parse error or a GRES device file it cannot stat)."""
     return subprocess.run([_binary("slurmd"), "-G", "-f", str(conf), "-N", node], capture_output=True, text=True,
                           timeout=60, env={**os.environ, "SLURM_CONF": str(conf)})
+
+
+class Slurmd:
+    """``slurmd -D -N node`` against a running Controller's config (this machine's real hardware)."""
+
+    def __init__(self, ctl: Controller, node: str):
+        self.ctl, self.node = ctl, node
+        self.proc = subprocess.Popen([_binary("slurmd"), "-D", "-N", node, "-f", str(ctl.conf)], env=ctl.env,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def registered(self, timeout_s: float = 60) -> dict[str, str]:
+        """The node's scontrol record once it left UNKNOWN (or at the timeout)."""
+        deadline = time.monotonic() + timeout_s
+        record: dict[str, str] = {}
+        while time.monotonic() < deadline and self.proc.poll() is None:
+            out = self.ctl.scontrol("-o", "show", "node", self.node).stdout
+            record = dict(part.split("=", 1) for part in out.split() if "=" in part)
+            if not record.get("State", "UNKNOWN").startswith("UNKNOWN") or "INVALID_REG" in record.get("State", ""):
+                break
+            time.sleep(0.5)
+        return record
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=10)

@@ -4,7 +4,8 @@ slurmctld runs on loopback in a scratch directory on each rendered slurm.conf/to
 place this machine's daemons rewritten, accounting off: tests/slurm/slurm_daemons.py); what ``scontrol`` then
 reports (every node's CPU topology, memory and GRES, the partitions, the topology switches) must equal the plan,
 and slurmctld's log may hold no error but those of a scratch controller on this machine. ``slurmd -G`` reads
-gres.conf and cgroup.conf for a node. scripts/setup.sh installs the binaries; without them these skip.
+gres.conf and cgroup.conf for a node, and a real slurmd registers a lab node with the controller.
+scripts/setup.sh installs the binaries; without them these skip.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from slurm_daemons import Controller, missing_binaries, scratch_config, slurmd_gres_check
+from slurm_daemons import Controller, Slurmd, missing_binaries, scratch_config, slurmd_gres_check
 
 from clusterforge.loading import load_and_plan
 from clusterforge.plan import Plan
@@ -128,13 +129,32 @@ def test_slurmctld_logs_no_error_of_the_configuration(controller) -> None:
     assert [line for line in ctl.errors() if not SCRATCH_ERRORS.search(line)] == []
 
 
-def test_slurmd_reads_the_labs_count_only_gres_and_cgroup_conf(tmp_path: Path) -> None:
+def test_slurmd_reads_the_labs_gres_and_cgroup_conf(tmp_path: Path) -> None:
     plan = lab_plan()
     conf = scratch_config(dict(render_tree(plan).slurm), tmp_path)
     for node in plan.slurm.nodes:
         result = slurmd_gres_check(conf, node.name)
         assert result.returncode == 0, result.stderr
-        assert "gres" not in result.stderr.lower(), result.stderr
+        assert f"Gres Name=gpu Type={node.gpu_type} Count={node.gpus}" in result.stderr, result.stderr
+        errors = [line for line in result.stderr.splitlines() if "error:" in line]
+        # the placeholders are files, not devices: slurmd says so and counts them
+        assert errors and all("is not a valid character or block device" in line for line in errors), errors
+
+
+def test_a_real_slurmd_registers_a_simulated_lab_node_idle_with_its_gpus(tmp_path: Path) -> None:
+    """The lab's node line (one core, 512 MB) and placeholder GPU files are met by a real slurmd on this
+    machine: it registers the node IDLE with its GPUs (a count-only GPU would be dropped and the node drained)."""
+    plan = lab_plan()
+    ctl = Controller(scratch_config(dict(render_tree(plan).slurm), tmp_path))
+    node = plan.slurm.nodes[0]
+    slurmd = Slurmd(ctl, node.name)
+    try:
+        record = slurmd.registered()
+    finally:
+        slurmd.stop()
+        ctl.stop()
+    assert record.get("State") == "IDLE", record.get("Reason", record)
+    assert record["Gres"] == node.gres == "gpu:h200:2"
 
 
 def test_slurmd_reads_real_gres_up_to_the_missing_devices(tmp_path: Path) -> None:

@@ -118,13 +118,16 @@ def test_gres_nvml_and_simulated() -> None:
     nvml = slurm_files(with_slurm("superpod-4su.yaml", Slurm(gpu_detection="nvml")))["gres.conf"]
     assert lines(nvml, "AutoDetect") == ["AutoDetect=nvml"] and "File=" not in nvml
     simulated = slurm_files(with_slurm("superpod-4su.yaml", Slurm(hardware="simulated")))["gres.conf"]
-    assert "SIMULATED" in simulated and "File=" not in simulated
-    assert lines(simulated, "NodeName")[0].endswith(" Name=gpu Type=h100 Count=8")
+    assert "SIMULATED" in simulated and "File=/dev/nvidia" not in simulated and "Count=" not in simulated
+    assert lines(simulated, "NodeName")[0].endswith(" Name=gpu Type=h100"
+                                                    " File=/var/lib/clusterforge/simulated-gpus/nvidia[0-7]")
 
 
 def test_cgroup_conf_constrains_devices() -> None:
     cgroup = slurm_files(with_slurm("roce-128gpu.yaml"))["cgroup.conf"].splitlines()
     assert {"ConstrainDevices=yes", "ConstrainCores=yes", "ConstrainRAMSpace=yes"} <= set(cgroup)
+    simulated = slurm_files(with_slurm("roce-128gpu.yaml", Slurm(hardware="simulated")))["cgroup.conf"].splitlines()
+    assert "ConstrainDevices=no" in simulated and "ConstrainCores=yes" in simulated
 
 
 @pytest.mark.parametrize(("version", "plugin", "sizes"), [("22.05", "topology/tree", False),
@@ -206,6 +209,10 @@ def test_inventory_groups_and_vars_only_with_slurm() -> None:
     node_vars = [yaml.load(files[f"host_vars/{h}.yml"], Loader=UnsafeTolerantLoader)["cf_slurm"] for h in servers]
     assert all(v == node_vars[0] for v in node_vars)  # nothing of the host: part of the golden image profile
     assert node_vars[0]["role"] == "node" and node_vars[0]["config_dir"] == "slurm"
+    assert "simulated_gpu_files" not in node_vars[0]
+    lab = yaml.load(ansible_tree(plan_cluster(spec_of("lab.yaml")))["host_vars/su01-r01-gpu01.yml"],
+                    Loader=UnsafeTolerantLoader)["cf_slurm"]
+    assert lab["simulated_gpu_files"] == [f"/var/lib/clusterforge/simulated-gpus/nvidia{i}" for i in (0, 1)]
     control = yaml.load(files["host_vars/ctl-01.yml"], Loader=UnsafeTolerantLoader)["cf_slurm"]
     assert control["role"] == "controller" and control["accounts_file"] == "slurm/accounts.json"
     assert [n["name"] for n in control["nodes"]] == servers

@@ -39,8 +39,9 @@ class Slurm(Declared):
     """``gpu_detection``: ``files`` writes one ``File=/dev/nvidiaN`` per GPU into gres.conf; ``nvml`` writes
     ``AutoDetect=nvml``, for a Slurm built with the NVML plugin (Debian 12's slurm-wlm 22.05 is not: it
     ships gpu_generic only). ``hardware: simulated`` is for the lab, whose hosts are containers without
-    GPUs on a small machine: GPUs become count-only GRES and each node is given one core and 512 MB so a
-    real slurmd on any machine meets its node line (the catalog's figures stay in a comment beside it).
+    GPUs on a small machine: each GPU is a placeholder file slurmd counts (Slurm 22.05 has no count-only
+    GPUs) and each node is given one core and 512 MB so a real slurmd on any machine meets its node line
+    (the catalog's figures stay in a comment beside it).
     ``real_memory_pct`` is the share of a node's installed memory given to Slurm (RealMemory); the rest
     covers what firmware and the kernel keep and the OS's own use, so a node never reports less than its
     line and is drained for it."""

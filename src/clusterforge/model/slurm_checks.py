@@ -101,7 +101,7 @@ def _hardware(spec: ClusterSpec) -> list[tuple[Loc, str]]:
     cat, slurm = spec.catalog, spec.slurm
     if slurm.gpu_detection == "nvml" and slurm.hardware == "simulated":
         problems.append((("slurm", "gpu_detection"), "nvml detection needs real GPUs; simulated hardware has"
-                         " count-only GPUs (gpu_detection: files)"))
+                         " placeholder GPUs (gpu_detection: files)"))
     for model_name in sorted({unit.server_model for unit in spec.scalable_units}):
         model = cat.servers.get(model_name)
         if model is None or not model.gpu.count:  # unknown model: cluster.cross_problems names it

@@ -12,7 +12,8 @@ the catalog's CPU/memory/GPU facts and the scheduler topology (plan/topology.py)
   be a substring of what NVML reports (gres.conf(5)), which Slurm spells as NVML's device name in lower case
   with '_' for spaces (``NVIDIA H100 80GB HBM3`` -> ``nvidia_h100_80gb_hbm3``: _nvml_get_device_name in
   src/plugins/gpu/nvml/gpu_nvml.c at tag slurm-22-05-8-1); the first word is in it.
-  ``hardware: simulated`` (the lab): one core and 512 MiB per node and count-only GPUs, catalog figures kept.
+  ``hardware: simulated`` (the lab): one core and 512 MiB per node, GPUs as placeholder files (render/slurm/
+  node_files.py), catalog figures kept.
 * partitions: as declared (the first is the default when none says so), else one per SU, the first default.
 * accounts: one per team, GrpTRES=gres/gpu=<the team's GPUs>.
 * topology: topology/block (one block per NVLink domain) where the plan has NVLink domains and the Slurm

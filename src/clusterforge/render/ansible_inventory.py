@@ -9,6 +9,7 @@ from clusterforge.fanout import fan_out
 from clusterforge.plan import Device, Plan
 from clusterforge.render.slurm import ACCOUNTS_FILE, CONFIG_FILES, NCCL_DIR, SLURM_DIR
 from clusterforge.render.slurm.accounts import accounts_data
+from clusterforge.render.slurm.node_files import simulated_gpu_files
 from clusterforge.render.switches.network_os import ansible_network_vars
 from clusterforge.render.yamltext import to_ansible_yaml
 from clusterforge.vocab import DeviceKind, Plane
@@ -59,6 +60,8 @@ def host_vars(plan: Plan, device: Device) -> dict[str, Any]:
     }
     if plan.slurm is not None:
         out["cf_slurm"] = slurm_vars(plan, "node")
+        if plan.slurm.simulated:  # the placeholder files gres.conf names (render/slurm/node_files.py)
+            out["cf_slurm"]["simulated_gpu_files"] = simulated_gpu_files(facts.gpu_count)
     return out
 
 

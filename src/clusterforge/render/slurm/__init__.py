@@ -26,7 +26,7 @@ def slurm_files(plan: Plan) -> dict[str, str]:
     files = {"slurm.conf": slurm_conf(plan.cluster, slurm), "gres.conf": gres_conf(plan.cluster, slurm)}
     if slurm.topology_plugin and plan.scheduler is not None:
         files["topology.conf"] = topology_conf(plan.cluster, slurm, plan.scheduler)
-    files["cgroup.conf"] = cgroup_conf(plan.cluster)
+    files["cgroup.conf"] = cgroup_conf(plan.cluster, slurm.simulated)
     files[ACCOUNTS_FILE] = accounts_json(slurm)
     files.update({f"{NCCL_DIR}/{host.host}.conf": nccl_conf(plan.cluster, host) for host in slurm.nccl})
     return files

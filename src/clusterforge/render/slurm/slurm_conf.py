@@ -72,8 +72,8 @@ def _nodes(slurm: SlurmPlan) -> list[str]:
     lines = ["", "# nodes: every GPU server, CPU topology and memory from the catalog"]
     if slurm.simulated:
         lines.append("# SIMULATED hardware (the lab): containers without GPUs on a small machine, so each node is"
-                     " given one core and 512 MB and its GPUs are count-only; the catalog's figures are in the"
-                     " comment above each line")
+                     " given one core and 512 MB and its GPUs are placeholder files (gres.conf); the catalog's"
+                     " figures are in the comment above each line")
     for node in slurm.nodes:
         if slurm.simulated:
             lines.append(f"# {node.name}: {node.catalog_shape}")
