@@ -2,7 +2,8 @@
 # Set up everything clusterforge needs on a fresh Debian 12 machine (idempotent; re-runs take seconds):
 #   1. Debian packages: debootstrap, systemd-container (nspawn), FRR, iproute2, OpenSSH client,
 #      chromium (report screenshots), python3-venv, Slurm 22.05 (slurmctld, slurmd, slurm-client, munge:
-#      the tests parse the rendered Slurm files with them on loopback; not for --up)
+#      the tests parse the rendered Slurm files with them on loopback; not for --up);
+#      QEMU, OVMF, iPXE ROMs and libvirt for the lab's bare-metal server (lab/metal_vm.py, lab/libvirtd.py)
 #   2. the project venv (.venv) with clusterforge and its test tools
 #   3. the Pulumi engine (PATH, or built from the Go module proxy: scripts/setup-pulumi.sh)
 #   4. the lab's cached Debian rootfs (scripts/lab-rootfs.sh; root only)
@@ -47,6 +48,9 @@ packages=(debootstrap systemd-container frr iproute2 openssh-client openssh-serv
 # bare-metal servers in the lab (inventory/lab-metal.yaml): the provisioning network's DHCP/TFTP (dnsmasq),
 # iPXE's UEFI loader, Debian 12's netboot installer, and QEMU with OVMF for the servers that are VMs
 packages+=(dnsmasq-base ipxe debian-installer-12-netboot-amd64 qemu-system-x86 qemu-utils ovmf)
+# the lab BMC's libvirtd (lab/libvirtd.py) and the iPXE ROMs QEMU's NICs boot with; libvirt-python builds against
+# libvirt-dev
+packages+=(ipxe-qemu libvirt-daemon libvirt-daemon-driver-qemu libvirt-dev pkg-config gcc)
 apt_ensure "${packages[@]}"
 if ((${#apt_installed[@]})); then
     # the lab runs FRR inside containers only; the host's own FRR must not route anything
@@ -55,6 +59,12 @@ if ((${#apt_installed[@]})); then
     systemctl disable --now ssh >/dev/null 2>&1 || true
     # Slurm and munge are here for the tests, which start their own on loopback in a scratch directory
     systemctl disable --now slurmctld slurmd munge >/dev/null 2>&1 || true
+fi
+
+# the lab's private libvirtd (lab/libvirtd.py) resolves QEMU's default user at start, even when qemu.conf
+# says root; the libvirt-daemon-system package would create it, with services this machine does not run
+if [[ $(id -u) -eq 0 ]] && ! getent passwd libvirt-qemu >/dev/null; then
+    useradd --system --no-create-home --home-dir /var/lib/libvirt --shell /usr/sbin/nologin --user-group libvirt-qemu
 fi
 
 python=${PYTHON:-python3}
@@ -66,7 +76,7 @@ stamp=.venv/.clusterforge-installed
 if [[ ! -f $stamp || pyproject.toml -nt $stamp ]]; then
     say "installing clusterforge and test tools into .venv"
     .venv/bin/pip install -q --upgrade pip >/dev/null
-    .venv/bin/pip install -q -e ".[test]"
+    .venv/bin/pip install -q -e ".[test,lab]"
     touch "$stamp"
 fi
 

@@ -103,6 +103,8 @@ def doctor(
                                         help="lab: the lab's ssh_config; ssh: the caller's"),
     ssh_config: Path | None = typer.Option(None, "--ssh-config", help="OpenSSH client config"),
     check: list[str] = typer.Option([], "--check", "-k", help="only these checks (repeatable)"),
+    stack: str | None = typer.Option(None, "--stack", "-s", help="the stack whose secrets hold the BMC password"
+                                     " (bare-metal servers; default: the inventory's stem)"),
     as_json: bool = typer.Option(False, "--json", help="same as --format json"),
     format: Format = format_option(),
 ) -> None:
@@ -115,9 +117,12 @@ def doctor(
     if local == (host is not None):
         _say(err, "error: give a HOST or --local")
         raise typer.Exit(2)
-    unknown = [c for c in check if c not in dict(CHECKS)]
+    from clusterforge.baremetal.doctor import BMC_CHECKS
+
+    unknown = [c for c in check if c not in dict(CHECKS) and c not in BMC_CHECKS]
     if unknown:
-        _say(err, f"error: unknown --check {', '.join(unknown)}; choose from {', '.join(dict(CHECKS))}")
+        _say(err, f"error: unknown --check {', '.join(unknown)};"
+                  f" choose from {', '.join([*dict(CHECKS), *BMC_CHECKS])}")
         raise typer.Exit(2)
     planned = host if host is not None else plan_host
     expect = Expect.from_host_vars(_host_vars(inventory, planned)) if inventory and planned else Expect()
@@ -133,10 +138,41 @@ def doctor(
 
             config = str(ssh_config_path(load(inventory)[1].cluster))
         shell = SshShell(host, config)
-    findings = diagnose(shell, expect, only=tuple(check))
+    host_checks = tuple(c for c in check if c not in BMC_CHECKS)
+    findings = [] if check and not host_checks else diagnose(shell, expect, only=host_checks)
+    if inventory and planned and (not check or set(check) & set(BMC_CHECKS)):
+        findings += _bmc_findings(inventory, planned, stack, tuple(c for c in check if c in BMC_CHECKS))
     _say(out, to_json(shell.name, findings) if as_json else render(shell.name, findings))
     if any(f.status is Status.fail for f in findings):
         raise typer.Exit(1)
+
+
+def _bmc_findings(inventory: Path, host: str, stack: str | None, only: tuple[str, ...]) -> list:
+    """The BMC checks of a bare-metal server (one the declaration manages through a BMC); [] for any other."""
+    from clusterforge.baremetal.credentials import endpoint_for, stack_secrets
+    from clusterforge.baremetal.doctor import bmc_findings
+    from clusterforge.baremetal.redfish import connect
+    from clusterforge.baremetal.types import BmcError
+    from clusterforge.ops.doctor import Finding, Status
+    from clusterforge.paths import workspace
+
+    facts = load(inventory)[1].bmcs.get(host)
+    if facts is None:
+        return []
+    secrets: dict[str, str] = {}
+    if facts.password.pulumi is not None:
+        from clusterforge.pulumi import automation
+
+        try:
+            secrets = stack_secrets(automation.open_stack(check_stack(stack or inventory.stem, inventory.name), None))
+        except Exception as exc:  # noqa: BLE001 - the engine's error, as the finding's one line
+            return [Finding("bmc-reachable", Status.fail, f"{host}: the stack's secrets could not be read:"
+                            f" {str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__}")]
+    try:
+        endpoint = endpoint_for(facts, repo=workspace(), secrets=secrets)
+    except BmcError as exc:
+        return [Finding("bmc-reachable", Status.fail, str(exc))]
+    return bmc_findings(lambda: connect(endpoint), facts, only)
 
 
 def register(app: typer.Typer) -> None:

@@ -12,6 +12,7 @@ from clusterforge.model.catalog import Catalog
 from clusterforge.model.control import Control
 from clusterforge.model.grammar import Name
 from clusterforge.model.hardware_checks import hardware_problems
+from clusterforge.model.management import Baremetal
 from clusterforge.model.network import PLANES, Networks
 from clusterforge.model.site import Site
 from clusterforge.model.slurm import SchedulerName, Slurm
@@ -38,6 +39,7 @@ class ClusterSpec(Declared):
     teams: list[Team] = Field(default=[], max_length=1000)
     schedulers: list[SchedulerName] = Field(default=["kubernetes"], min_length=1, max_length=2)
     slurm: Slurm = Slurm()
+    baremetal: Baremetal = Baremetal()  # how servers are managed through their BMCs, by server model
 
     def su(self, su_id: int) -> ScalableUnit:
         for unit in self.scalable_units:
@@ -101,6 +103,9 @@ def cross_problems(spec: ClusterSpec) -> list[tuple[Loc, str]]:
             (("storage", "server_model"), _unknown("server model", spec.storage.server_model, cat.servers))
         )
     problems.extend(hardware_problems(spec))
+    for model in spec.baremetal.models:
+        if model not in cat.servers:
+            problems.append((("baremetal", "models", model), _unknown("server model", model, cat.servers)))
     if spec.control.server_model and spec.control.server_model not in cat.servers:
         problems.append(
             (("control", "server_model"), _unknown("server model", spec.control.server_model, cat.servers))

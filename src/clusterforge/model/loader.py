@@ -188,6 +188,8 @@ def _message(error: dict) -> str:
     message = error["msg"]
     if message.startswith("Value error, "):
         message = message[len("Value error, "):]
+    if "password" in error.get("loc", ()):  # what was written where a password reference belongs is not echoed
+        return message
     if "input" in error and kind not in ("model_type", "dict_type"):
         return f"{message} (got {shown(error['input'])})"
     return message

@@ -6,6 +6,7 @@ from pydantic import Field, model_validator
 
 from clusterforge.model.base import Declared
 from clusterforge.model.grammar import ModelKey
+from clusterforge.model.management import Management
 
 __all__ = ["ScalableUnit", "Envelope"]
 
@@ -21,6 +22,8 @@ class ScalableUnit(Declared):
     # Rolling changes (driver/CUDA): this many of the SU's servers change at once, each batch
     # verified before the next (`clusterforge roll`).
     rollout_batch: int = Field(default=1, ge=1, le=1024)
+    # Bare metal: how this SU's servers are managed (replaces baremetal.models.<server_model> for them)
+    management: Management | None = None
 
     @model_validator(mode="after")
     def _fits(self) -> ScalableUnit:

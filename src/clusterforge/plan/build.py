@@ -15,6 +15,7 @@ from collections.abc import Mapping
 
 from clusterforge.model import ClusterSpec, Loc
 from clusterforge.nos import NOS_TRAITS, NosTraits
+from clusterforge.plan.baremetal import bmc_facts
 from clusterforge.plan.bom import bill_of_materials
 from clusterforge.plan.context import Context
 from clusterforge.plan.control_nodes import plan_control_nodes
@@ -153,7 +154,7 @@ def plan_cluster(spec: ClusterSpec, nos_traits: Mapping[str, NosTraits] = NOS_TR
         rack_trays=tuple(trays),
         nvlink_domains=domains, scheduler=scheduler, schedulers=tuple(spec.schedulers),
         slurm=plan_slurm(spec, devices, scheduler, roce),
-        cooling=cooling if spec.site.facility.cooling.liquid_loop else None,
+        cooling=cooling if spec.site.facility.cooling.liquid_loop else None, bmcs=bmc_facts(spec, devices),
     )
 
 

@@ -22,6 +22,7 @@ from clusterforge.vocab import DeviceKind, Plane
 
 if TYPE_CHECKING:
     from clusterforge.model import SwitchModel
+    from clusterforge.plan.baremetal import BmcFacts
     from clusterforge.plan.gateways import PlaneGateway
     from clusterforge.plan.liquid import CoolingPlan
     from clusterforge.plan.rackscale import NvlinkDomain, RackTray
@@ -262,6 +263,7 @@ class Plan:
     cooling: CoolingPlan | None = None  # liquid/air split, rows' CDUs (plan/liquid.py), with a liquid loop declared
     schedulers: tuple[str, ...] = ("kubernetes",)  # as declared: kubernetes, slurm or both
     slurm: SlurmPlan | None = None  # with slurm among the schedulers (plan/slurm.py)
+    bmcs: dict[str, BmcFacts] = field(default_factory=dict)  # bare-metal servers' BMCs by server (plan/baremetal.py)
     _index: dict[str, Device] = field(default_factory=dict, repr=False, compare=False)
 
     def device(self, name: str) -> Device:
