@@ -66,18 +66,19 @@ def test_inventory_is_the_vms(metal, bmc):
 
 
 def test_bios_attributes_go_to_settings_and_a_second_apply_sends_nothing(bmc):
-    change = bmc.apply_bios({"ProcTurboMode": "Disabled", "NumCores": 8})
-    again = bmc.apply_bios({"ProcTurboMode": "Disabled", "NumCores": 8})
+    change = bmc.apply_bios({"ProcTurboMode": "Disabled", "EmbeddedSata": "Ahci", "QuietBoot": False})
+    again = bmc.apply_bios({"ProcTurboMode": "Disabled", "EmbeddedSata": "Ahci", "QuietBoot": False})
     state = bmc.bios()
-    assert state.check({"ProcTurboMode": "Disabled", "NumCores": 8}).wrong == ()
-    assert again.sent == {} and set(again.unchanged) == {"ProcTurboMode", "NumCores"}
-    assert set(change.sent) <= {"ProcTurboMode", "NumCores"}
+    assert state.check({"ProcTurboMode": "Disabled", "EmbeddedSata": "Ahci", "QuietBoot": False}).wrong == ()
+    assert again.sent == {} and set(again.unchanged) == {"ProcTurboMode", "EmbeddedSata", "QuietBoot"}
+    assert set(change.sent) <= {"ProcTurboMode", "EmbeddedSata", "QuietBoot"}
     assert state.registry  # the BMC names its attribute registry
 
 
 @pytest.mark.parametrize(("attributes", "words"), [
     ({"AboveFourGDecodingX": "Enabled"}, "not in the BMC's attribute registry"),
     ({"ProcTurboMode": "Sometimes"}, "the registry allows Enabled, Disabled"),
+    ({"NumCores": 4}, "read-only in the BMC's registry"),
 ])
 def test_a_rejected_attribute_is_one_line_and_nothing_is_sent(bmc, attributes, words):
     before = bmc.bios().current

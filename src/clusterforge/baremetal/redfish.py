@@ -178,6 +178,10 @@ class RedfishBmc:
                 if entry.attribute_type == "Enumeration" and allowed and str(value) not in allowed:
                     raise BmcError(self.endpoint.server, self.endpoint.url, "rejected",
                                    f"BIOS attribute {name}={value!r}: the registry allows {', '.join(allowed)}")
+                kind = {"Boolean": bool, "Integer": int}.get(entry.attribute_type or "")
+                if kind is not None and (type(value) is not kind):
+                    raise BmcError(self.endpoint.server, self.endpoint.url, "rejected",
+                                   f"BIOS attribute {name}={value!r}: the registry types it {entry.attribute_type}")
                 if entry.read_only or entry.immutable:
                     raise BmcError(self.endpoint.server, self.endpoint.url, "rejected",
                                    f"BIOS attribute {name} is read-only in the BMC's registry")

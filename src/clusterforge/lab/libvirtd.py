@@ -107,8 +107,10 @@ def ensure(lab: str) -> str:
     for name, target in MOUNTS.items():
         Path(target).mkdir(parents=True, exist_ok=True)  # the mount points (empty; the packages leave some out)
         binds.append(f'mount --bind "{root / name}" {target}')
-    # --config by its own path (visible inside the namespace too): that is how daemon_pids finds it again
-    script = " && ".join(binds) + f' && exec libvirtd --config "{root / "etc" / "libvirtd.conf"}"'
+    # --config by its own path (visible inside the namespace too): that is how daemon_pids finds it again;
+    # the pid file is the lab's too (the default, /run/libvirtd.pid, is outside the bind mounts: one per machine)
+    script = " && ".join(binds) + (f' && exec libvirtd --config "{root / "etc" / "libvirtd.conf"}"'
+                                   f' --pid-file "{root / "run" / "libvirtd.pid"}"')
     with open(root / "libvirtd.log", "ab") as log:
         subprocess.Popen(["unshare", "--mount", "--propagation", "private", "--", "sh", "-c", script],
                          stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True, cwd=root)
