@@ -62,7 +62,7 @@ def _curl(url: str) -> tuple[int, bytes]:
 def served():
     net = bootnet.ProvisioningNet(LAB, SUBNET)
     try:
-        state = bootnet.up(net, [_target(net)])
+        state = bootnet.up(net, _target(net))
         _client(f"{net.host_ip(0)}/24")
         yield net, state
     finally:
@@ -145,6 +145,6 @@ def test_an_unreserved_address_gets_nothing(served):
 
 def test_up_again_changes_nothing(served):
     net, state = served
-    again = bootnet.up(net, [_target(net)])
+    again = bootnet.up(net, _target(net))
     assert again["dnsmasq_pid"] == state["dnsmasq_pid"] and again["bootserve_pid"] == state["bootserve_pid"]
     assert json.loads((bootnet.boot_dir(LAB) / "bootnet.json").read_text())["conf_hash"] == state["conf_hash"]

@@ -58,3 +58,16 @@ def test_unknown_or_non_server_hosts_are_refused(topology):
         split(topology, ["spine-01"])
     with pytest.raises(ValueError, match="not servers"):
         split(topology, ["nope"])
+
+
+def test_the_provisioning_subnet_is_the_highest_free_24_of_the_lab_block():
+    import netaddr
+
+    from clusterforge.pulumi.metal import LAB_BLOCK, provisioning_subnet
+
+    _, plan, _ = load_and_plan("inventory/lab.yaml")
+    subnet = netaddr.IPNetwork(provisioning_subnet(plan))
+    assert subnet.prefixlen == 24 and subnet in LAB_BLOCK
+    used = [netaddr.IPNetwork(i.ip) for d in plan.devices for i in d.interfaces if i.ip]
+    assert not any(u.cidr in subnet or subnet in u.cidr for u in used)
+    assert str(subnet) == "198.19.255.0/24"  # nothing of inventory/lab.yaml is that high

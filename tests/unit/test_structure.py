@@ -33,7 +33,8 @@ ALLOWED = {
     "plan": {"model", "vocab", "nos"},
     "loading": {"model", "plan", "vocab", "gcpause", "fanout"},
     "render": {"model", "plan", "vocab", "nos", "paths", "gcpause", "fanout", "outdir"},
-    "lab": {"model", "plan", "vocab", "paths", "render"},  # reads each router's frr.conf from the rendered tree
+    # reads each router's frr.conf from the rendered tree; installs a bare-metal server through its BMC (baremetal)
+    "lab": {"model", "plan", "vocab", "paths", "render", "baremetal"},
     "provision": {"paths", "outdir", "sshmux"},
     # verify.gpu.launch reads clusterforge.__file__ for its workers; the host checks read the rendered tree
     # with the YAML dialect render writes it in (render.yamltext)

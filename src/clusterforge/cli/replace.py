@@ -71,7 +71,9 @@ def replace(
     with tempfile.TemporaryDirectory(prefix="cf-replace-") as tmp:
         rendered = Path(tmp) / "rendered"
         write_tree(rendered, tree.files())
-        if target == "lab":
+        if target == "lab" and host in (getattr(plan, "bmcs", {}) or {}):
+            ssh_config = _reinstall_metal(plan, tree, host)
+        elif target == "lab":
             from clusterforge.lab import LabError, reimage
             from clusterforge.lab.from_plan import lab_topology
             from clusterforge.lab.manager import as_running
@@ -120,6 +122,28 @@ def replace(
         raise typer.Exit(1)
     say(out, f"replace {host}: provisioned and verified ({checked.passed} checks passed); name and addresses"
              " as declared. Run `clusterforge up` to record the new machine in the stack.")
+
+
+def _reinstall_metal(plan, tree, host: str) -> Path:
+    """A bare-metal server of the lab is re-imaged through its BMC: network boot, the install from the
+    preseed, SSH with its new host key (clusterforge.lab.metal_install). Returns the lab's ssh_config."""
+    from clusterforge import paths
+    from clusterforge.lab import LabError
+    from clusterforge.lab.from_plan import lab_topology
+    from clusterforge.lab.metal_install import install
+    from clusterforge.pulumi.metal import lab_bmc_password, metal_servers
+    from clusterforge.pulumi.providers.metal_server import install_request
+
+    password = lab_bmc_password(plan.cluster)
+    _, metal = metal_servers(plan, lab_topology(plan, tree), password)
+    args = next(m for m in metal if m.server == host)
+    say(err, f"replace {host}: a bare-metal server: re-imaging it through its BMC (network install)")
+    try:
+        install(install_request(args.request_json, password), progress=lambda h, m: say(err, f"{h or host}: {m}"))
+    except LabError as exc:  # InstallError and the BMC's errors are one line naming the server
+        say(out, f"replace {host}: {exc}")
+        raise typer.Exit(1) from None
+    return paths.lab_ssh_config(plan.cluster)
 
 
 def register(app: typer.Typer) -> None:

@@ -22,7 +22,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,10 +32,10 @@ from clusterforge.render.netboot_values import HttpEndpoint
 from clusterforge.render.preseed import InstallTarget, render_ipxe, render_preseed
 
 from . import aptproxy, names, netns
-from .util import LabError, lab_dir, lab_home, run, write_atomic, write_json_atomic
+from .util import LabError, file_lock, lab_dir, lab_home, run, write_atomic, write_json_atomic
 
 __all__ = ["SEGMENT", "BOOT_HOST", "HTTP_PORT", "SYSLOG_PORT", "ProvisioningNet", "bridge", "boot_dir",
-           "up", "down", "NETBOOT_DIR", "IPXE_DIR"]
+           "up", "down", "forget", "ensure_network", "NETBOOT_DIR", "IPXE_DIR"]
 
 SEGMENT = "metal-prov"
 BOOT_HOST = "metal-boot"
@@ -103,7 +102,8 @@ def _alive(pid: int | None, marker: str) -> bool:
         return False
 
 
-def _network(net: ProvisioningNet) -> None:
+def ensure_network(net: ProvisioningNet) -> None:
+    """The bridge, the boot namespace and their addresses (before a VM's boot NIC joins the bridge)."""
     lab, br = net.lab, bridge(net.lab)
     ns = names.netns_name(lab, BOOT_HOST)
     have = run(["ip", "-o", "link", "show", "dev", br], check=False).returncode == 0
@@ -140,26 +140,25 @@ def _link_or_copy(src: Path, dst: Path) -> None:
     os.replace(tmp, dst)
 
 
-def _files(net: ProvisioningNet, targets: Sequence[InstallTarget]) -> str:
-    """Write the boot tree; returns the dnsmasq config's hash (a change restarts dnsmasq)."""
+def _files(net: ProvisioningNet, target: InstallTarget | None, reservations: dict[str, list[str]]) -> str:
+    """Write the boot tree (``target``'s script and preseed: arming its netboot); returns the dnsmasq
+    config's hash (a change restarts dnsmasq)."""
     root = boot_dir(net.lab)
     for sub in ("tftp", "netboot", "ipxe", "preseed"):
         (root / sub).mkdir(parents=True, exist_ok=True)
     _link_or_copy(IPXE_DIR / IPXE_LOADER, root / "tftp" / IPXE_LOADER)
     for name in ("linux", "initrd.gz"):
         _link_or_copy(NETBOOT_DIR / name, root / "netboot" / name)
-    wanted = {f"{t.host}.ipxe" for t in targets} | {f"{t.host}.cfg" for t in targets}
     for sub in ("ipxe", "preseed"):
         for old in (root / sub).iterdir():
-            if old.name not in wanted:
+            if old.name.rsplit(".", 1)[0] not in reservations:
                 old.unlink()
-    for t in targets:
-        write_atomic(root / "ipxe" / f"{t.host}.ipxe", render_ipxe(t), 0o644)
-        write_atomic(root / "preseed" / f"{t.host}.cfg", render_preseed(t), 0o644)
-    reservations = [Reservation(t.host, t.boot_mac, net.host_ip(i)) for i, t in enumerate(targets)]
+    if target is not None:
+        write_atomic(root / "preseed" / f"{target.host}.cfg", render_preseed(target), 0o644)
+        write_atomic(root / "ipxe" / f"{target.host}.ipxe", render_ipxe(target), 0o644)
     boot = BootNetwork(interface=BOOT_IF, address=f"{net.boot_ip}/{netaddr.IPNetwork(net.subnet).prefixlen}",
                        tftp_root=str(root / "tftp"), http=net.boot_server)
-    conf = render_dnsmasq(boot, reservations)
+    conf = render_dnsmasq(boot, [Reservation(h, mac, ip) for h, (mac, ip) in sorted(reservations.items())])
     write_atomic(root / "dnsmasq.conf", conf, 0o644)
     return hashlib.sha256(conf.encode()).hexdigest()[:16]
 
@@ -187,9 +186,15 @@ def _stop(pid: int | None, marker: str) -> bool:
     return True
 
 
-def up(net: ProvisioningNet, targets: Sequence[InstallTarget], hosts_by_ip: dict[str, str] | None = None) -> dict:
-    """Create (or complete) the provisioning network and start its services for ``targets``. Idempotent:
-    running services with the same configuration are kept; a changed reservation restarts them."""
+def up(net: ProvisioningNet, target: InstallTarget) -> dict:
+    """Create (or complete) the provisioning network, reserve an address for ``target``'s boot NIC (beside
+    the other servers' reservations) and arm its netboot. Idempotent: running services with the same
+    reservations are kept; a changed reservation restarts dnsmasq and the boot server."""
+    with file_lock(boot_dir(net.lab).parent / ".metal-boot.lock"):
+        return _up_locked(net, target)
+
+
+def _up_locked(net: ProvisioningNet, target: InstallTarget) -> dict:
     import json
 
     for tool in ("dnsmasq",):
@@ -198,9 +203,15 @@ def up(net: ProvisioningNet, targets: Sequence[InstallTarget], hosts_by_ip: dict
     lab = net.lab
     ns = names.netns_name(lab, BOOT_HOST)
     state = _read_state(lab)
-    _network(net)
-    conf_hash = _files(net, targets)
-    hosts = hosts_by_ip or {net.host_ip(i): t.host for i, t in enumerate(targets)}
+    ensure_network(net)
+    reservations: dict[str, list[str]] = dict(state.get("reservations", {}))
+    taken = {ip for h, (_, ip) in reservations.items() if h != target.host}
+    ip = reservations.get(target.host, [None, None])[1]
+    if ip is None or ip in taken:
+        ip = next(net.host_ip(i) for i in range(1 << 16) if net.host_ip(i) not in taken)
+    reservations[target.host] = [target.boot_mac, ip]
+    conf_hash = _files(net, target, reservations)
+    hosts = {ip: host for host, (_, ip) in sorted(reservations.items())}
     root = boot_dir(lab)
     if state.get("conf_hash") != conf_hash or state.get("hosts") != hosts:
         _stop(state.get("dnsmasq_pid"), str(root / "dnsmasq.conf"))
@@ -224,9 +235,20 @@ def up(net: ProvisioningNet, targets: Sequence[InstallTarget], hosts_by_ip: dict
         mirror = urlsplit(host_mirror()).hostname or "deb.debian.org"
         state["proxy_pid"] = aptproxy.start(net.proxy_ip, lab_home() / "aptcache", sorted({mirror, "deb.debian.org"}),
                                             root / "aptproxy.log")
-    state.update(conf_hash=conf_hash, hosts=hosts, subnet=net.subnet)
+    state.update(conf_hash=conf_hash, hosts=hosts, subnet=net.subnet, reservations=reservations)
     write_json_atomic(_state_path(lab), state)
     return state
+
+
+def forget(lab: str, host: str) -> int:
+    """Drop ``host``'s reservation (its server is gone); returns how many servers keep one."""
+    state = _read_state(lab)
+    reservations = dict(state.get("reservations", {}))
+    if reservations.pop(host, None) is not None:
+        state["reservations"] = reservations
+        state["conf_hash"] = None  # the next up rewrites dnsmasq's config without it
+        write_json_atomic(_state_path(lab), state)
+    return len(reservations)
 
 
 def _read_state(lab: str) -> dict:

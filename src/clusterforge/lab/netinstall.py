@@ -39,6 +39,13 @@ STEPS = {
     "finish-install": "finishing the installation",
 }
 _MENU = re.compile(r"main-menu\[\d+\]: INFO: Menu item '([a-z0-9-]+)' selected")
+_URL = re.compile(r"(?:anna|net-retriever|wget)\[\d+\]: (http://\S+?):?$")
+# what the installer logs when it cannot go on (with priority=critical it would stop at a dialog and wait)
+_FATAL = (
+    (re.compile(r"anna\[\d+\]: WARNING \*\*: package retrieval failed"),
+     "could not download its components (udebs) through the apt proxy"),
+    (re.compile(r"main-menu\[\d+\]: WARNING \*\*: Configuring '([a-z0-9-]+)' failed"), "failed configuring {0}"),
+)
 
 
 class InstallError(LabError):
@@ -68,6 +75,7 @@ def wait_installed(lab: str, host: str, *, timeout_s: float, powered: Callable[[
     directory = boot_dir(lab)
     start = time.monotonic()
     last_step = "waiting for the server to netboot"
+    last_url = last_error = ""
     next_power = start + power_every_s
     progress(host, f"install: {last_step} (timeout {timeout_s:.0f} s)")
     while True:
@@ -90,6 +98,17 @@ def wait_installed(lab: str, host: str, *, timeout_s: float, powered: Callable[[
                 if m and m.group(1) in STEPS:
                     last_step = STEPS[m.group(1)]
                     progress(host, f"install: {last_step} ({time.monotonic() - start:.0f} s)")
+                url = _URL.search(what)
+                if url:
+                    last_url = url.group(1)
+                for pattern, why in _FATAL:
+                    fatal = pattern.search(what)
+                    if fatal:
+                        detail = f" (last: {last_url}{', ' + last_error if last_error else ''})" if last_url else ""
+                        raise InstallError(f"{host}: the installer {why.format(*fatal.groups())} while"
+                                           f" {last_step}{detail}; the next `up` installs it again")
+                if "ERROR " in what and re.search(r"ERROR \d{3}", what):
+                    last_error = what[what.index("ERROR "):].strip()
         now = time.monotonic()
         if now - start > timeout_s:
             raise InstallError(f"{host}: the install did not finish within {timeout_s:.0f} s"

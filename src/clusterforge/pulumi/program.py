@@ -7,6 +7,7 @@ picks each resource's delivery target from the settings. Declaration order, top 
   2. Network per plane           data, storage, management, oob (as the Plan's fabric summary)
   3. HostImage per profile       lab target: the golden images the GPU servers boot (built once)
      Lab                         lab target only: the emulated hosts (before anything reaches them)
+     MetalServer per BMC server  lab target: the VM installed through its BMC (after the Lab, before its SU)
   4. site Racks                  spines, aggregation, storage: Pdu / Server / Switch (+ SwitchConfig)
   5. fabric SwitchConfig         fabric-wide files (InfiniBand subnet manager), when rendered
   6. storage HostProvision       the storage servers (their volumes), then their Verification
@@ -32,10 +33,12 @@ from clusterforge.pulumi.facility import PduArgs, RackArgs
 from clusterforge.pulumi.images import ImageSpec, booting, lab_images
 from clusterforge.pulumi.kube.binaries import MissingBinaries, kubernetes_bin_dir
 from clusterforge.pulumi.kube.component import CONTROL_GROUP, CONTROL_PLANE_UNITS, KubernetesArgs
+from clusterforge.pulumi.metal import metal_servers
 from clusterforge.pulumi.network import NetworkArgs
 from clusterforge.pulumi.providers.host_image import HostImageArgs
 from clusterforge.pulumi.providers.host_provision import HostProvisionArgs
 from clusterforge.pulumi.providers.lab import LabArgs
+from clusterforge.pulumi.providers.metal_server import MetalServerArgs
 from clusterforge.pulumi.providers.switch_config import SwitchConfigArgs, SwitchTarget
 from clusterforge.pulumi.providers.verification import VerificationArgs
 from clusterforge.pulumi.scalable_unit import ScalableUnitArgs
@@ -145,19 +148,23 @@ def _image_args(plan: Plan, tree: RenderedTree, settings: StackSettings) -> tupl
     """The golden images the lab's GPU servers boot (lab target, site playbook provisioning only)."""
     if settings.target != "lab" or not settings.image or not settings.provision or settings.playbook:
         return ()
-    return tuple(HostImageArgs(name=spec.name, profile=spec.profile, hosts=spec.hosts,
+    metal = set(getattr(plan, "bmcs", {}) or {})  # bare-metal servers install their own OS: no image for them
+    specs = [(spec, tuple(h for h in spec.hosts if h not in metal)) for spec in lab_images(plan, tree)]
+    return tuple(HostImageArgs(name=spec.name, profile=spec.profile, hosts=hosts,
                                work_dir=str(settings.work_dir / "image" / spec.name), extravars={"cf_lab": True})
-                 for spec in lab_images(plan, tree))
+                 for spec, hosts in specs if hosts)
 
 
-def _lab_args(plan: Plan, tree: RenderedTree, images: tuple[HostImageArgs, ...] = ()) -> LabArgs:
+def _lab_args(plan: Plan, tree: RenderedTree, images: tuple[HostImageArgs, ...] = (),
+             bmc_password: pulumi.Input[str] | None = None) -> tuple[LabArgs, tuple[MetalServerArgs, ...]]:
+    """The container lab, and the bare-metal servers (VMs behind BMCs) taken out of it."""
     from clusterforge.lab.from_plan import lab_topology
 
-    topology = lab_topology(plan, tree)
+    topology, metal = metal_servers(plan, lab_topology(plan, tree), bmc_password)
     if images:
         topology = booting(topology, [ImageSpec(i.name, i.profile, i.hosts) for i in images])
     topology_json = topology.model_dump_json()
-    return LabArgs(lab=topology.name, topology_json=topology_json, topology_hash=text_hash(topology_json))
+    return LabArgs(lab=topology.name, topology_json=topology_json, topology_hash=text_hash(topology_json)), metal
 
 
 def _kubernetes_args(plan: Plan, tree: RenderedTree, settings: StackSettings,
@@ -241,10 +248,11 @@ def declare_cluster(plan: Plan, tree: RenderedTree, settings: StackSettings) -> 
         _group_args(STORAGE_GROUP, storage_hosts, tree, settings, roles_hash, suite_hash) if storage_hosts
         else (None, None))
     kubernetes = _kubernetes_args(plan, tree, settings, roles_hash)
+    lab, metal = _lab_args(plan, tree, images, settings.bmc_password) if settings.target == "lab" else (None, ())
     return Site(plan.cluster, SiteArgs(
         cluster=plan.cluster, site=plan.site, summary=plan.summary.to_dict(), networks=networks,
         racks=tuple(rack_args[r.name] for r in plan.racks if r.su is None), units=units,
-        lab=_lab_args(plan, tree, images) if settings.target == "lab" else None, images=images,
+        lab=lab, metal=metal, images=images,
         fabric_config=fabric_config,
         storage_provision=storage_provision, storage_verification=storage_verification, kubernetes=kubernetes,
     ))  # fmt: skip

@@ -15,6 +15,7 @@ from clusterforge.pulumi.network import Network, NetworkArgs
 from clusterforge.pulumi.providers.host_image import HostImage, HostImageArgs
 from clusterforge.pulumi.providers.host_provision import HostProvision, HostProvisionArgs
 from clusterforge.pulumi.providers.lab import Lab, LabArgs
+from clusterforge.pulumi.providers.metal_server import MetalServer, MetalServerArgs
 from clusterforge.pulumi.providers.switch_config import SwitchConfig, SwitchConfigArgs
 from clusterforge.pulumi.providers.verification import Verification, VerificationArgs
 from clusterforge.pulumi.scalable_unit import ScalableUnit, ScalableUnitArgs
@@ -37,6 +38,7 @@ class SiteArgs:
     storage_provision: HostProvisionArgs | None = None
     storage_verification: VerificationArgs | None = None
     kubernetes: KubernetesArgs | None = None  # control nodes declared and provisioning on
+    metal: tuple[MetalServerArgs, ...] = ()  # bare-metal servers installed through their BMCs (after the lab)
 
 
 class Site(pulumi.ComponentResource):
@@ -49,13 +51,17 @@ class Site(pulumi.ComponentResource):
         self.images = [HostImage(f"image-{i.name}", i, child) for i in args.images]
         self.lab = (Lab(args.lab.lab, args.lab, pulumi.ResourceOptions(parent=self, depends_on=self.images))
                     if args.lab is not None else None)
+        self.metal = [MetalServer(f"metal-{m.server}", m, pulumi.ResourceOptions(
+            parent=self, depends_on=[self.lab] if self.lab is not None else [])) for m in args.metal]
         self.racks = [Rack(r.rack.name, r, child) for r in args.racks]
         self.fabric_config = (SwitchConfig(f"{name}-fabric-config", args.fabric_config, child)
                               if args.fabric_config is not None else None)
         site_switches = [*self.racks, *([self.fabric_config] if self.fabric_config is not None else [])]
         self.storage_provision, self.storage_verification = self._storage(args, site_switches)
         after_storage = [*site_switches, *([self.storage_provision] if self.storage_provision is not None else [])]
-        self.units = [ScalableUnit(f"su{u.su:02d}", u, child, lab=self.lab, after=after_storage) for u in args.units]
+        # a unit's provisioning waits for its bare-metal servers' installs (all of them: an install is per host)
+        self.units = [ScalableUnit(f"su{u.su:02d}", u, child, lab=self.lab, after=[*after_storage, *self.metal])
+                      for u in args.units]
         self.kubernetes = (Kubernetes("kubernetes", args.kubernetes, child,
                                       ssh_config=self.lab.ssh_config if self.lab is not None else None,
                                       after=[*after_storage, *self.units, *([self.lab] if self.lab else [])])

@@ -1,0 +1,106 @@
+"""Bare metal in the lab: blank VM to installed (and how far it gets), for one server; the metal lab's `up`.
+
+    python benchmarks/metal_install.py            # one server of inventory/lab-metal.yaml, no container lab:
+                                                  # its VM, BMC, provisioning network and the install, timed
+    python benchmarks/metal_install.py --up       # `clusterforge up inventory/lab-metal.yaml --stack metal --yes`
+                                                  # under flock /work/lab.lock, timed, then `destroy`
+
+Prints one line per step with the seconds since the start (BMC answering, inventory, BIOS, power on, iPXE,
+installer kernel, preseed, each installer step, installed, SSH) and the total, or the one-line error the
+bring-up stopped with. Root only. The first mode makes only what one server needs (the lab's bridges for
+its NICs, the oob bridge with the BMC's gateway address) under the lab name ``cfbench-metal`` and removes
+it all at the end, also after a failure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+INVENTORY = ROOT / "inventory" / "lab-metal.yaml"
+LAB = "cfbench-metal"
+
+
+def one_server(timeout_s: float) -> int:
+    import netaddr
+
+    from clusterforge.lab import bootnet, links, names
+    from clusterforge.lab.from_plan import lab_topology
+    from clusterforge.lab.metal_install import InstallRequest, install, remove
+    from clusterforge.lab.metal_topology import split
+    from clusterforge.lab.overlay import ensure_lab_key
+    from clusterforge.lab.util import lab_dir
+    from clusterforge.loading import load_and_plan
+    from clusterforge.pulumi.metal import provisioning_subnet
+    from clusterforge.render import render_tree
+    from clusterforge.render.netboot_values import HttpEndpoint
+
+    _, plan, _ = load_and_plan(INVENTORY)
+    server = next(iter(plan.bmcs))
+    topology = lab_topology(plan, render_tree(plan)).model_copy(update={"name": LAB})
+    _, (host,) = split(topology, [server])
+    facts = plan.bmcs[server]
+    oob = names.bridge_name(LAB, "oob")
+    t0 = time.monotonic()
+
+    def say(who: str | None, msg: str) -> None:
+        print(f"[{time.monotonic() - t0:7.1f} s] {who or ''}: {msg}", flush=True)
+
+    try:
+        for bridge in {oob, *(n.bridge for n in host.nics)}:
+            subprocess.run(["ip", "link", "add", bridge, "type", "bridge"], capture_output=True)
+            subprocess.run(["ip", "link", "set", bridge, "up"], check=True)
+        gateway = f"{facts.gateway}/{facts.prefix}" if facts.gateway else None
+        if gateway:
+            subprocess.run(["ip", "addr", "add", gateway, "dev", oob], capture_output=True)
+        key, public_key = ensure_lab_key(LAB)
+        mgmt = next(n for n in host.nics if n.name == "mgmt0")
+        req = InstallRequest(
+            lab=LAB, device=plan.device(server), host=host, bmc_url=facts.url, bmc_username=facts.username,
+            bmc_password="benchmark-only", bmc_address_cidr=f"{facts.address}/{facts.prefix}",
+            bmc_gateway=facts.gateway, oob_bridge=oob, bios=dict(facts.bios),
+            provisioning=bootnet.ProvisioningNet(LAB, provisioning_subnet(plan)), ssh_public_key=public_key,
+            ssh_identity=key, host_proxy=HttpEndpoint(str(netaddr.IPNetwork(mgmt.ip or "0.0.0.0/32")[1]), 3142),
+            timeout_s=timeout_s,
+        )  # fmt: skip
+        try:
+            record = install(req, progress=say)
+            say(server, f"blank to installed {record['install_seconds']} s, reachable over SSH"
+                        f" {record['reachable_seconds']} s")
+            return 0
+        except Exception as exc:  # noqa: BLE001 - the bring-up's one-line error is the result
+            say(server, f"stopped: {exc}")
+            return 1
+    finally:
+        remove(LAB, server)
+        bootnet.down(LAB)
+        links.delete_lab_links(LAB)
+        shutil.rmtree(lab_dir(LAB), ignore_errors=True)
+        say(None, "removed the VM, its BMC, the provisioning network and the bridges")
+
+
+def whole_up() -> int:
+    cf = [sys.executable, "-m", "clusterforge.cli"]
+    t0 = time.monotonic()
+    up = subprocess.run(["flock", "/work/lab.lock", *cf, "up", str(INVENTORY), "--stack", "metal", "--yes"])
+    secs = time.monotonic() - t0
+    print(f"clusterforge up inventory/lab-metal.yaml --stack metal: exit {up.returncode} after {secs:.0f} s")
+    subprocess.run(["flock", "/work/lab.lock", *cf, "destroy", str(INVENTORY), "--stack", "metal", "--yes"])
+    return up.returncode
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--up", action="store_true", help="time the whole `up` of the metal lab")
+    parser.add_argument("--timeout", type=float, default=1800, help="install timeout, seconds")
+    args = parser.parse_args()
+    return whole_up() if args.up else one_server(args.timeout)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

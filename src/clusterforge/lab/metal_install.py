@@ -1,0 +1,196 @@
+"""Bring one bare-metal server of the lab from blank (or from anything) to installed, through its BMC.
+
+``install`` is the whole bring-up, in order:
+
+1. the lab's VM for the server (``metal_vm.define_vm``: blank disk, NICs on the provisioning bridge first,
+   then the planned NICs' lab bridges) and its Redfish BMC on the server's oob address (``bmc_emulator``);
+2. the system's inventory read through Redfish (model, serial, BIOS version, NICs with MACs) into the
+   as-built record ``.lab/<lab>/metal-install/<server>.json``;
+3. the declared BIOS attributes (Bios/Settings: they apply at the next reset, which the power-on is);
+4. the boot served (``bootnet``: DHCP reservation for the boot NIC's as-built MAC, iPXE, the preseed
+   rendered from the plan), one-time UEFI network boot, power on (a reset when it was on: a re-image);
+5. the wait for the installer (``netinstall``, bounded), then SSH on the management address.
+
+The record says ``installing`` from step 4 until the SSH check passes, then ``installed``; anything that
+stops in between (timeout, power lost, Ctrl-C) leaves ``installing``, and the next run installs again:
+a half-installed disk is never handed to the roles. Errors are one line naming the server.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from clusterforge.plan import Device
+from clusterforge.render.netboot_values import HttpEndpoint
+from clusterforge.render.preseed import HostNic, HostRoute, InstallTarget, install_target
+
+from . import bootnet, netinstall
+from .metal_topology import MetalHost
+from .util import LabError, Progress, _noop, lab_dir, write_json_atomic
+
+__all__ = ["InstallRequest", "install", "record", "is_installed", "remove", "record_path"]
+
+INSTALL_TIMEOUT_S = 1800.0
+SSH_TIMEOUT_S = 600.0
+
+
+@dataclass(frozen=True)
+class InstallRequest:
+    lab: str
+    device: Device  # the planned server
+    host: MetalHost  # its NICs and routes as the lab cables them
+    bmc_url: str
+    bmc_username: str
+    bmc_password: str
+    bmc_address_cidr: str  # the BMC emulator's address on the oob bridge
+    bmc_gateway: str | None
+    oob_bridge: str
+    bios: Mapping[str, object]
+    provisioning: bootnet.ProvisioningNet
+    ssh_public_key: str
+    ssh_identity: Path
+    host_proxy: HttpEndpoint | None  # the lab's apt proxy on the management plane
+    timeout_s: float = INSTALL_TIMEOUT_S
+
+
+def record_path(lab: str, server: str) -> Path:
+    return lab_dir(lab) / "metal-install" / f"{server}.json"
+
+
+def record(lab: str, server: str) -> dict[str, Any]:
+    try:
+        return json.loads(record_path(lab, server).read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def _write(lab: str, server: str, **changes: Any) -> dict[str, Any]:
+    data = {**record(lab, server), **changes}
+    write_json_atomic(record_path(lab, server), data)
+    return data
+
+
+def is_installed(lab: str, server: str) -> bool:
+    """Installed and answering SSH with the host key its install reported."""
+    if record(lab, server).get("status") != "installed":
+        return False
+    conf = netinstall.ssh_conf_dir(lab) / f"{server}.conf"
+    if not conf.exists():
+        return False
+    import subprocess
+
+    try:
+        done = subprocess.run(["ssh", "-F", str(conf), server, "true"], capture_output=True, timeout=40,
+                              stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        return False
+    return done.returncode == 0
+
+
+def _target(req: InstallRequest, boot_mac: str, macs: Mapping[str, str]) -> InstallTarget:
+    nics = tuple(HostNic(n.name, macs[n.name], n.ip, n.mtu,
+                         next((r.via for r in req.host.routes if r.dst == "default" and r.dev == n.name), None))
+                 for n in req.host.nics)  # fmt: skip
+    routes = tuple(HostRoute(r.dst, r.via, r.dev, r.metric) for r in req.host.routes
+                   if r.dst != "default" and r.via and r.dev)  # fmt: skip
+    return install_target(
+        req.device, boot_mac=boot_mac, nics=nics, routes=routes, ssh_key=req.ssh_public_key,
+        boot_server=req.provisioning.boot_server, syslog_port=bootnet.SYSLOG_PORT,
+        installer_proxy=req.provisioning.installer_proxy, host_proxy=req.host_proxy,
+    )  # fmt: skip
+
+
+def _machine(req: InstallRequest, progress: Progress):
+    """The server's VM (created blank once) and its BMC (``lab.metal_server``); returns a Redfish client."""
+    from clusterforge.baremetal.redfish import connect
+    from clusterforge.baremetal.types import BmcEndpoint
+
+    from .metal_server import start_metal_server
+
+    bootnet.ensure_network(req.provisioning)
+    bridges = [bootnet.bridge(req.lab), *(n.bridge for n in req.host.nics)]  # NIC 0 network-boots
+    macs = [boot_mac(req.lab, req.host.name), *(n.mac for n in req.host.nics)]
+    vm, handle = start_metal_server(req.lab, req.host.name, nic_bridges=bridges, oob_bridge=req.oob_bridge,
+                                    bmc_cidr=req.bmc_address_cidr, username=req.bmc_username,
+                                    password=req.bmc_password, gateway=req.bmc_gateway, macs=macs)
+    progress(req.host.name, f"BMC answers at {handle.url} (VM {vm.domain}, {vm.accel})")
+    return connect(BmcEndpoint(server=req.host.name, url=handle.url, username=req.bmc_username,
+                               password=req.bmc_password, ca_file=handle.ca_file))
+
+
+def boot_mac(lab: str, server: str) -> str:
+    from .metal_topology import vm_mac
+
+    return vm_mac(lab, server, "boot")
+
+
+def install(req: InstallRequest, progress: Progress = _noop) -> dict[str, Any]:
+    """Install the server (again); returns its record. Raises a one-line ``LabError`` naming it."""
+    name = req.host.name
+    t0 = time.monotonic()
+    bmc = _machine(req, progress)
+    try:
+        inventory = bmc.inventory()
+        by_mac = {n.mac.lower(): n.id for n in inventory.nics if n.mac}
+        pxe_mac = boot_mac(req.lab, name)
+        missing = [m for m in [pxe_mac, *(n.mac for n in req.host.nics)] if m not in by_mac]
+        if missing:
+            raise LabError(f"{name}: the BMC reports no NIC with MAC {', '.join(missing)}"
+                           f" (it reports {', '.join(sorted(by_mac)) or 'none'})")
+        _write(req.lab, name, status="installing", asbuilt=inventory.to_dict(), started_at=time.time())
+        progress(name, f"inventory: {inventory.manufacturer} {inventory.model}, serial {inventory.serial},"
+                       f" BIOS {inventory.bios_version}, {len(inventory.nics)} NICs")
+        change = bmc.apply_bios(dict(req.bios))
+        if change.sent:
+            progress(name, f"BIOS: {', '.join(sorted(change.sent))} set (apply at the next reset)")
+        target = _target(req, pxe_mac, {n.name: n.mac for n in req.host.nics})
+        bootnet.up(req.provisioning, target)
+        offset = netinstall.events_offset(req.lab)
+        was_on = bmc.power_state() == "On"
+        bmc.boot_once("pxe", uefi=True)
+        bmc.power("reset" if was_on else "on")
+        progress(name, "one-time UEFI network boot set; " + ("reset" if was_on else "powered on"))
+        try:
+            key = netinstall.wait_installed(req.lab, name, timeout_s=req.timeout_s, offset=offset,
+                                            powered=lambda: bmc.power_state() == "On", progress=progress)
+        except BaseException:
+            _stop_installer(bmc)
+            raise
+        # the installed disk from now on (the lab's BMC keeps a Once network boot as Continuous)
+        bmc.boot_once("hdd")
+        netinstall.ssh_entry(req.lab, name, req.device.management_ip or "", key, req.ssh_identity)
+        installed_s = time.monotonic() - t0
+        netinstall.wait_ssh(req.lab, name, timeout_s=SSH_TIMEOUT_S, progress=progress)
+        data = _write(req.lab, name, status="installed", host_key=key, finished_at=time.time(),
+                      install_seconds=round(installed_s, 1), reachable_seconds=round(time.monotonic() - t0, 1))
+        progress(name, f"installed and reachable over SSH in {time.monotonic() - t0:.0f} s")
+        return data
+    finally:
+        bmc.close()
+
+
+def _stop_installer(bmc) -> None:
+    """A failed or interrupted install: power the server off, so no installer keeps writing its disk."""
+    with contextlib.suppress(Exception):  # the original error is the one to report
+        bmc.power("off")
+
+
+def remove(lab: str, server: str) -> None:
+    """Power the VM off and remove it, its BMC and its records (``destroy``); the provisioning network
+    goes with the last bare-metal server of the lab."""
+    from .metal_server import stop_metal_server
+
+    stop_metal_server(lab, server)
+    netinstall.remove_ssh_entry(lab, server)
+    record_path(lab, server).unlink(missing_ok=True)
+    if bootnet.forget(lab, server) == 0:  # the last one: the provisioning network and the lab's libvirtd go too
+        from .metal_debris import teardown_metal
+
+        bootnet.down(lab)
+        teardown_metal(lab)
