@@ -166,3 +166,18 @@ def test_slurm_node_lines_need_the_catalogs_cpu_and_memory(tmp_path: Path) -> No
     text = text.replace("server_model: hgx-h200-2gpu\n", "server_model: hgx-h200-2gpu-bare\n")
     found = {p for _, p, _ in problems(tmp_path, text)}
     assert {"catalog.servers.hgx-h200-2gpu-bare.cpu", "catalog.servers.hgx-h200-2gpu-bare.memory_gb"} <= found
+
+
+def test_rdma_devices_one_per_port(tmp_path: Path) -> None:
+    catalog = (ROOT / "inventory" / "catalog" / "servers.yaml").read_text()
+    shutil.copytree(ROOT / "inventory" / "catalog", tmp_path / "catalog", dirs_exist_ok=True)
+    broken = catalog.replace("rdma_devices: [mlx5_0, mlx5_3,", "rdma_devices: [mlx5_3,", 1)
+    assert broken != catalog
+    (tmp_path / "catalog" / "servers.yaml").write_text(broken)
+    path = tmp_path / "cluster.yaml"
+    path.write_text(LAB)
+    with pytest.raises(DeclarationError) as caught:
+        load_cluster(path)
+    found = [(p.file, p.path, p.message) for p in caught.value.problems]
+    assert any(f.endswith("servers.yaml") and p == "catalog.servers.dgx-h100.nics.data.rdma_devices"
+               and "7 RDMA devices for 8 ports" in m for f, p, m in found), found

@@ -1,7 +1,7 @@
 """Declaration rules no single field can check: no silent accepts. Each problem names the field that causes it.
 
 * duplicates: team names, storage tier names/mounts/exports, NIC names within a server model (and one
-  name per NIC);
+  name per NIC; one RDMA device per port where they are named);
 * power: a feed the PDU model cannot take (phases, voltage off by > 10 %, current above its rating);
 * transport/NOS: InfiniBand only on the infiniband NOS and vice versa, switch models of the plane's
   transport;
@@ -62,6 +62,10 @@ def _duplicates(spec: ClusterSpec) -> list[tuple[Loc, str]]:
             if nics.names is not None and len(nics.names) != nics.count:
                 problems.append((("catalog", "servers", model_name, "nics", group, "names"),
                                  f"{len(nics.names)} names for {nics.count} NICs; name every NIC or none"))
+            if nics.rdma_devices is not None and len(nics.rdma_devices) != nics.ports:
+                problems.append((("catalog", "servers", model_name, "nics", group, "rdma_devices"),
+                                 f"{len(nics.rdma_devices)} RDMA devices for {nics.ports} ports; name one per port,"
+                                 " in rail order, or none"))
     return problems
 
 
