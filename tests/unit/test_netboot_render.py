@@ -183,3 +183,12 @@ def test_dnsmasq_itself_accepts_the_config(tmp_path):
     out = subprocess.run([exe, "--test", f"--conf-file={conf}"], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert "syntax check OK" in out.stderr
+
+
+@pytest.mark.skipif(not shutil.which("debconf-set-selections"), reason="no debconf")
+def test_debconf_itself_parses_the_preseed(tmp_path):
+    """The installer loads a preseed with debconf-set-selections; its own parser accepts every line."""
+    path = tmp_path / "preseed.cfg"
+    path.write_text(render_preseed(target()))
+    out = subprocess.run(["debconf-set-selections", "--checkonly", str(path)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
