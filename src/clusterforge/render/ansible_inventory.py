@@ -38,7 +38,7 @@ def host_vars(plan: Plan, device: Device) -> dict[str, Any]:
         entry.pop("speed_gbps", None)
         interfaces.append(entry)
     services = plan.services
-    out = {
+    out: dict[str, Any] = {
         "ansible_host": device.management_ip,
         "cf_name": device.name,
         "cf_kind": device.kind,
