@@ -24,7 +24,7 @@ APP_NEVER = ("clusterforge.model", "clusterforge.plan", "clusterforge.loading", 
 VERSION_NEVER = ("typer", "click", "rich", *APP_NEVER)
 VALIDATE_NEVER = ("clusterforge.render", "clusterforge.pulumi", "clusterforge.lab", "clusterforge.export",
                   "clusterforge.verify", "clusterforge.sot", "pulumi", "jinja2", "rich.table", "rich.progress",
-                  "ansible_runner", "requests")
+                  "ansible_runner", "requests", "ruamel")  # ruamel: lab.yaml takes the fast path (yamlfast)
 
 # runs in a fresh interpreter: the command line, then the names of every module loaded, as JSON in a file
 PROBE = """

@@ -36,6 +36,7 @@ __all__ = [
     "DEFAULT_IMAGES", "KIND_BY_NOS", "ContainerlabExport", "ExportError", "export_containerlab", "interface_name",
 ]
 
+_Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 # The NOS drivers' (render/switches/_<nos>/driver.py); a NOS without a kind is left out of the lab.
 KIND_BY_NOS = {nos: d.containerlab_kind for nos, d in DRIVERS.items() if d.containerlab_kind}
 # Image names are the site's choice (--image KIND=IMAGE); these are the common local tags.
@@ -111,7 +112,21 @@ def _host_exec(interfaces: list[Interface]) -> list[str]:
     return commands
 
 
-def _kinds(plan: Plan, switch_files: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
+def _files_by_switch(switch_files: Mapping[str, str]) -> dict[str, list[tuple[str, str]]]:
+    """switches/<name>/<file> grouped by switch, in switch_files' order: (file, content) pairs.
+
+    One pass: matching every device against every path was quadratic (16,000 servers x 40,000 files at
+    512 SUs, most of the export's 215 s of CPU)."""
+    grouped: dict[str, list[tuple[str, str]]] = {}
+    for path, content in switch_files.items():
+        top, _, rest = path.partition("/")
+        name, slash, file = rest.partition("/")
+        if top == "switches" and slash:
+            grouped.setdefault(name, []).append((file, content))
+    return grouped
+
+
+def _kinds(plan: Plan, rendered: Mapping[str, list[tuple[str, str]]]) -> tuple[dict[str, str], list[str]]:
     """containerlab kind per device, from the NOS the Plan gives its plane."""
     kinds: dict[str, str] = {}
     left_out: list[str] = []
@@ -126,7 +141,7 @@ def _kinds(plan: Plan, switch_files: Mapping[str, str]) -> tuple[dict[str, str],
             nos = plan.plane(device.plane).nos if device.plane else None
             if nos not in KIND_BY_NOS:
                 left_out.append(f"{device.name}: {nos or 'no NOS'} has no containerlab kind")
-            elif not any(path.startswith(f"switches/{device.name}/") for path in switch_files):
+            elif device.name not in rendered:
                 left_out.append(f"{device.name}: no rendered config")
             else:
                 kinds[device.name] = KIND_BY_NOS[nos]
@@ -138,7 +153,8 @@ def export_containerlab(
 ) -> ContainerlabExport:
     """clab.yml plus configs/<switch>/<file> for every switch that is a node."""
     images = {**DEFAULT_IMAGES, **(images or {})}
-    kinds, left_out = _kinds(plan, switch_files)
+    rendered = _files_by_switch(switch_files)
+    kinds, left_out = _kinds(plan, rendered)
     vs = {}
     for name, kind in kinds.items():
         if kind == "sonic-vs":
@@ -178,10 +194,8 @@ def export_containerlab(
         if device.su is not None:
             labels["clusterforge.io/su"] = device.su
         node["labels"] = labels
-        prefix = f"switches/{device.name}/"
-        for path, content in switch_files.items():
-            if path.startswith(prefix):
-                files[f"configs/{device.name}/{path[len(prefix):]}"] = content
+        for file, content in rendered.get(device.name, ()):
+            files[f"configs/{device.name}/{file}"] = content
         if kind == "sonic-vs":
             files[f"configs/{device.name}/lanemap.ini"] = lanemap_ini(vs[device.name])
             files[f"configs/{device.name}/port_config.ini"] = port_config_ini(vs[device.name])
@@ -210,5 +224,7 @@ def export_containerlab(
     header = f"# containerlab topology of cluster {plan.cluster} (clusterforge export containerlab).\n"
     if left_out:
         header += "# Not nodes here:\n" + "".join(f"#   {line}\n" for line in left_out)
-    files["clab.yml"] = header + yaml.safe_dump(topology, sort_keys=False, default_flow_style=False, width=120)
+    # libyaml's emitter (PyYAML's pure-Python one was most of the export's time): the same text
+    files["clab.yml"] = header + yaml.dump(topology, Dumper=_Dumper, sort_keys=False, default_flow_style=False,
+                                           width=120)
     return ContainerlabExport(files=files, left_out=tuple(left_out))

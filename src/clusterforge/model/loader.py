@@ -7,13 +7,11 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
-from ruamel.yaml.comments import CommentedMap, CommentedSeq
-from ruamel.yaml.constructor import DuplicateKeyError
-from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
 from clusterforge.model.checks import semantic_problems
 from clusterforge.model.cluster import ClusterSpec, Loc, cross_problems
 from clusterforge.model.errors import DeclarationError, Problem, field_path, shown
+from clusterforge.model.yamlfast import load_plain
 from clusterforge.model.yamlsafe import UnsafeInput, parse_yaml, read_declaration_text
 
 __all__ = ["SourceMap", "load_cluster", "load_yaml_with_positions", "MAX_CATALOG_FILES", "MAX_CATALOG_BYTES"]
@@ -54,7 +52,13 @@ class SourceMap:
 
 def _plain(node: Any, loc: Loc, file: str, source: SourceMap) -> Any:
     """Convert ruamel round-trip nodes to plain Python, recording each key's position."""
-    if isinstance(node, CommentedMap):
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+    return _plain_of(node, loc, file, source, CommentedMap, CommentedSeq)
+
+
+def _plain_of(node: Any, loc: Loc, file: str, source: SourceMap, mapping: type, sequence: type) -> Any:
+    if isinstance(node, mapping):
         out = {}
         for key, value in node.items():
             line, col = node.lc.key(key)
@@ -62,14 +66,14 @@ def _plain(node: Any, loc: Loc, file: str, source: SourceMap) -> Any:
                 raise DeclarationError([Problem(file, line + 1, col + 1, field_path(loc),
                                                 f"a key must be a field name (text); got {shown(key)}")])
             source.record((*loc, key), file, line + 1, col + 1)
-            out[key] = _plain(value, (*loc, key), file, source)
+            out[key] = _plain_of(value, (*loc, key), file, source, mapping, sequence)
         return out
-    if isinstance(node, CommentedSeq):
+    if isinstance(node, sequence):
         items = []
         for index, value in enumerate(node):
             line, col = node.lc.item(index)
             source.record((*loc, index), file, line + 1, col + 1)
-            items.append(_plain(value, (*loc, index), file, source))
+            items.append(_plain_of(value, (*loc, index), file, source, mapping, sequence))
         return items
     if isinstance(node, str):
         return str(node)
@@ -77,12 +81,33 @@ def _plain(node: Any, loc: Loc, file: str, source: SourceMap) -> Any:
 
 
 def load_yaml_with_positions(path: Path, loc: Loc, source: SourceMap) -> Any:
-    """Read and parse one file under the limits of yamlsafe; every failure is a located Problem."""
+    """Read and parse one file under the limits of yamlsafe; every failure is a located Problem.
+
+    libyaml reads it (yamlfast) when it can vouch for the result; otherwise, and for every error, ruamel does.
+    """
     name = str(path)
     try:
-        document = parse_yaml(read_declaration_text(path))
+        text = read_declaration_text(path)
     except OSError as exc:
         raise DeclarationError([Problem(name, 1, 1, "", f"cannot read file: {exc.strerror or exc}")]) from None
+    except UnsafeInput as exc:
+        raise DeclarationError([Problem(name, exc.line, exc.column, "", exc.message)]) from None
+    fast = load_plain(text, loc)
+    if fast is not None:
+        data, positions = fast
+        source.record(loc, name, 1, 1)
+        for at, line, column in positions:
+            source.record(at, name, line, column)
+        return data
+    return _parse_reference(text, name, loc, source)
+
+
+def _parse_reference(text: str, name: str, loc: Loc, source: SourceMap) -> Any:
+    from ruamel.yaml.constructor import DuplicateKeyError
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+    try:
+        document = parse_yaml(text)
     except UnsafeInput as exc:
         raise DeclarationError([Problem(name, exc.line, exc.column, "", exc.message)]) from None
     except DuplicateKeyError as exc:

@@ -23,16 +23,11 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from ruamel.yaml import YAML
-from ruamel.yaml.composer import Composer
-from ruamel.yaml.events import AliasEvent, MappingStartEvent, ScalarEvent, SequenceStartEvent
-
 __all__ = ["MAX_BYTES", "MAX_DEPTH", "MAX_NODES", "UnsafeInput", "read_declaration_text", "parse_yaml"]
 
 MAX_BYTES = 256 * 1024  # 256 KiB: the largest example inventory is 4 KB, the whole catalog 9 KB
 MAX_DEPTH = 32  # the schema nests 6 deep
 MAX_NODES = 20_000  # scalars + mappings + sequences in one file; the examples have 190-350
-_MERGE_TAG = "tag:yaml.org,2002:merge"
 # C0 controls except tab/LF/CR, DEL, C1 controls, the Unicode line/paragraph separators, and the
 # bidirectional overrides/isolates that make reviewed text read differently from what loads (CVE-2021-42574)
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
@@ -95,54 +90,11 @@ def read_declaration_text(path: Path) -> str:
     return text
 
 
-class _BoundedComposer(Composer):
-    """ruamel's composer, refusing aliases, anchors, explicit tags, merge keys, depth and size past the limits."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._depth = 0
-        self._nodes = 0
-
-    def _refuse(self, event: Any, message: str) -> None:
-        mark = event.start_mark
-        raise UnsafeInput(message, mark.line + 1, mark.column + 1)
-
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        event = self.parser.peek_event()
-        if isinstance(event, AliasEvent):
-            self._refuse(event, f"YAML alias *{event.anchor} is not allowed; write the value out")
-        if event.anchor is not None:
-            self._refuse(event, f"YAML anchor &{event.anchor} is not allowed; write the value out")
-        if isinstance(event, ScalarEvent | SequenceStartEvent | MappingStartEvent):
-            tag = event.ctag
-            if tag is not None and str(tag) != "!":
-                self._refuse(event, f"explicit YAML tag {str(tag)!r} is not allowed; a declaration is plain data")
-        self._nodes += 1
-        if self._nodes > MAX_NODES:
-            self._refuse(event, f"more than {MAX_NODES} YAML nodes in one file")
-        self._depth += 1
-        if self._depth > MAX_DEPTH:
-            self._refuse(event, f"nested deeper than {MAX_DEPTH} levels")
-        try:
-            return super().compose_node(parent, index)
-        finally:
-            self._depth -= 1
-
-    def compose_mapping_node(self, anchor: Any) -> Any:
-        node = super().compose_mapping_node(anchor)
-        for key, _ in node.value:
-            if str(key.tag) == _MERGE_TAG:
-                raise UnsafeInput("YAML merge key '<<' is not allowed; write the keys out",
-                                  key.start_mark.line + 1, key.start_mark.column + 1)
-            if not hasattr(key, "value") or isinstance(key.value, list):
-                raise UnsafeInput("a mapping key must be a plain scalar",
-                                  key.start_mark.line + 1, key.start_mark.column + 1)
-        return node
-
-
 def parse_yaml(text: str) -> Any:
-    """Round-trip parse (line numbers kept) under the limits; ruamel's own errors propagate."""
-    yaml = YAML(typ="rt")
-    yaml.allow_duplicate_keys = False
-    yaml.Composer = _BoundedComposer
-    return yaml.load(text)
+    """Round-trip parse (line numbers kept) under the limits; ruamel's own errors propagate.
+
+    ruamel is imported here, not at start-up: a declaration the fast path reads (yamlfast) never needs it.
+    """
+    from clusterforge.model.yamlrt import parse_bounded
+
+    return parse_bounded(text)
