@@ -10,9 +10,11 @@ import pulumi
 from clusterforge import paths
 from clusterforge.loading import load_and_plan
 from clusterforge.pulumi.program import declare_cluster
+from clusterforge.pulumi.sdklog import quiet_sdk_debug
 from clusterforge.pulumi.settings import StackSettings
 from clusterforge.render import render_tree
 
+quiet_sdk_debug()  # no engine round trip per resource for debug lines the engine discards
 settings = StackSettings.from_config(paths.workspace(), pulumi.get_stack())
 _, plan, _ = load_and_plan(settings.inventory)
 site = declare_cluster(plan, render_tree(plan), settings)

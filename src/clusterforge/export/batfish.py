@@ -31,6 +31,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from clusterforge.export.switch_files import by_switch
 from clusterforge.plan import Plan
 from clusterforge.plan.host_routes import host_routes
 from clusterforge.plan.objects import Device
@@ -46,11 +47,6 @@ _RANCID_EOS = "!RANCID-CONTENT-TYPE: arista\n"
 class BatfishSnapshot:
     files: dict[str, str]
     left_out: tuple[str, ...] = field(default=())
-
-
-def _switch_files(name: str, switch_files: Mapping[str, str]) -> dict[str, str]:
-    prefix = f"switches/{name}/"
-    return {path[len(prefix):]: content for path, content in switch_files.items() if path.startswith(prefix)}
 
 
 def _bond_of(device: Device) -> dict[str, str]:
@@ -86,10 +82,11 @@ def export_batfish(plan: Plan, switch_files: Mapping[str, str]) -> BatfishSnapsh
     files: dict[str, str] = {}
     left_out: list[str] = []
     in_snapshot: set[str] = set()
+    rendered = by_switch(switch_files)
     for device in plan.devices:
         if device.kind in _HOST_KINDS or device.kind == DeviceKind.PDU:
             continue
-        own = _switch_files(device.name, switch_files)
+        own = rendered.get(device.name, {})
         nos = plan.plane(device.plane).nos if device.plane else None  # the Plan's NOS, never guessed from files
         if not own:
             left_out.append(f"{device.name}: no rendered config")
