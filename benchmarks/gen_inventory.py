@@ -28,6 +28,8 @@ def generate(sus: int, out: Path, transport: str = "infiniband", max_sus: int | 
     spec = scaled(ClusterSpec.model_validate(data), envelope, chassis_cores=envelope > CHASSIS_FROM)
     text = spec.model_dump(mode="json")
     text["scalable_units"] = text["scalable_units"][:sus]
+    if "slurm" not in text.get("schedulers", ()):
+        text.pop("slurm", None)  # a dump writes the defaults out; declared without Slurm they are refused
     text["catalog_files"] = []
     out.write_text(yaml.safe_dump(text, sort_keys=False, width=200))
     return out

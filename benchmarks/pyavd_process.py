@@ -50,6 +50,8 @@ def write_inventory(sus: int, path: Path) -> dict:
     spec = our_spec(sus)
     data = spec.model_dump(mode="json")
     data["catalog_files"] = []
+    if "slurm" not in data.get("schedulers", ()):
+        data.pop("slurm", None)  # a dump writes the defaults out; declared without Slurm they are refused
     path.write_text(yaml.safe_dump(data, sort_keys=False, width=200))
     plan = plan_cluster(spec)
     fabric = plan.fabric["data"]
