@@ -65,3 +65,24 @@ def test_installed_and_answering_is_left_alone(monkeypatch):
     write_record(status="installed")
     monkeypatch.setattr(metal_install, "is_installed", lambda lab, server: True)
     assert not diff().changes
+
+
+def test_the_install_request_survives_the_state_round_trip():
+    """What MetalServer stores (JSON) is the install request the plan gives, field for field."""
+    from clusterforge.lab.from_plan import lab_topology
+    from clusterforge.lab.metal_install import _target, boot_mac
+    from clusterforge.loading import load_and_plan
+    from clusterforge.pulumi.metal import metal_servers
+    from clusterforge.pulumi.providers.metal_server import install_request
+    from clusterforge.render import render_tree
+
+    _, plan, _ = load_and_plan("inventory/lab-metal.yaml")
+    rest, (args,) = metal_servers(plan, lab_topology(plan, render_tree(plan)), "not-a-real-password")
+    assert args.server not in {h.name for h in rest.hosts}
+    assert "not-a-real-password" not in args.request_json  # the password is the secret input, not the request
+    req = install_request(args.request_json, "not-a-real-password")
+    assert req.device == plan.device(args.server)
+    assert [n.name for n in req.host.nics] == ["mgmt0", "bond0", "rail0", "rail1"]
+    target = _target(req, boot_mac(req.lab, args.server), {n.name: n.mac for n in req.host.nics})
+    assert target.nics[0].address == "198.19.40.16/27" and target.nics[0].gateway == "198.19.40.1"
+    assert {r.dev for r in target.routes} == {"bond0", "rail0", "rail1"}

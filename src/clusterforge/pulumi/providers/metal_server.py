@@ -54,7 +54,8 @@ def _request(props: dict[str, Any]):
 
     r = json.loads(props["request"])
     dev = r["device"]
-    device = Device(**{**dev, "interfaces": tuple(Interface(**i) for i in dev["interfaces"])})
+    interfaces = tuple(Interface(**{**i, "members": tuple(i.get("members") or ())}) for i in dev["interfaces"])
+    device = Device(**{**dev, "psu_feeds": tuple(dev.get("psu_feeds") or ()), "interfaces": interfaces})
     host = MetalHost(r["host"]["name"], tuple(MetalNic(**n) for n in r["host"]["nics"]),
                      tuple(LabRoute(**x) for x in r["host"]["routes"]))
     proxy = r.get("host_proxy")
