@@ -135,5 +135,5 @@ def test_a_port_speed_the_hwsku_does_not_allow_is_refused():
     switches = {**spec.catalog.switches, "sn5600": sn5600.model_copy(update={"sonic": only_800})}
     narrowed = spec.model_copy(update={"catalog": spec.catalog.model_copy(update={"switches": switches})})
     problems = port_speed_problems(narrowed, plan)
-    assert problems and problems[0][0] == ("networks", "data")
+    assert problems and problems[0][0] == ("networks", "data", "leaf_model")
     assert "a 400G link, but ACS-SN5600 (sn5600) runs that port at 800G only" in problems[0][1]

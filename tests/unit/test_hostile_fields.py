@@ -165,6 +165,22 @@ def test_link_speed_is_located_at_the_switch_model(tmp_path: Path, capsys):
     assert not [m for m in outcome.problems if m["path"] == "networks"]
 
 
+def test_a_sonic_port_speed_is_located_at_the_switch_model(tmp_path: Path, capsys):
+    """A link speed the HWSKU's breakout mode does not allow: at the plane's model field that put the switch
+    there (it was reported at networks.data), the message naming the switch, its port and what it allows."""
+    path = workdir(tmp_path) / "speed.yaml"
+    switches = tmp_path / "catalog" / "switches.yaml"
+    text = switches.read_text()
+    at = text.index("  sn5600:")
+    switches.write_text(text[:at] + text[at:].replace("speeds_gbps: [800, 400, 200, 100, 50, 40, 25, 10]",
+                                                      "speeds_gbps: [800]", 1))
+    path.write_text(LAB_TEXT)
+    outcome = run_cli(capsys, "validate", str(path))
+    assert_refused(outcome, path, line_of(LAB_TEXT, "leaf_model: sn5600"), "networks.data.leaf_model",
+                   "su01-leaf-rail0 Ethernet0: a 400G link, but ACS-SN5600 (sn5600) runs that port at 800G only")
+    assert not [m for m in outcome.problems if m["path"] in ("networks", "networks.data")]
+
+
 def test_feed_utilisation_is_located_at_the_feed(tmp_path: Path, capsys):
     path = workdir(tmp_path) / "feed.yaml"
     path.write_text(LAB_TEXT.replace("max_utilisation: 0.8", "max_utilisation: 0.01"))

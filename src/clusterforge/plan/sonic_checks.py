@@ -20,6 +20,21 @@ __all__ = ["sonic_declaration_problems", "port_speed_problems"]
 _SWITCH_KINDS = DeviceKind.SWITCHES
 
 
+# the plane's model field a switch of each kind is first looked for in (a management ToR is its leaf_model)
+_FIELDS_BY_KIND = {DeviceKind.LEAF: ("leaf_model", "spine_model", "core_model"),
+                   DeviceKind.SPINE: ("spine_model", "leaf_model", "core_model"),
+                   DeviceKind.CORE: ("core_model", "spine_model", "leaf_model")}
+
+
+def _model_field(spec: ClusterSpec, device: Device) -> tuple[str, ...]:
+    """The declared field that put this switch model on its plane (networks.PLANE.leaf_model, ...)."""
+    plane = spec.networks.plane(device.plane)
+    for name in _FIELDS_BY_KIND.get(device.kind, ("leaf_model", "spine_model", "core_model")):
+        if getattr(plane, name, None) == device.model:
+            return ("networks", device.plane, name)
+    return ("networks", device.plane)
+
+
 def port_speed_problems(spec: ClusterSpec, plan: Plan,
                         nos_traits: Mapping[str, NosTraits] = NOS_TRAITS) -> list[tuple[tuple, str]]:
     # the switches a platform port map applies to (the others have nothing to check), with that map
@@ -44,7 +59,7 @@ def port_speed_problems(spec: ClusterSpec, plan: Plan,
             return
         seen.add((device.model, speed))
         allowed = ", ".join(f"{s}G" for s in known.speeds_gbps)
-        out.append((("networks", device.plane),
+        out.append((_model_field(spec, device),
                     f"{device.name} {port}: a {speed}G link, but {platform.hwsku} ({device.model}) runs that"
                     f" port at {allowed} only"))
 
