@@ -2,7 +2,7 @@
 /etc/modprobe.d/blacklist-nouveau.conf) names its rendered temporary source as after_header; the drift line
 must name the host's file."""
 
-from clusterforge.provision.runner import changed_file
+from clusterforge.provision.runner import changed_file, changed_files
 
 
 def test_a_template_names_its_destination():
@@ -15,3 +15,14 @@ def test_a_template_names_its_destination():
 def test_dest_wins_and_nothing_named_is_empty():
     assert changed_file({"dest": "/etc/x", "diff": [{"after_header": "/tmp/y"}]}) == "/etc/x"
     assert changed_file({"changed": True}) == ""
+
+
+def test_a_loop_names_each_changed_item_by_file_or_label():
+    """A check-mode reporter task (a debug loop over interfaces, volumes, options) names each item it reports."""
+    result = {"changed": True, "results": [
+        {"changed": False, "_ansible_item_label": "/sys/class/net/rail0/mtu"},
+        {"changed": True, "_ansible_item_label": "/sys/class/net/rail1/mtu"},
+        {"changed": True, "dest": "/etc/x", "_ansible_item_label": "x"}]}
+    assert changed_files(result) == ["/sys/class/net/rail1/mtu", "/etc/x"]
+    assert changed_files({"changed": True, "dest": "/etc/y"}) == ["/etc/y"]
+    assert changed_files({"changed": True, "results": []}) == [""]

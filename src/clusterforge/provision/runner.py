@@ -9,7 +9,8 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -83,8 +84,13 @@ def run_site(
     playbooks_dir = Path(playbooks_dir or paths.playbooks_dir()).resolve()
     private_data_dir = Path(private_data_dir).resolve()
     private_data_dir.mkdir(parents=True, exist_ok=True)
+    # ansible-runner writes a `cmdline` argument to env/cmdline, and every later run in this directory that
+    # passes none reads it back: a drift check's --check would put the next provisioning run in check mode
+    # (changing nothing). No run leaves it behind, and one left by an older version is removed first.
+    cmdline_file = private_data_dir / "env" / "cmdline"
+    cmdline_file.unlink(missing_ok=True)
     started = time.monotonic()
-    with private_control_dir() as control_dir:  # this run's SSH masters, shared with no other run
+    with private_control_dir() as control_dir, _removed_after(cmdline_file):
         run = ansible_runner.run(
             private_data_dir=str(private_data_dir),
             project_dir=str(playbooks_dir),
@@ -102,6 +108,14 @@ def run_site(
         )
     duration_s = time.monotonic() - started
     return _result(run, duration_s)
+
+
+@contextmanager
+def _removed_after(path: Path) -> Iterator[None]:
+    try:
+        yield
+    finally:
+        path.unlink(missing_ok=True)
 
 
 def _environment(playbooks_dir: Path, ssh_config: Path | None) -> dict[str, str]:
@@ -155,7 +169,8 @@ def _result(run: Any, duration_s: float) -> ProvisionResult:
         if not host:
             continue
         if kind == "runner_on_ok" and (data.get("res") or {}).get("changed"):
-            changes.setdefault(host, []).append((str(data.get("task") or "?"), changed_file(data.get("res") or {})))
+            task = str(data.get("task") or "?")
+            changes.setdefault(host, []).extend((task, where) for where in changed_files(data.get("res") or {}))
         elif kind == "runner_on_failed" and not data.get("ignore_errors"):
             failed_hosts.setdefault(host, _failure_message(data))
         elif kind == "runner_on_unreachable":
@@ -179,6 +194,17 @@ def _result(run: Any, duration_s: float) -> ProvisionResult:
         unreachable_messages=unreachable_messages,
         changes=changes,
     )
+
+
+def changed_files(result: Mapping[str, Any]) -> list[str]:
+    """What a changed task result is about, one entry per changed loop item (its file, else its loop label)
+    or one for a task without a loop."""
+    items = result.get("results")
+    if not isinstance(items, list):
+        return [changed_file(result)]
+    found = [changed_file(item) or str(item.get("_ansible_item_label") or "")
+             for item in items if isinstance(item, Mapping) and item.get("changed")]
+    return found or [""]
 
 
 def changed_file(result: Mapping[str, Any]) -> str:
