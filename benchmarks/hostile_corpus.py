@@ -6,7 +6,8 @@ PYTHONPATH at --src (default: this checkout's src/), so the same corpus can be r
     python benchmarks/hostile_corpus.py                      # this checkout
     python benchmarks/hostile_corpus.py --src /tmp/old/src   # e.g. a worktree of an older commit
 
-A case is a declaration edit (the tables of tests/unit/test_hostile_inputs.py and test_hostile_fields.py)
+A case is a declaration edit (the tables of tests/unit/test_hostile_inputs.py, test_hostile_fields.py and
+test_hostile_recent_fields.py: control nodes, teams, gateways, liquid loops, rack systems and their catalog)
 or an argv with a set-up (issue 26's writer, argument and URL cases). Outcome per case: `traceback` (an
 exception escaped: "Traceback" on stderr, or an exit code outside 0-3), `silent` (exit 0, or a write outside
 --out / a user's file deleted), else `refused`. Prints the counts and each case that is not refused.
@@ -29,6 +30,7 @@ sys.path.insert(0, str(ROOT / "tests" / "unit"))
 from hostile_fixtures import LAB_TEXT  # noqa: E402
 from test_hostile_fields import FIELDS  # noqa: E402
 from test_hostile_inputs import EDITS  # noqa: E402
+from test_hostile_recent_fields import DECLARATION, RACKS_CATALOG, declaration_case, racks_case  # noqa: E402
 
 CATALOG_LINE = ("catalog_files: [catalog/servers.yaml, catalog/switches.yaml, catalog/pdus.yaml,"
                 " catalog/cables.yaml]")
@@ -86,6 +88,16 @@ def corpus(src: Path, base: Path) -> list[tuple[str, str]]:
         directory = _workdir(base, name)
         (directory / "case.yaml").write_text(text)
         results.append((name, classify(run(src, ["validate", "case.yaml"], directory))))
+    for name, example, old, new, _, _ in DECLARATION:
+        directory = base / f"recent-{name}"
+        directory.mkdir(parents=True)
+        path = declaration_case(directory, example, old, new)
+        results.append((f"recent:{name}", classify(run(src, ["validate", path.name], directory))))
+    for name, old, new, _, _ in RACKS_CATALOG:
+        directory = base / f"racks-{name}"
+        directory.mkdir(parents=True)
+        path, _ = racks_case(directory, old, new)
+        results.append((f"racks:{name}", classify(run(src, ["validate", path.name], directory))))
     for name, names, _ in _nic_cases():
         directory = _workdir(base, name)
         servers = directory / "catalog" / "servers.yaml"

@@ -34,8 +34,9 @@ def _numeric(annotation: Any) -> str:
 class Declared(BaseModel):
     """Every declaration object is immutable, rejects keys it does not know, and refuses inf/nan.
 
-    A number field takes a YAML number only: pydantic's lax mode would read ``true`` as 1 and ``"4"`` as 4
-    (YAML 1.1 habits: ``max_sus: yes``), so a boolean or a string where a count belongs is refused at the field.
+    A number field takes a YAML number only: pydantic's lax mode would read ``true`` as 1, ``"4"`` as 4 and
+    ``1.0`` as 1 (YAML 1.1 habits: ``max_sus: yes``), so a boolean, a string, or a decimal where a count belongs
+    is refused at the field.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", str_strip_whitespace=True, allow_inf_nan=False,
@@ -50,4 +51,8 @@ class Declared(BaseModel):
             if kind:
                 got = f"the boolean {str(value).lower()}" if isinstance(value, bool) else "a string"
                 raise ValueError(f"{got} is not a valid {kind}; write the {kind} itself (unquoted, e.g. 2)")
+        elif isinstance(value, float) and info.field_name is not None:
+            field = cls.model_fields.get(info.field_name)
+            if field is not None and _numeric(field.annotation) == "integer":  # lax mode reads 1.0 as 1
+                raise ValueError(f"{value!r} is not a valid integer; write a whole number without a decimal point")
         return value

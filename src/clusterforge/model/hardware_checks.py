@@ -36,6 +36,12 @@ def _catalog_refs(spec: ClusterSpec) -> Problems:
         if system.compute_tray not in cat.servers:
             problems.append(((*where, "compute_tray"),
                              f"unknown server model {system.compute_tray!r}; the catalog has: {_names(cat.servers)}"))
+        tray = cat.servers.get(system.compute_tray)
+        gpus = len(system.trays("compute")) * tray.gpu.count if tray is not None else system.nvlink_gpus
+        if system.nvlink_gpus != gpus:  # the rack is one NVLink domain: every GPU of its compute trays
+            problems.append(((*where, "nvlink_gpus"), f"{len(system.trays('compute'))} compute trays of"
+                             f" {tray.gpu.count if tray else '?'} GPUs are {gpus} GPUs in the rack's NVLink"
+                             f" domain, not {system.nvlink_gpus}; allowed: nvlink_gpus: {gpus}"))
         if system.power_shelf not in cat.power_shelves:
             problems.append(((*where, "power_shelf"), f"unknown power shelf {system.power_shelf!r}; the catalog"
                              f" has: {_names(cat.power_shelves)}"))

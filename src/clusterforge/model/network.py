@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from clusterforge.model.base import Declared
 from clusterforge.model.grammar import ModelKey, Owner, VrfName
@@ -94,6 +94,20 @@ class Gateway(Declared):
 
     provider: Literal["fabric", "external"] = "fabric"
     by: Owner | None = Field(default=None, description="who provides an external gateway, e.g. dc1 core router")
+
+    @field_validator("by")
+    @classmethod
+    def _only_external(cls, by: str | None, info: ValidationInfo) -> str | None:
+        if by is not None and info.data.get("provider") == "fabric":
+            raise ValueError("the plane's switches answer a fabric gateway: `by` names an external one's owner"
+                             " and is never used here; allowed: provider: external with by, or no by")
+        return by
+
+    @model_validator(mode="after")
+    def _external_names_its_owner(self) -> Gateway:
+        if self.provider == "external" and self.by is None:
+            raise ValueError("an external gateway needs `by`: who answers the hosts' .1 (e.g. by: dc1 core router)")
+        return self
 
 
 class Plane(Declared):

@@ -4,12 +4,18 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from clusterforge.model.base import Declared
 from clusterforge.model.grammar import DriverBranch, DriverVersion, Name, OsRelease, Version
 
-__all__ = ["Software", "Team"]
+__all__ = ["Software", "Team", "RESERVED_NAMESPACES"]
+
+# Each team is a Kubernetes namespace with a GPU quota (roles/k8s_gpu): never one Kubernetes owns ("default",
+# and "kube-" is reserved for its system namespaces) nor the GPU stack's own (the device plugin runs in
+# kube-system, the GPU Operator in k8s_gpu_gpu_operator_namespace), where a quota would starve its pods.
+RESERVED_NAMESPACES = ("default", "gpu-operator")
+RESERVED_NAMESPACE_PREFIX = "kube-"
 
 
 class Software(Declared):
@@ -27,3 +33,11 @@ class Software(Declared):
 class Team(Declared):
     name: Name
     gpus: int = Field(ge=0, le=10_000_000)
+
+    @field_validator("name")
+    @classmethod
+    def _not_a_system_namespace(cls, name: str) -> str:
+        if name in RESERVED_NAMESPACES or name.startswith(RESERVED_NAMESPACE_PREFIX):
+            raise ValueError(f"{name!r} is a namespace Kubernetes or the GPU stack owns; a team is a namespace of its"
+                             f" own: not {', '.join(RESERVED_NAMESPACES)} or a {RESERVED_NAMESPACE_PREFIX}* name")
+        return name

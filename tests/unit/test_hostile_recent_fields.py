@@ -1,0 +1,188 @@
+"""Hostile values in the fields added since issue 26's corpus: Kubernetes control nodes, teams and their GPU quotas,
+plane gateways, liquid cooling (CDU loops) and rack-scale systems (declaration and catalog). Each is refused at its
+field (FILE:LINE:COL: field: message), exit 1, never a traceback. Before this table: a decimal count
+(`control.nodes: 1.0`), a team named after a namespace Kubernetes or the GPU stack owns (default, kube-system,
+gpu-operator), an external gateway naming nobody, `by` on a fabric gateway and a rack system whose NVLink domain
+is not its trays' GPUs were silently accepted. benchmarks/hostile_corpus.py counts this table too."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hostile_fixtures import LAB_TEXT, ROOT, assert_refused, line_of, run_cli, workdir
+
+GB200_TEXT = (ROOT / "inventory" / "gb200-nvl72-su.yaml").read_text()
+BASES = {"lab": LAB_TEXT, "gb200": GB200_TEXT}
+MGMT_GATEWAY = "gateway: {provider: external, by: the lab machine ctl0}\n    vrf: mgmt\n  oob"
+
+# (id, base, text replaced, replacement, field, message fragment)
+DECLARATION = [
+    ("control-nodes-2", "lab", "control:\n  nodes: 1", "control:\n  nodes: 2", "control.nodes",
+     "Input should be 0, 1 or 3"),
+    ("control-nodes-true", "lab", "control:\n  nodes: 1", "control:\n  nodes: true", "control.nodes",
+     "the boolean true is not a valid integer"),
+    ("control-nodes-1.0", "lab", "control:\n  nodes: 1", "control:\n  nodes: 1.0", "control.nodes",
+     "1.0 is not a valid integer"),
+    ("control-no-model", "lab", "  server_model: control-1u\n", "", "control",
+     "control.nodes > 0 needs control.server_model"),
+    ("control-model-unknown", "lab", "  server_model: control-1u\n", "  server_model: nosuch\n",
+     "control.server_model", "unknown server model 'nosuch'"),
+    ("control-extra-key", "lab", "control:\n  nodes: 1", "control:\n  replicas: 2\n  nodes: 1", "control.replicas",
+     "unknown field"),
+    ("team-duplicate", "lab", "{name: inference, gpus: 2}", "{name: research, gpus: 2}", "teams.1.name",
+     "duplicate team name 'research'"),
+    ("team-over-capacity", "lab", "{name: inference, gpus: 2}", "{name: inference, gpus: 200}", "teams.1.gpus",
+     "200 GPUs exceed the cluster's 8"),
+    ("team-negative", "lab", "{name: inference, gpus: 2}", "{name: inference, gpus: -1}", "teams.1.gpus",
+     "greater than or equal to 0"),
+    ("team-gpus-string", "lab", "{name: inference, gpus: 2}", "{name: inference, gpus: '2'}", "teams.1.gpus",
+     "a string is not a valid integer"),
+    ("team-gpus-2.5", "lab", "{name: inference, gpus: 2}", "{name: inference, gpus: 2.5}", "teams.1.gpus",
+     "2.5 is not a valid integer"),
+    ("team-kube-system", "lab", "{name: inference, gpus: 2}", "{name: kube-system, gpus: 2}", "teams.1.name",
+     "'kube-system' is a namespace Kubernetes or the GPU stack owns"),
+    ("team-kube-prefix", "lab", "{name: inference, gpus: 2}", "{name: kube-anything, gpus: 2}", "teams.1.name",
+     "a kube-* name"),
+    ("team-default", "lab", "{name: inference, gpus: 2}", "{name: default, gpus: 2}", "teams.1.name",
+     "'default' is a namespace Kubernetes or the GPU stack owns"),
+    ("team-gpu-operator", "lab", "{name: inference, gpus: 2}", "{name: gpu-operator, gpus: 2}", "teams.1.name",
+     "'gpu-operator' is a namespace"),
+    ("team-upper", "lab", "{name: inference, gpus: 2}", "{name: Inference, gpus: 2}", "teams.1.name",
+     "not a valid name"),
+    ("team-newline", "lab", "{name: inference, gpus: 2}", '{name: "inf\\nerence", gpus: 2}', "teams.1.name",
+     "not a valid name"),
+    ("team-jinja", "lab", "{name: inference, gpus: 2}", "{name: \"{{ lookup('pipe','id') }}\", gpus: 2}",
+     "teams.1.name", "not a valid name"),
+    ("team-no-name", "lab", "{name: inference, gpus: 2}", "{gpus: 2}", "teams.1.name", "required field is missing"),
+    ("teams-mapping", "lab", "teams:\n  - {name: research, gpus: 6}\n  - {name: inference, gpus: 2}",
+     "teams: {research: 6}", "teams", "Input should be a valid list"),
+    ("kubernetes-version-inject", "lab", 'cuda_version: "11.8"',
+     'cuda_version: "11.8"\n  kubernetes_version: "1.31; id"', "software.kubernetes_version", "not a valid version"),
+    ("gateway-provider-bogus", "lab", MGMT_GATEWAY, MGMT_GATEWAY.replace("provider: external", "provider: bogus"),
+     "networks.management.gateway.provider", "Input should be 'fabric' or 'external'"),
+    ("gateway-external-nobody", "lab", MGMT_GATEWAY, MGMT_GATEWAY.replace(", by: the lab machine ctl0", ""),
+     "networks.management.gateway", "an external gateway needs `by`"),
+    ("gateway-by-on-fabric", "lab", MGMT_GATEWAY, MGMT_GATEWAY.replace("provider: external", "provider: fabric"),
+     "networks.management.gateway.by", "`by` names an external one's owner"),
+    ("gateway-by-shell", "lab", MGMT_GATEWAY, MGMT_GATEWAY.replace("the lab machine ctl0", '"x; rm -rf /"'),
+     "networks.management.gateway.by", "not a valid owner"),
+    ("gateway-by-jinja", "lab", MGMT_GATEWAY, MGMT_GATEWAY.replace("the lab machine ctl0", '"{{ 7*7 }}"'),
+     "networks.management.gateway.by", "not a valid owner"),
+    ("gateway-extra-key", "lab", MGMT_GATEWAY, MGMT_GATEWAY.replace("ctl0}", "ctl0, ip: 192.0.2.1}"),
+     "networks.management.gateway.ip", "unknown field"),
+    ("gateway-data-external", "lab", "    oversubscription: 1.0\n  storage:",
+     "    oversubscription: 1.0\n    gateway: {provider: external, by: core}\n  storage:",
+     "networks.data.gateway.provider", "the data plane has no gateway to hand to a site router"),
+    ("cdus-0", "gb200", "cdus_per_row: 2", "cdus_per_row: 0", "site.facility.cooling.liquid_loop.cdus_per_row",
+     "greater than or equal to 1"),
+    ("cdus-true", "gb200", "cdus_per_row: 2", "cdus_per_row: true", "site.facility.cooling.liquid_loop.cdus_per_row",
+     "the boolean true is not a valid integer"),
+    ("cdus-short-of-n+1", "gb200", "cdus_per_row: 2", "cdus_per_row: 1",
+     "site.facility.cooling.liquid_loop.cdus_per_row", "allowed: cdus_per_row >= 2"),
+    ("cdu-model-unknown", "gb200", "cdu_model: vertiv-xdu1350", "cdu_model: nosuch",
+     "site.facility.cooling.liquid_loop.cdu_model", "unknown CDU model 'nosuch'"),
+    ("cdu-model-a-pdu", "gb200", "cdu_model: vertiv-xdu1350", "cdu_model: raritan-px3-415v-63a",
+     "site.facility.cooling.liquid_loop.cdu_model", "unknown CDU model"),
+    ("supply-100c", "gb200", "supply_temperature_c: 30", "supply_temperature_c: 100",
+     "site.facility.cooling.liquid_loop.supply_temperature_c", "less than or equal to 60"),
+    ("supply-nan", "gb200", "supply_temperature_c: 30", "supply_temperature_c: .nan",
+     "site.facility.cooling.liquid_loop.supply_temperature_c", "finite number"),
+    ("delta-t-0", "gb200", "delta_t_k: 10", "delta_t_k: 0", "site.facility.cooling.liquid_loop.delta_t_k",
+     "greater than 0"),
+    ("loop-redundancy-bogus", "gb200", "redundancy: N+1", "redundancy: N+7",
+     "site.facility.cooling.liquid_loop.redundancy", "Input should be 'N', 'N+1', 'N+2' or '2N'"),
+    ("liquid-limit-without-liquid", "gb200", "liquid: true", "liquid: false", "site.facility.cooling.liquid_limit_w",
+     "a liquid limit without liquid cooling is never applied"),
+    ("liquid-limit-0", "gb200", "liquid_limit_w: 140000", "liquid_limit_w: 0", "scalable_units.0.nodes_per_rack",
+     "exceeds the liquid-cooling limit 0 W"),
+    ("air-limit-nan", "gb200", "air_limit_w: 40000", "air_limit_w: .nan", "site.facility.cooling.air_limit_w",
+     "finite number"),
+    ("rack-system-unknown", "gb200", "rack_system: gb200-nvl72,", "rack_system: nosuch,",
+     "scalable_units.0.rack_system", "unknown rack system 'nosuch'"),
+    ("rack-system-dropped", "gb200", "rack_system: gb200-nvl72,", "rack_system: null,",
+     "scalable_units.0.server_model", "places as a whole rack"),
+    ("rack-system-other-tray", "gb200", "rack_system: gb200-nvl72,", "rack_system: gb300-nvl72,",
+     "scalable_units.0.server_model", "a gb300-nvl72 rack holds only its own compute trays"),
+    ("rack-system-20-per-rack", "gb200", "nodes: 144, racks: 8, nodes_per_rack: 18",
+     "nodes: 160, racks: 8, nodes_per_rack: 20", "scalable_units.0.nodes_per_rack", "allowed: nodes_per_rack: 18"),
+    ("rack-system-42u", "gb200", "rack_u: 48", "rack_u: 42", "site.facility.rack_u", "allowed: rack_u >= 48"),
+    ("rack-footprint-0", "gb200", "rack_footprint_m2: 0.72", "rack_footprint_m2: 0",
+     "site.facility.rack_footprint_m2", "greater than 0"),
+]
+for _case in DECLARATION:
+    assert _case[2] in BASES[_case[1]], _case[0]
+
+# (id, text replaced in catalog/racks.yaml under the gb200 example, replacement, field, message fragment)
+RACKS_CATALOG = [
+    ("layout-overlap", "{kind: compute, count: 8, first_u: 6}", "{kind: compute, count: 8, first_u: 2}",
+     "catalog.rack_systems.gb200-nvl72", "U2 holds both a power-shelf and a compute tray"),
+    ("layout-past-the-rack", "{kind: power-shelf, count: 4, first_u: 34}", "{kind: power-shelf, count: 4, first_u: 47}",
+     "catalog.rack_systems.gb200-nvl72", "runs past the rack's 48 U"),
+    ("liquid-fraction-1.5", "liquid_fraction: 0.85", "liquid_fraction: 1.5",
+     "catalog.rack_systems.gb200-nvl72.liquid_fraction", "less than or equal to 1"),
+    ("peak-nan", "peak_w: 132000", "peak_w: .nan", "catalog.rack_systems.gb200-nvl72.peak_w", "finite number"),
+    ("nvlink-gpus-0", "nvlink_gpus: 72", "nvlink_gpus: 0", "catalog.rack_systems.gb200-nvl72.nvlink_gpus",
+     "greater than or equal to 1"),
+    ("nvlink-gpus-71", "nvlink_gpus: 72", "nvlink_gpus: 71", "catalog.rack_systems.gb200-nvl72.nvlink_gpus",
+     "18 compute trays of 4 GPUs are 72 GPUs in the rack's NVLink domain, not 71; allowed: nvlink_gpus: 72"),
+    ("power-shelf-unknown", "power_shelf: orv3-33kw", "power_shelf: nosuch",
+     "catalog.rack_systems.gb200-nvl72.power_shelf", "unknown power shelf 'nosuch'"),
+    ("nvswitch-chips-0", "nvswitch_chips: 2", "nvswitch_chips: 0",
+     "catalog.rack_systems.gb200-nvl72.nvlink_switch_tray.nvswitch_chips", "greater than or equal to 1"),
+    ("transient-0.5", "transient_factor: 1.0", "transient_factor: 0.5",
+     "catalog.rack_systems.gb200-nvl72.transient_factor", "greater than or equal to 1"),
+]
+
+
+def declaration_case(directory: Path, base: str, old: str, new: str) -> Path:
+    """The declaration of one DECLARATION case in ``directory`` beside a copy of the catalog."""
+    path = workdir(directory) / "hostile.yaml"
+    path.write_text(BASES[base].replace(old, new, 1))
+    return path
+
+
+def racks_case(directory: Path, old: str, new: str) -> tuple[Path, Path]:
+    """The gb200 example in ``directory`` with one RACKS_CATALOG edit in its catalog's racks.yaml."""
+    path = workdir(directory) / "hostile.yaml"
+    racks = directory / "catalog" / "racks.yaml"
+    text = racks.read_text()
+    assert old in text, old
+    racks.write_text(text.replace(old, new, 1))
+    path.write_text(GB200_TEXT)
+    return path, racks
+
+
+@pytest.mark.parametrize(("base", "old", "new", "field", "message"), [c[1:] for c in DECLARATION],
+                         ids=[c[0] for c in DECLARATION])
+def test_a_recent_field_is_refused_at_the_field(tmp_path: Path, capsys, base, old, new, field, message):
+    path = declaration_case(tmp_path, base, old, new)
+    assert_refused(run_cli(capsys, "validate", str(path)), path, None, field, message)
+
+
+@pytest.mark.parametrize(("old", "new", "field", "message"), [c[1:] for c in RACKS_CATALOG],
+                         ids=[c[0] for c in RACKS_CATALOG])
+def test_a_rack_system_is_refused_in_its_catalog_file(tmp_path: Path, capsys, old, new, field, message):
+    path, racks = racks_case(tmp_path, old, new)
+    outcome = run_cli(capsys, "validate", str(path))
+    racks_text = racks.read_text()
+    assert_refused(outcome, racks, None, field, message)
+    hit = next(m for m in outcome.problems if m["path"] == field and message in m["msg"])
+    assert int(hit["line"]) in (line_of(racks_text, new), line_of(racks_text, "  gb200-nvl72:"))
+
+
+def test_the_reserved_team_names_are_the_roles_namespaces():
+    """The GPU Operator's namespace a team may not take is the one roles/k8s_gpu deploys it to."""
+    import yaml
+
+    from clusterforge.model.software import RESERVED_NAMESPACE_PREFIX, RESERVED_NAMESPACES
+
+    defaults = yaml.safe_load((ROOT / "roles/k8s_gpu/defaults/main.yml").read_text())
+    assert defaults["k8s_gpu_gpu_operator_namespace"] in RESERVED_NAMESPACES
+    assert defaults["k8s_gpu_namespace"].startswith(RESERVED_NAMESPACE_PREFIX)  # the device plugin's kube-system
+
+
+def test_every_example_still_validates(capsys):
+    for example in sorted((ROOT / "inventory").glob("*.yaml")):
+        outcome = run_cli(capsys, "validate", str(example))
+        assert outcome.code == 0, (example.name, outcome.err[-2000:])
