@@ -44,7 +44,8 @@ def run_site_calls(monkeypatch: pytest.MonkeyPatch):
     def fake_run_site(inventory_path, private_data_dir, limit=None, tags=None, extravars=None, ssh_config=None,
                       progress=None, cancel=None, check=False):
         vars_file = Path(private_data_dir) / "env" / "extravars"
-        calls.append({"limit": limit, "check": check, "extravars": extravars, "vars": json.loads(vars_file.read_text()),
+        calls.append({"limit": limit, "check": check, "extravars": extravars, "ssh_config": ssh_config,
+                      "vars": json.loads(vars_file.read_text()),
                       "vars_mode": stat.S_IMODE(vars_file.stat().st_mode), "env": dict(os.environ)})
         return results.pop(0) if results else _result()
 
@@ -188,3 +189,26 @@ def test_no_host_drift_is_no_change(run_site_calls, tmp_path: Path, monkeypatch)
     results.append(_result(changes={}))
     assert not HostProvisionProvider().diff("provision-su01", olds, props).changes
     assert calls[-1]["check"] is True
+
+
+def test_host_drift_is_read_while_a_lab_update_is_pending(run_site_calls, tmp_path: Path, monkeypatch, capfd) -> None:
+    """A preview with a Lab update pending (a switch's frr.conf drifted too) has the Lab's ssh_config unknown: the
+    recorded path still reads the hosts, so `drift` names the host's drift beside the switch's (on the lab it named
+    only the switch). A changed declaration still skips the read (its update provisions anyway)."""
+    from pulumi.runtime import rpc
+
+    from clusterforge.pulumi.providers import _host_probe
+
+    calls, results = run_site_calls
+    monkeypatch.setattr(_host_probe, "drift", lambda recorded, ssh_config: {})
+    recorded = str(tmp_path / "ssh_config")
+    olds = {**_provision_props(tmp_path, ssh_config=recorded), "identity": {h: "m" for h in HOSTS}, "runs": 1}
+    pending = _provision_props(tmp_path, ssh_config=rpc.UNKNOWN)
+    results.append(_result(changes={HOSTS[0]: [("Ensure nouveau is blacklisted.", "/etc/x.conf")]}))
+    assert HostProvisionProvider().diff("provision-su01", olds, pending).changes
+    assert calls[-1]["check"] is True and calls[-1]["ssh_config"] == Path(recorded)
+    said = capfd.readouterr()
+    assert f"drift: provision su01: host {HOSTS[0]}: /etc/x.conf task" in said.out + said.err
+    before = len(calls)
+    assert HostProvisionProvider().diff("provision-su01", olds, {**pending, "host_vars_hash": "h2"}).changes
+    assert len(calls) == before  # no check-mode read

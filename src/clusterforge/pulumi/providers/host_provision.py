@@ -189,6 +189,7 @@ def _identity(props: Mapping[str, Any]) -> dict[str, str] | None:
 # group -> hosts whose check-mode run would change something; set by diff, used by the update of the same
 # engine run (the provider process serves both), so `up` re-provisions exactly the drifted hosts.
 _DRIFTED: dict[str, list[str]] = {}
+_UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"  # pulumi.runtime.rpc.UNKNOWN: an output a preview cannot know
 HOST_DRIFT_ENV = "CLUSTERFORGE_HOST_DRIFT"  # "0": skip the check-mode read (identity and reachability only)
 
 
@@ -217,6 +218,23 @@ def _host_drift(props: Mapping[str, Any]) -> dict[str, list[tuple[str, str]]]:
     return drifted
 
 
+def _live_inputs(olds: Mapping[str, Any], news: Mapping[str, Any], changed: Sequence[str]) -> dict[str, Any] | None:
+    """The inputs to read the hosts' live state with (identity, services, check mode), or None when the
+    declaration changed (the update provisions anyway) or there is nothing to read them over. A preview with
+    a Lab update pending (a router's frr.conf or a host drifted) has the Lab's ssh_config as unknown: the lab
+    keeps that path across an update (a replacement changes the lab and its hash), so the recorded one
+    reads the hosts, and `drift` names a host's drift beside the switch's."""
+    if not olds.get("identity"):
+        return None
+    props = dict(news)
+    if news.get("ssh_config") == _UNKNOWN and isinstance(olds.get("ssh_config"), str):
+        props["ssh_config"] = olds["ssh_config"]
+        changed = [key for key in changed if key != "ssh_config"]
+    if changed or not isinstance(props.get("ssh_config"), str):
+        return None
+    return props
+
+
 class HostProvisionProvider(ResourceProvider):
     serialize_as_secret_always = False
 
@@ -231,25 +249,28 @@ class HostProvisionProvider(ResourceProvider):
 
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
         changed = [key for key in (*REPLACE_KEYS, *UPDATE_KEYS) if olds.get(key) != news.get(key)]
-        if not changed and olds.get("identity") and isinstance(news.get("ssh_config"), str):
+        live = _live_inputs(olds, news, changed)
+        found: list[str] = []
+        if live is not None:
             # Same declaration: are the hosts still the machines we provisioned, and up?
             from clusterforge.pulumi.providers._host_probe import drift
 
-            for host, why in sorted(drift(dict(olds["identity"]), news["ssh_config"]).items()):
+            for host, why in sorted(drift(dict(olds["identity"]), live["ssh_config"]).items()):
                 _lifeline.say(f"drift: provision {news['group']}: host {host} {why}; `up` provisions it again")
-                changed = ["identity"]
-            if not changed and news.get("services"):
+                found = ["identity"]
+            if not found and news.get("services"):
                 from clusterforge.pulumi.providers._host_probe import inactive_units
 
-                down = inactive_units(sorted(olds["identity"]), news["ssh_config"], list(news["services"]))
+                down = inactive_units(sorted(olds["identity"]), live["ssh_config"], list(news["services"]))
                 for host, why in sorted(down.items()):
                     _lifeline.say(f"drift: provision {news['group']}: host {host}: {why}; `up` starts it again")
-                    changed = ["services"]
-        if not changed and olds.get("identity") and _host_drift_wanted(news):
-            drifted = _host_drift(news)  # the hosts as they are now against their rendered host_vars
+                    found = ["services"]
+        if live is not None and not found and _host_drift_wanted(live):
+            drifted = _host_drift(live)  # the hosts as they are now against their rendered host_vars
             if drifted:
                 _DRIFTED[news["group"]] = sorted(drifted)
-                changed = ["host_drift"]
+                found = ["host_drift"]
+        changed = changed or found
         return DiffResult(changes=bool(changed), replaces=[k for k in REPLACE_KEYS if k in changed])
 
     def create(self, props: dict[str, Any]) -> CreateResult:
