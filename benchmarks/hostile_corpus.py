@@ -151,7 +151,9 @@ def _writer_cases(src: Path, base: Path) -> list[tuple[str, str]]:
     results.append(("writer:--out ''", classify(proc, silent=not (directory / "ansible" / "mine.txt").exists())))
     directory = _workdir(base, "writer-half")
     (directory / "lab.yaml").write_text(LAB_TEXT)
-    run(src, ["render", "lab.yaml", "--out", "out"], directory)
+    made = run(src, ["render", "lab.yaml", "--out", "out"], directory, timeout=900)  # the set-up, not a case
+    if made.returncode != 0:
+        raise SystemExit(f"writer-half set-up: render exited {made.returncode}: {made.stderr[-2000:]}")
     shutil.rmtree(directory / "out" / "switches")
     (directory / "out" / "switches").write_text("a file\n")
     (directory / "out" / "assets.csv").write_text("old\n")
