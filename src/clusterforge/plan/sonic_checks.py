@@ -28,11 +28,14 @@ _FIELDS_BY_KIND = {DeviceKind.LEAF: ("leaf_model", "spine_model", "core_model"),
 
 def _model_field(spec: ClusterSpec, device: Device) -> tuple[str, ...]:
     """The declared field that put this switch model on its plane (networks.PLANE.leaf_model, ...)."""
-    plane = spec.networks.plane(device.plane)
+    plane_name = device.plane
+    if plane_name is None:  # every switch has a plane; port_speed_problems checks only those
+        return ("networks",)
+    plane = spec.networks.plane(plane_name)
     for name in _FIELDS_BY_KIND.get(device.kind, ("leaf_model", "spine_model", "core_model")):
         if getattr(plane, name, None) == device.model:
-            return ("networks", device.plane, name)
-    return ("networks", device.plane)
+            return ("networks", plane_name, name)
+    return ("networks", plane_name)
 
 
 def port_speed_problems(spec: ClusterSpec, plan: Plan,
