@@ -185,6 +185,7 @@ class Slurmd:
         while time.monotonic() < deadline and self.proc.poll() is None:
             out = self.ctl.scontrol("-o", "show", "node", self.node).stdout
             record = dict(part.split("=", 1) for part in out.split() if "=" in part)
+            record["Reason"] = out.split("Reason=", 1)[1].strip() if "Reason=" in out else ""
             if not record.get("State", "UNKNOWN").startswith("UNKNOWN") or "INVALID_REG" in record.get("State", ""):
                 break
             time.sleep(0.5)

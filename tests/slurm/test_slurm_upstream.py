@@ -12,13 +12,20 @@ from __future__ import annotations
 
 import re
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 from slurm_daemons import Controller, Slurmd, missing_binaries, scratch_config, slurmd_gres_check
 
 from clusterforge.loading import load_and_plan
-from clusterforge.plan import Plan
+from clusterforge.model import load_cluster
+from clusterforge.model.catalog import CpuSpec
+from clusterforge.model.control import Control
+from clusterforge.model.scale import scaled
+from clusterforge.model.slurm import Slurm
+from clusterforge.plan import Plan, plan_cluster
+from clusterforge.render.slurm.node_files import SIMULATED_GPU_DIR
 from clusterforge.render.tree import render_tree
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -77,8 +84,16 @@ def partitions_declared(tmp_path: Path) -> Plan:
                    "    - {name: debug, nodes: [su01-r01-gpu01, su01-r02-gpu01], default: true, max_time: '30'}\n")
 
 
+def three_tier(_: Path) -> Plan:
+    """16 DGX B200 SUs: per-SU spines under the cores (a three-level tree), 512 nodes."""
+    spec = scaled(load_cluster(ROOT / "inventory" / "dgx-b200-su.yaml")[0], 16)
+    return plan_cluster(spec.model_copy(update={"schedulers": ["slurm"],
+                                                "control": Control(nodes=1, server_model="control-1u")}))
+
+
 CASES = [pytest.param(lambda _: lab_plan(), id="lab-simulated"), pytest.param(superpod, id="superpod-4su"),
-         pytest.param(partitions_declared, id="roce-128gpu-partitions")]
+         pytest.param(partitions_declared, id="roce-128gpu-partitions"),
+         pytest.param(three_tier, id="dgx-b200-16su-three-tier")]
 
 
 @pytest.mark.parametrize("controller", CASES, indirect=True)
@@ -174,3 +189,42 @@ def test_the_check_can_fail(tmp_path: Path) -> None:
     conf = scratch_config(files, tmp_path)
     with pytest.raises(RuntimeError, match="unrecognized key: Bogus"):
         Controller(conf, timeout_s=60).stop()
+
+
+def this_machine() -> dict[str, int]:
+    """What slurmd -C reads of this machine's hardware (its own node line)."""
+    line = subprocess.run([shutil.which("slurmd") or "/usr/sbin/slurmd", "-C"], capture_output=True, text=True,
+                          timeout=60, check=True).stdout.splitlines()[0]
+    facts = dict(part.split("=", 1) for part in line.split())
+    return {key: int(facts[key]) for key in ("SocketsPerBoard", "CoresPerSocket", "ThreadsPerCore", "RealMemory")}
+
+
+@pytest.mark.parametrize(("pct", "state"), [(95, "IDLE"), (100, "DRAIN")])
+def test_real_memory_rule_against_a_real_slurmd(tmp_path: Path, pct: int, state: str) -> None:
+    """A server model stating this machine's CPUs (slurmd -C) and its memory rounded up to whole GiB, as a spec
+    sheet states installed memory: at real_memory_pct 95 the rendered node line is met and the node registers
+    IDLE; at 100 it asks for more than the kernel reports and Slurm drains it for low memory."""
+    hw = this_machine()
+    spec = load_cluster(ROOT / "inventory" / "lab.yaml")[0]
+    model = spec.catalog.servers["hgx-h200-2gpu"]
+    cpu = CpuSpec(sockets=hw["SocketsPerBoard"], cores_per_socket=hw["CoresPerSocket"],
+                  threads_per_core=hw["ThreadsPerCore"])
+    catalog = spec.catalog.model_copy(update={"servers": {**spec.catalog.servers, "hgx-h200-2gpu": model.model_copy(
+        update={"cpu": cpu, "memory_gb": -(-hw["RealMemory"] // 1024)})}})
+    plan = plan_cluster(spec.model_copy(update={"catalog": catalog, "slurm": Slurm(real_memory_pct=pct)}))
+    files = dict(render_tree(plan).slurm)
+    node = plan.slurm.nodes[0]
+    assert node.real_memory_mb == -(-hw["RealMemory"] // 1024) * 1024 * pct // 100
+    # real hardware names /dev/nvidia0-1, which this machine lacks: the same placeholders the lab uses
+    files["gres.conf"] = files["gres.conf"].replace("/dev/nvidia", SIMULATED_GPU_DIR + "/nvidia")
+    ctl = Controller(scratch_config(files, tmp_path))
+    slurmd = Slurmd(ctl, node.name)
+    try:
+        record = slurmd.registered()
+    finally:
+        slurmd.stop()
+        ctl.stop()
+    if state == "IDLE":
+        assert record.get("State") == "IDLE", record.get("Reason", record)
+    else:
+        assert "DRAIN" in record.get("State", "") and "Low RealMemory" in record["Reason"], record
