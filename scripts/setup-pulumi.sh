@@ -11,8 +11,9 @@
 #      pulumi-language-python         our minimal language host (see its main.go)
 #      pulumi-language-python-exec    runner script from the sdk/v3 module
 #      pulumi-resource-pulumi-python  launcher for dynamic providers (.venv python)
-#    A tools/bin/pulumi that already reports the pinned version is reused.
-#    A cold build takes about 5-6 minutes on 2 cores; later runs take seconds.
+#    A tools/bin/pulumi that already reports the pinned version is reused; the engine is built once
+#    per machine into a cache (see 2a) and copied from there. A cold build takes about 5-6 minutes
+#    on 2 idle cores; later runs, in any checkout, take seconds.
 #
 # The pinned version is the pkg/v3 version in tools/pulumi-build/go.mod.
 #
@@ -83,17 +84,42 @@ with_heartbeat() {
     return "$rc"
 }
 
-# 2a. The engine.
+# 2a. The engine. Built once per machine into a cache keyed by the version and go.sum
+#     ($CLUSTERFORGE_PULUMI_CACHE, default /var/cache/clusterforge/pulumi), under a lock, so several
+#     checkouts (CI, worktrees) set up at once compile it once and copy it; without a writable cache
+#     (a user's `clusterforge engine install`) it is built straight into $bin_dir.
+build_engine() {  # build_engine OUT
+    say "building pulumi $version into $(dirname -- "$1") (a cold build takes ~5-6 min on 2 cores)"
+    local start=$SECONDS
+    with_heartbeat "building pulumi" gobuild -o "$1.tmp" github.com/pulumi/pulumi/pkg/v3/cmd/pulumi
+    mv -f "$1.tmp" "$1"
+    local got
+    got="$(version_of "$1")"
+    [[ "$got" == "$version" ]] || die "built pulumi reports '$got', expected $version"
+    say "built pulumi $version in $((SECONDS - start))s"
+}
 if [[ -x "$bin_dir/pulumi" && "$(version_of "$bin_dir/pulumi")" == "$version" ]]; then
     say "pulumi $version present at $bin_dir/pulumi"
 else
-    say "building pulumi $version into $bin_dir (a cold build takes ~5-6 min on 2 cores)"
-    start=$SECONDS
-    with_heartbeat "building pulumi" gobuild -o "$bin_dir/pulumi.tmp" github.com/pulumi/pulumi/pkg/v3/cmd/pulumi
-    mv -f "$bin_dir/pulumi.tmp" "$bin_dir/pulumi"
-    got="$(version_of "$bin_dir/pulumi")"
-    [[ "$got" == "$version" ]] || die "built pulumi reports '$got', expected $version"
-    say "built pulumi $version in $((SECONDS - start))s"
+    cache_root="${CLUSTERFORGE_PULUMI_CACHE:-/var/cache/clusterforge/pulumi}"
+    cache_dir="$cache_root/$version-$(sha256sum "$build_dir/go.sum" | cut -c1-12)"
+    if mkdir -p "$cache_dir" 2>/dev/null && [[ -w "$cache_dir" ]]; then
+        exec {lock}>"$cache_dir/.lock"
+        if ! flock -n "$lock"; then
+            say "waiting for another set-up building pulumi $version into $cache_dir"
+            flock "$lock"
+        fi
+        if [[ -x "$cache_dir/pulumi" && "$(version_of "$cache_dir/pulumi")" == "$version" ]]; then
+            say "pulumi $version from the machine's cache $cache_dir"
+        else
+            build_engine "$cache_dir/pulumi"
+        fi
+        install -m 0755 "$cache_dir/pulumi" "$bin_dir/pulumi.tmp"
+        mv -f "$bin_dir/pulumi.tmp" "$bin_dir/pulumi"
+        exec {lock}>&-
+    else
+        build_engine "$bin_dir/pulumi"
+    fi
 fi
 
 # 2b. The Python language host (ours; rebuilt when missing, outdated or stale).

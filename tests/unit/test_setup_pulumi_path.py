@@ -26,7 +26,8 @@ def _layout(tmp: Path, reports: str) -> tuple[Path, dict[str, str]]:
     fake = elsewhere / "pulumi"
     fake.write_text(f"#!/bin/sh\necho {reports}\n")
     fake.chmod(0o755)
-    env = {**os.environ, "PATH": f"{elsewhere}:/usr/bin:/bin", "GO": "false"}
+    env = {**os.environ, "PATH": f"{elsewhere}:/usr/bin:/bin", "GO": "false",
+           "CLUSTERFORGE_PULUMI_CACHE": str(tmp / "engine-cache")}  # never the machine's cache
     return repo, env
 
 
