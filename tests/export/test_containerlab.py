@@ -168,13 +168,12 @@ def test_linux_nodes_get_their_planned_addresses() -> None:
         if node["kind"] != "linux":
             continue
         cabled = {e.port for link in plan.links for e in (link.a, link.b) if e.device == name}
-        # a host with no cabled port (the lab's control node) gets no commands at all
         assigned = {c.split()[3]: c.split()[5] for c in node.get("exec", []) if c.startswith("ip address add")}
         planned = {i.ip: i.name for i in plan.device(name).interfaces
                    if i.ip and i.plane != "oob" and (i.name in cabled or set(i.members) & cabled)}
         assert assigned == planned, name
         addressed += bool(planned)
-    assert addressed == len([d for d in plan.devices if d.kind in ("server", "storage")])
+    assert addressed == len([d for d in plan.devices if d.kind in ("server", "storage", "control")])
 
 
 def test_infiniband_switches_are_left_out_with_a_reason() -> None:

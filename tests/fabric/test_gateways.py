@@ -20,7 +20,7 @@ from clusterforge.render.gateways import render_gateways
 from clusterforge.render.report.ipplan import ip_plan_view
 from clusterforge.render.switches import switch_tree
 from clusterforge.render.switches.sonic_yang import sonic_yang_problems
-from clusterforge.vocab import DeviceKind, GatewayMethod, Plane
+from clusterforge.vocab import GatewayMethod, Plane
 
 
 @cache
@@ -42,13 +42,12 @@ def test_every_cabled_host_gateway_is_answered_by_a_switch_it_reaches(name):
 
 
 @pytest.mark.parametrize("name", EXAMPLES)
-def test_the_only_uncabled_gateway_interface_is_the_storage_servers_management_port(name):
-    """Known gap, kept visible: the Plan cables no storage server's mgmt0 (it has an address and a
-    gateway, but no management switch port). Anything else uncabled fails here."""
-    plan, _, (_, unanswered, external) = _checked(name)
-    uncabled = [h for h in unanswered + external if not h.switches]
-    kinds = {d.name: d.kind for d in plan.devices}
-    assert {(kinds[h.host], h.interface) for h in uncabled} <= {(DeviceKind.STORAGE, "mgmt0")}
+def test_no_host_gateway_interface_is_uncabled(name):
+    """Storage servers and control nodes reach their management and oob gateways through the site access
+    switches (plan/site_access.py), so every host interface with a gateway has a cable."""
+    _, _, (answered, unanswered, external) = _checked(name)
+    assert [f"{h.host}:{h.interface}" for h in unanswered + external if not h.switches] == []
+    assert answered
 
 
 def test_lab_access_planes_are_external_and_named_in_tree_and_report():

@@ -47,16 +47,21 @@ def _chassis(spine: dict) -> dict:
 
 def _access_cores(data: dict, sus: int) -> None:
     """Management/oob past one aggregation pair need a core pair taking a link from every aggregation
-    switch; where the aggregation model is too small for that, declare its chassis as core_model."""
+    switch and every site access switch; where the aggregation model is too small for that, declare its
+    chassis as core_model. (plan.fabric_dims.sus_per_agg and site_access_switches, on the raw data.)"""
     nets, switches, racks = data["networks"], data["catalog"]["switches"], data["envelope"]["max_racks_per_su"]
-    fewest = min(switches[nets[p]["spine_model"]]["ports"] for p in ("management", "oob"))
+    planes = ("management", "oob")
+    fewest = min(switches[nets[p]["spine_model"]]["ports"] for p in planes)
+    storage_max = data["envelope"]["storage_servers_max"]
+    hosts = storage_max + 3 if storage_max or data["control"]["nodes"] else 0
+    site = max(-(-hosts // switches[nets[p]["leaf_model"]]["ports"]) for p in planes) if hosts else 0
     per = fewest // racks
-    if 1 <= per < sus:
-        per = max((fewest - 2) // racks, 1)
+    if per >= 1 and sus * racks + site > fewest:
+        per = max(min((fewest - 2) // racks, max(sus - 1, 1)), 1)
     aggs = 2 * -(-sus // per)
-    for name in ("management", "oob"):
+    for name in planes:
         agg = nets[name]["spine_model"]
-        if aggs > 2 and not nets[name].get("core_model") and switches[agg]["ports"] < aggs:
+        if aggs > 2 and not nets[name].get("core_model") and switches[agg]["ports"] < aggs + site:
             core = f"{agg}-chassis-{CHASSIS_PORTS}"
             switches[core] = _chassis(switches[agg])
             nets[name]["core_model"] = core

@@ -34,11 +34,12 @@ from clusterforge.plan.rackscale import nvlink_domains, power_shelf_problems, ra
 from clusterforge.plan.records import Summary
 from clusterforge.plan.servers import node_slots, server_device
 from clusterforge.plan.services import plan_services
+from clusterforge.plan.site_access import plan_site_access, provision_site_access
 from clusterforge.plan.slurm import plan_slurm
 from clusterforge.plan.storage_fabric import plan_storage_fabric, plan_storage_servers
 from clusterforge.plan.switches import SITE_CATEGORIES, SwitchBuilder
 from clusterforge.plan.topology import scheduler_topology
-from clusterforge.vocab import DeviceKind, Plane
+from clusterforge.vocab import DeviceKind, LinkTier, Plane
 
 __all__ = ["plan_cluster"]
 
@@ -118,6 +119,8 @@ def plan_cluster(spec: ClusterSpec, nos_traits: Mapping[str, NosTraits] = NOS_TR
     links += storage_links
     control_devices = plan_control_nodes(ctx, sw)
     links += plan_access_planes(ctx, sw, units, slots, servers)
+    provision_site_access(ctx, sw)
+    links += plan_site_access(ctx, sw, storage_devices + control_devices)
     rack_meta.update(sw.rack_meta)
     devices = list(servers.values()) + storage_devices + control_devices + sw.devices()
     pdu_ips = _pdu_addresses(ctx, rack_meta)
@@ -178,9 +181,10 @@ def _hosts_by_rack(servers) -> dict[str, list[str]]:
 def _fabric_summaries(ctx: Context, devices: list[Device], links: list) -> dict[str, FabricSummary]:
     spec = ctx.spec
     by_plane: Counter[tuple[str | None, str]] = Counter((d.plane, d.kind) for d in devices if d.plane)
+    tors = {link.a.device for link in links if link.tier == LinkTier.TOR_AGG}  # the SUs' and the site access switches
     for d_ in devices:  # access planes: ToRs are their leaves, the aggregation pair their spines
         if d_.kind == DeviceKind.MGMT_SWITCH:
-            by_plane[(d_.plane, DeviceKind.LEAF if d_.su is not None else DeviceKind.SPINE)] += 1
+            by_plane[(d_.plane, DeviceKind.LEAF if d_.name in tors else DeviceKind.SPINE)] += 1
     link_count = Counter(link.plane for link in links)
     out: dict[str, FabricSummary] = {}
     d = ctx.data

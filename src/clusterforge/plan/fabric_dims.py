@@ -16,7 +16,7 @@ from clusterforge.plan.plane_models import plane_models
 from clusterforge.vocab import Plane
 
 __all__ = ["DataDims", "StorageDims", "data_dims", "storage_dims", "agg_groups", "sus_per_agg", "access_cores",
-           "ACCESS_CORE_UPLINKS"]
+           "ACCESS_CORE_UPLINKS", "CONTROL_NODES_MAX", "site_hosts_max", "site_access_switches"]
 
 
 def _split(ports: int, ratio: float) -> int:
@@ -205,15 +205,34 @@ def _storage_three_tiers(spec: ClusterSpec, uplinks: int, leaf_ratio: float) -> 
 ACCESS_CORE_UPLINKS = 2  # past one aggregation pair: each aggregation switch's last two ports go to the core pair
 
 
+CONTROL_NODES_MAX = 3  # control.nodes is 0, 1 or 3
+
+
+def site_hosts_max(spec: ClusterSpec) -> int:
+    """Host ports a plane's site access switches provide (plan/site_access.py): none while the envelope has
+    no site host (no storage server and no control node)."""
+    if not spec.envelope.storage_servers_max and not spec.control.nodes:
+        return 0
+    return spec.envelope.storage_servers_max + CONTROL_NODES_MAX
+
+
+def site_access_switches(spec: ClusterSpec, plane: str) -> int:
+    hosts = site_hosts_max(spec)
+    model = spec.networks.plane(plane).leaf_model
+    return math.ceil(hosts / spec.catalog.switches[model].ports) if hosts and model else 0
+
+
 def sus_per_agg(spec: ClusterSpec) -> int:
-    """SUs one management/oob aggregation pair serves: one port per rack of the envelope (both planes),
-    less the two core uplinks when the envelope needs more than one pair."""
+    """SUs one management/oob aggregation pair serves: one port per rack of the envelope (both planes).
+    One pair serves them all when it also has a port for every site access switch; past that, each pair
+    keeps its last two ports for the core pair (which takes the site access switches)."""
     fewest = min(spec.catalog.switches[model].ports
                  for p in (Plane.MANAGEMENT, Plane.OOB) if (model := spec.networks.plane(p).spine_model))
     racks = spec.envelope.max_racks_per_su
+    site = max(site_access_switches(spec, p) for p in (Plane.MANAGEMENT, Plane.OOB))
     per = fewest // racks
-    if per >= 1 and per < spec.envelope.max_sus:
-        per = (fewest - ACCESS_CORE_UPLINKS) // racks
+    if per >= 1 and spec.envelope.max_sus * racks + site > fewest:
+        per = min((fewest - ACCESS_CORE_UPLINKS) // racks, max(spec.envelope.max_sus - 1, 1))
     if per < 1:
         raise PlanError([(("networks", "management", "spine_model"), f"an aggregation switch with {fewest} ports"
                           f" cannot take the {racks} ToR uplinks of one SU (and its core uplinks)")])

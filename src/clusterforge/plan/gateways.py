@@ -26,7 +26,7 @@ from typing import Any
 from clusterforge.plan.context import Context
 from clusterforge.plan.errors import PlanError
 from clusterforge.plan.ipam import Block
-from clusterforge.plan.numbering import NODE_OFFSET, SVI_FIRST_OFFSET
+from clusterforge.plan.numbering import SITE_ACCESS_OFFSET, SVI_FIRST_OFFSET
 from clusterforge.plan.objects import Device, Link
 from clusterforge.vocab import DeviceKind, GatewayMethod, Plane, Transport
 
@@ -108,9 +108,9 @@ def _access_hops(ctx: Context, plane: str, top: list[str], method: str) -> list[
     decl = ctx.spec.networks.plane(plane)
     blocks = [ctx.pools.su_block(plane, su) for su in range(1, ctx.spec.envelope.max_sus + 1)]
     blocks.append(ctx.pools.site_block(plane))
-    if SVI_FIRST_OFFSET + len(top) > NODE_OFFSET:
+    if SVI_FIRST_OFFSET + len(top) > SITE_ACCESS_OFFSET:  # .8-.15 of the site block: site access switches, control
         raise PlanError([(("networks", plane), f"{len(top)} gateway switches exceed the"
-                          f" {NODE_OFFSET - SVI_FIRST_OFFSET} SVI addresses of a block")])
+                          f" {SITE_ACCESS_OFFSET - SVI_FIRST_OFFSET} SVI addresses of a block")])
     switches = top[:1] if method == GatewayMethod.SINGLE else top
     out = []
     for k, switch in enumerate(switches):

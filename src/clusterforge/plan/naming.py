@@ -7,7 +7,7 @@ from typing import NamedTuple
 __all__ = [
     "server_name", "su_label", "compute_rack", "network_rack", "site_rack", "pdu_name", "data_leaf", "spine_name",
     "su_spine_name", "core_name", "storage_leaf", "storage_spine", "mgmt_tor", "oob_tor", "agg_name",
-    "storage_server", "control_node", "asset_id", "storage_pod_spine", "storage_core", "access_core",
+    "storage_server", "control_node", "asset_id", "storage_pod_spine", "storage_core", "access_core", "site_access",
 ]
 
 
@@ -104,6 +104,11 @@ def agg_name(plane: str, index: int) -> str:
 
 def access_core(plane: str, index: int) -> str:
     return f"{'mgmt' if plane == 'management' else plane}-core-{index + 1}"
+
+
+def site_access(plane: str, index: int) -> str:
+    """Site access switch `index` of a plane: the management and oob ports of the hosts in site racks."""
+    return f"{'mgmt' if plane == 'management' else plane}-site-{index + 1}"
 
 
 def asset_id(site: str, name: str) -> str:

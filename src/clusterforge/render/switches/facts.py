@@ -76,7 +76,7 @@ class PortFacts(NamedTuple):
 
     @property
     def faces_host(self) -> bool:
-        return self.peer_kind in (DeviceKind.SERVER, DeviceKind.STORAGE)
+        return self.peer_kind in DeviceKind.HOSTS
 
     @property
     def description(self) -> str:

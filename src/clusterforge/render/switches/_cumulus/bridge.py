@@ -19,5 +19,6 @@ def bridge(facts: SwitchFacts, qos: SwitchQos) -> NvueBridge | None:
     if not (facts.svis or facts.access_ports or facts.trunk_ports):
         return None
     device = facts.device
-    top = device.kind == DeviceKind.MGMT_SWITCH and device.su is None
+    # aggregation and access cores; a site access switch (a site switch too) faces hosts
+    top = device.kind == DeviceKind.MGMT_SWITCH and device.su is None and not facts.access_ports
     return NvueBridge(domain=BRIDGE_DOMAIN, vlans=(facts.plane_vlan,), stp_priority=AGG_STP_PRIORITY if top else None)

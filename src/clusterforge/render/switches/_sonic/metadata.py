@@ -23,8 +23,8 @@ _ACCESS_TOR_TYPES: dict[str | None, str] = {Plane.MANAGEMENT: "MgmtToRRouter", P
 def sonic_device_type(facts: SwitchFacts) -> str:
     device = facts.device
     if device.kind == DeviceKind.MGMT_SWITCH:
-        # ToRs sit in an SU; the aggregation pair is a site switch and is tier 1 of its plane
-        return _ACCESS_TOR_TYPES[device.plane] if device.su is not None else "LeafRouter"
+        # ToRs face hosts (in an SU, or the site access switches); the aggregation pair is tier 1 of its plane
+        return _ACCESS_TOR_TYPES[device.plane] if device.su is not None or facts.access_ports else "LeafRouter"
     return _ROUTED_TYPES[device.kind]
 
 
