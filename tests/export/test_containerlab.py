@@ -176,6 +176,23 @@ def test_linux_nodes_get_their_planned_addresses() -> None:
     assert addressed == len([d for d in plan.devices if d.kind in ("server", "storage", "control")])
 
 
+def test_site_hosts_are_cabled_to_the_site_access_switch() -> None:
+    """ctl-01 and stor-001's mgmt0 are links to mgmt-site-1 (the control node had no link at all, and no exec
+    commands, before the site access switches), and mgmt-site-1 is uplinked to the aggregation pair."""
+    plan, _, _, clab = _export("lab")
+    ends = {tuple(sorted(link["endpoints"])) for link in clab["topology"]["links"]}
+    nodes = clab["topology"]["nodes"]
+    assert nodes["mgmt-site-1"]["kind"] == "nvidia_cumulusvx"
+    for host in ("ctl-01", "stor-001"):
+        mgmt0 = next(i for i in plan.device(host).interfaces if i.name == "mgmt0")
+        port = next(link.b.port for link in plan.links if (link.a.device, link.a.port) == (host, "mgmt0"))
+        assert tuple(sorted((f"{host}:mgmt0", f"mgmt-site-1:{port}"))) in ends
+        assert f"ip address add {mgmt0.ip} dev mgmt0" in nodes[host]["exec"]
+    uplinks = {e for pair in ends if any(x.startswith("mgmt-site-1:") for x in pair) for e in pair
+               if e.startswith("mgmt-agg-")}
+    assert {e.split(":")[0] for e in uplinks} == {"mgmt-agg-1", "mgmt-agg-2"}
+
+
 def test_infiniband_switches_are_left_out_with_a_reason() -> None:
     _, _, exported, clab = _export("superpod-4su")
     infiniband = [line for line in exported.left_out if "infiniband" in line]

@@ -72,7 +72,7 @@ def answered_addresses(nos: str, files: dict[str, str]) -> set[str]:
 
 
 def host_hops(plan: Plan) -> list[HostHop]:
-    """Every gateway and routed next hop a host (GPU or storage server) is given, with the switches
+    """Every gateway and routed next hop a host (GPU server, storage server, control node) is given, with the switches
     that may answer it: those cabled to the interface (or its bond members), and above them every
     switch reached over unaddressed switch-to-switch links of the same plane (the L2 access tree)."""
     kinds = {d.name: d.kind for d in plan.devices}
@@ -80,13 +80,13 @@ def host_hops(plan: Plan) -> list[HostHop]:
     l2_up: dict[str, list[str]] = defaultdict(list)
     for link in plan.links:
         if kinds.get(link.b.device) in DeviceKind.SWITCHES:
-            if kinds.get(link.a.device) in (DeviceKind.SERVER, DeviceKind.STORAGE):
+            if kinds.get(link.a.device) in DeviceKind.HOSTS:
                 cabled[(link.a.device, link.a.port)].append(link.b.device)
             elif not link.a_ip:  # an L2 trunk: the child bridges the VLAN up to its parent
                 l2_up[link.a.device].append(link.b.device)
     out = []
     for device in plan.devices:
-        if device.kind not in (DeviceKind.SERVER, DeviceKind.STORAGE):
+        if device.kind not in DeviceKind.HOSTS:
             continue
         for iface in device.interfaces:
             address = iface.gateway or iface.peer_ip

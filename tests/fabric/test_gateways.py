@@ -5,7 +5,9 @@ provide it. Addresses are read back from the rendered files (gateway_reach.py), 
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import re
 import shutil
 from functools import cache
 
@@ -14,13 +16,14 @@ from fabric_examples import EXAMPLES, REPO, example
 from gateway_reach import answered_addresses, check_gateways, host_hops
 from golden_cases import CASES, with_nos
 
+from clusterforge.loading import load_and_plan
 from clusterforge.model import DeclarationError, load_cluster
 from clusterforge.plan import PlanError, plan_cluster
 from clusterforge.render.gateways import render_gateways
 from clusterforge.render.report.ipplan import ip_plan_view
 from clusterforge.render.switches import switch_tree
 from clusterforge.render.switches.sonic_yang import sonic_yang_problems
-from clusterforge.vocab import GatewayMethod, Plane
+from clusterforge.vocab import DeviceKind, GatewayMethod, Plane
 
 
 @cache
@@ -34,20 +37,70 @@ def _cabled(hops):
     return [h for h in hops if h.switches]
 
 
-@pytest.mark.parametrize("name", EXAMPLES)
-def test_every_cabled_host_gateway_is_answered_by_a_switch_it_reaches(name):
-    _, _, (answered, unanswered, _) = _checked(name)
-    assert _cabled(unanswered) == []
+INVENTORIES = sorted(path.stem for path in (REPO / "inventory").glob("*.yaml"))  # every example, not only EXAMPLES
+
+
+def test_every_example_is_checked():
+    assert {"lab", "lab-metal", "roce-128gpu", "superpod-4su", "dgx-b200-su", "gb200-nvl72-su"} <= set(INVENTORIES)
+
+
+@pytest.mark.parametrize("name", INVENTORIES)
+def test_every_host_gateway_is_answered_by_a_switch_it_reaches(name):
+    """Every gateway and routed next hop of every host (GPU servers, storage servers' mgmt0 and bmc, control
+    nodes) is cabled and either configured on a switch the host reaches or declared external."""
+    plan, _, (answered, unanswered, external) = _checked(name)
+    assert [f"{h.host}:{h.interface} {h.address}" for h in unanswered] == []
+    assert [f"{h.host}:{h.interface}" for h in external if not h.switches] == []
     assert answered, "no host gateway checked at all"
+    hosts = {h.host for h in answered + external}
+    assert {d.name for d in plan.devices if d.kind in DeviceKind.HOSTS and d.management_ip} <= hosts
 
 
-@pytest.mark.parametrize("name", EXAMPLES)
-def test_no_host_gateway_interface_is_uncabled(name):
-    """Storage servers and control nodes reach their management and oob gateways through the site access
-    switches (plan/site_access.py), so every host interface with a gateway has a cable."""
-    _, _, (answered, unanswered, external) = _checked(name)
-    assert [f"{h.host}:{h.interface}" for h in unanswered + external if not h.switches] == []
-    assert answered
+def _without_links(plan, host: str):
+    kept = tuple(link for link in plan.links if host not in (link.a.device, link.b.device))
+    return dataclasses.replace(plan, links=kept)
+
+
+@pytest.mark.parametrize("host", ["ctl-01", "stor-001"])
+def test_an_uncabled_site_host_is_named(host):
+    """The check fails when a control node's or storage server's cables are missing (so it can fail)."""
+    plan, per_switch, _ = _checked("lab")
+    _, unanswered, external = check_gateways(_without_links(plan, host), per_switch)
+    uncabled = {f"{h.host}:{h.interface}" for h in unanswered + external if not h.switches}
+    assert {f"{host}:mgmt0", f"{host}:bmc"} <= uncabled
+
+
+def _with_control_nodes(tmp_path, name: str, nodes: int = 3):
+    shutil.copytree(REPO / "inventory" / "catalog", tmp_path / "catalog")
+    path = tmp_path / f"{name}.yaml"
+    path.write_text((REPO / "inventory" / f"{name}.yaml").read_text()
+                    + f"\ncontrol:\n  nodes: {nodes}\n  server_model: control-1u\n")
+    plan = load_and_plan(path)[1]
+    per_switch, _ = switch_tree(plan, workers=1)
+    return plan, per_switch
+
+
+def test_control_nodes_gateways_are_answered_by_the_vrrp_pair(tmp_path):
+    """roce-128gpu with three control nodes: their mgmt0 and bmc reach the aggregation pair's VRRP gateway
+    through the site access switches (the examples that declare control nodes have external gateways)."""
+    plan, per_switch = _with_control_nodes(tmp_path, "roce-128gpu")
+    answered, unanswered, _ = check_gateways(plan, per_switch)
+    controls = [h for h in answered if h.host.startswith("ctl-")]
+    assert {(h.host, h.interface) for h in controls} == {
+        (f"ctl-0{i}", iface) for i in (1, 2, 3) for iface in ("mgmt0", "bmc")}
+    assert all({"mgmt-site-1", "mgmt-agg-1"} <= set(h.switches) for h in controls if h.interface == "mgmt0")
+    assert unanswered == []
+    # and with the aggregation pair's VRRP addresses gone from its rendered files, they are unanswered
+    site_gw = {h.address for h in controls if h.interface == "mgmt0"}
+    assert len(site_gw) == 1
+    broken = {name: dict(files) for name, files in per_switch.items()}
+    for name in ("mgmt-agg-1", "mgmt-agg-2"):
+        gone = re.compile(re.escape(next(iter(site_gw))) + r"(?![\d.])")
+        broken[name] = {f: gone.sub("192.0.2.99", t) for f, t in broken[name].items()}
+    _, unanswered, _ = check_gateways(plan, broken)
+    missed = {(h.host, h.interface) for h in unanswered}
+    assert {(f"ctl-0{i}", "mgmt0") for i in (1, 2, 3)} <= missed
+    assert any(host.startswith("stor-") for host, iface in missed if iface == "mgmt0")
 
 
 def test_lab_access_planes_are_external_and_named_in_tree_and_report():

@@ -123,3 +123,28 @@ def test_storage_servers_get_a_brick_dir_and_every_server_fuse():
 def test_data_dirs_refuse_paths_nspawn_would_misread(path):
     with pytest.raises(ValidationError):
         LabHost(name="h1", data_dirs=(path,))
+
+
+def test_site_hosts_are_on_the_management_bridge_with_their_gateway_on_the_control_endpoint():
+    """The plan cables ctl-01 and stor-001 to mgmt-site-1; the lab's management bridge stands for every
+    management switch, so their mgmt0 sits on it, routes by default via the planned gateway, and that
+    gateway is a control address (the lab machine answers the management plane's external gateway)."""
+    from pathlib import Path
+
+    from clusterforge.lab.from_plan import lab_topology
+    from clusterforge.loading import load_and_plan
+
+    _, plan, _ = load_and_plan(Path(__file__).resolve().parents[2] / "inventory" / "lab.yaml")
+    topo = lab_topology(plan)
+    hosts = {h.name: h for h in topo.hosts}
+    controls = {address.split("/")[0] for address, segment in topo.control_addresses() if segment == "mgmt"}
+    site = [d for d in plan.devices if d.kind in ("storage", "control")]
+    assert {d.kind for d in site} == {"storage", "control"}
+    for device in site:
+        planned = next(i for i in device.interfaces if i.plane == "management")
+        cable = next(link for link in plan.links if (link.a.device, link.a.port) == (device.name, planned.name))
+        assert cable.b.device == "mgmt-site-1"
+        host = hosts[device.name]
+        assert [(i.segment, i.ip) for i in host.interfaces if i.name == planned.name] == [("mgmt", planned.ip)]
+        assert [(r.via, r.dev) for r in host.routes if r.dst == "default"] == [(planned.gateway, planned.name)]
+        assert planned.gateway in controls

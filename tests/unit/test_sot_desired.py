@@ -93,3 +93,23 @@ def test_every_address_counts_towards_utilisation(lab) -> None:
         closest = max(holders, key=lambda p: p.prefixlen)
         assert prefixes[closest] in ("network", "pool"), (str(address), str(closest))
     assert "network" in prefixes.values()  # the lab's links and server subnets
+
+
+def test_site_access_switches_and_their_cables_are_wanted(lab) -> None:
+    """The site access switches (plan/site_access.py) go into the source of truth as management switches in
+    the storage rack, with the site hosts' management and oob cables and their two uplinks each."""
+    _, wants = lab
+    devices = {w.key[0]: w for w in wants if w.kind == "device"}
+    for name in ("mgmt-site-1", "oob-site-1"):
+        assert devices[name].fields["role"] == Ref("role", ("management-switch",)), devices[name].fields
+    cables = {tuple(sorted((w.key[0], w.key[1]))) for w in wants if w.kind == "cable"}
+    for host, iface, switch in (("ctl-01", "mgmt0", "mgmt-site-1"), ("ctl-01", "bmc", "oob-site-1"),
+                                ("stor-001", "mgmt0", "mgmt-site-1"), ("stor-001", "bmc", "oob-site-1")):
+        assert any((host, iface) in pair and pair_has(pair, switch) for pair in cables), (host, iface)
+    uplinks = [pair for pair in cables if pair_has(pair, "mgmt-site-1") and any(e[0].startswith("mgmt-agg-")
+                                                                              for e in pair)]
+    assert len(uplinks) == 2
+
+
+def pair_has(pair: tuple, device: str) -> bool:
+    return any(end[0] == device for end in pair)

@@ -36,7 +36,7 @@ def plan_control_nodes(ctx: Context, sw: SwitchBuilder) -> list[Device]:
             Interface("mgmt0", Plane.MANAGEMENT, mgmt.addr(CONTROL_OFFSET + index), spec.networks.management.mtu,
                       spec.networks.management.vlan, gateway=mgmt.gateway()),
             Interface("bmc", Plane.OOB, oob.addr(CONTROL_OFFSET + index), spec.networks.oob.mtu,
-                      spec.networks.oob.vlan),
+                      spec.networks.oob.vlan, gateway=oob.gateway()),
         )
         devices.append(Device(name, DeviceKind.CONTROL, control.server_model, None, rack, u, model.height_u,
                               model.max_draw_w, model.weight_kg, asset_id(ctx.site, name), ifaces,
