@@ -19,13 +19,20 @@ is understated); the marginal figures are (time at the largest size - time at th
 (switches added). Each size runs `--rounds` times, the two sides interleaved; the fastest is kept.
 Goal: clusterforge at most 0.01 of pyavd's CPU per switch at 500+ switches, render linear.
 
+`--old-src DIR` also times `clusterforge render` from another source tree (an older commit's `src/`,
+exported with `git archive` together with its templates/ and pyproject.toml, so it renders with its own
+templates) in the same rounds, and compares the SHA-256 of every file both write: old against new in
+one window, on the same load. `--no-avd` leaves pyavd out (old against new only; no ratio printed).
+
     python benchmarks/pyavd_process.py                       # 8, 32 and 64 SUs (64, 256, 512 leaves)
     python benchmarks/pyavd_process.py --sus 2 8 --rounds 1
+    python benchmarks/pyavd_process.py --old-src /tmp/old/src --no-avd --rounds 3
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import shutil
@@ -89,10 +96,20 @@ def timed(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
     return wall, usage.ru_utime + usage.ru_stime
 
 
+def tree_digest(root: Path) -> str:
+    """SHA-256 over every file's relative path and content under root, in path order."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        digest.update(str(path.relative_to(root)).encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sus", type=int, nargs="+", default=[8, 32, 64], help="sizes in SUs of 8 leaves")
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--old-src", type=Path, help="also time clusterforge from this source tree (old vs new)")
+    parser.add_argument("--no-avd", action="store_true", help="leave pyavd out (with --old-src: old vs new only)")
     parser.add_argument("--avd-child", nargs=2, type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.avd_child:
@@ -101,10 +118,15 @@ def main() -> int:
     from pyavd_compare import avd_inputs
 
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    old_env = {**env, "PYTHONPATH": str(args.old_src.resolve())} if args.old_src else None
+    for tree in [REPO / "src", *([args.old_src] if args.old_src else [])]:  # bytecode written before any timing
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(tree)], check=True, env=env)
     ours_argv = [sys.executable, "-c", "import sys; from clusterforge.cli import main; sys.exit(main())", "render"]
     print(f"load average {os.getloadavg()[0]:.2f} at start; best of {args.rounds} rounds, sides interleaved")
     print(f"{'SUs':>4} {'data sw':>7} {'all sw':>6} | {'clusterforge wall':>17} {'cpu':>6} {'cpu ms/sw':>9} |"
-          f" {'pyavd wall':>10} {'cpu':>7} {'cpu ms/sw':>9} | {'cpu ratio/sw':>12}", flush=True)
+          + (f" {'old wall':>8} {'cpu':>6} {'cpu ms/sw':>9} {'new/old':>7} {'files':>9} |" if old_env else "")
+          + ("" if args.no_avd else f" {'pyavd wall':>10} {'cpu':>7} {'cpu ms/sw':>9} | {'cpu ratio/sw':>12}"),
+          flush=True)
     rows = []
     with tempfile.TemporaryDirectory(prefix="cf-pyavd-") as tmp:
         for sus in args.sus:
@@ -113,25 +135,43 @@ def main() -> int:
             inputs = Path(tmp) / f"avd-{sus}su.json"
             inputs.write_text(json.dumps(avd_inputs(shape["leaves"], shape["spines"], shape["uplinks"],
                                                     shape["hosts"])))
-            ours, avd = [], []
+            ours, avd, old = [], [], []
+            same = True
             for _ in range(args.rounds):
                 out = Path(tmp) / "out"
                 ours.append(timed([*ours_argv, str(inventory), "--out", str(out / "cf")], env))
-                avd.append(timed([sys.executable, __file__, "--avd-child", str(inputs), str(out / "avd")], env))
+                if old_env is not None:
+                    old.append(timed([*ours_argv, str(inventory), "--out", str(out / "old")], old_env))
+                    same = same and tree_digest(out / "cf") == tree_digest(out / "old")
+                if not args.no_avd:
+                    avd.append(timed([sys.executable, __file__, "--avd-child", str(inputs), str(out / "avd")], env))
                 shutil.rmtree(out, ignore_errors=True)
             switches = shape["leaves"] + shape["spines"]
-            best_ours, best_avd = min(ours, key=lambda r: r[1]), min(avd, key=lambda r: r[1])
-            rows.append((sus, switches, best_ours, best_avd))
-            print(f"{sus:>4} {switches:>7} {shape['switches']:>6} | {best_ours[0]:>17.2f} {best_ours[1]:>6.2f}"
-                  f" {best_ours[1] / switches * 1e3:>9.2f} | {best_avd[0]:>10.2f} {best_avd[1]:>7.2f}"
-                  f" {best_avd[1] / switches * 1e3:>9.2f} | {best_ours[1] / best_avd[1]:>12.4f}", flush=True)
+            best_ours = min(ours, key=lambda r: r[1])
+            best_avd = min(avd, key=lambda r: r[1]) if avd else None
+            best_old = min(old, key=lambda r: r[1]) if old else None
+            rows.append((sus, switches, best_ours, best_avd, best_old))
+            line = (f"{sus:>4} {switches:>7} {shape['switches']:>6} | {best_ours[0]:>17.2f} {best_ours[1]:>6.2f}"
+                    f" {best_ours[1] / switches * 1e3:>9.2f} |")
+            if best_old is not None:
+                line += (f" {best_old[0]:>8.2f} {best_old[1]:>6.2f} {best_old[1] / switches * 1e3:>9.2f}"
+                         f" {best_ours[1] / best_old[1]:>7.3f} {'identical' if same else 'DIFFER':>9} |")
+            if best_avd is not None:
+                line += (f" {best_avd[0]:>10.2f} {best_avd[1]:>7.2f} {best_avd[1] / switches * 1e3:>9.2f} |"
+                         f" {best_ours[1] / best_avd[1]:>12.4f}")
+            print(line, flush=True)
     if len(rows) > 1:
-        (_, n0, o0, a0), (_, n1, o1, a1) = rows[0], rows[-1]
-        ours_ms, avd_ms = (o1[1] - o0[1]) / (n1 - n0) * 1e3, (a1[1] - a0[1]) / (n1 - n0) * 1e3
-        print(f"marginal CPU per data-plane switch, {n0} -> {n1}: clusterforge {ours_ms:.2f} ms, pyavd {avd_ms:.2f} ms,"
-              f" ratio {ours_ms / avd_ms:.4f}")
+        (_, n0, o0, a0, p0), (_, n1, o1, a1, p1) = rows[0], rows[-1]
+        ours_ms = (o1[1] - o0[1]) / (n1 - n0) * 1e3
+        line = f"marginal CPU per data-plane switch, {n0} -> {n1}: clusterforge {ours_ms:.2f} ms"
+        if p0 is not None and p1 is not None:
+            line += f", old clusterforge {(p1[1] - p0[1]) / (n1 - n0) * 1e3:.2f} ms"
+        if a0 is not None and a1 is not None:
+            avd_ms = (a1[1] - a0[1]) / (n1 - n0) * 1e3
+            line += f", pyavd {avd_ms:.2f} ms, ratio {ours_ms / avd_ms:.4f}"
+        print(line)
         print("clusterforge CPU per switch by size (linear render: roughly flat or falling): "
-              + ", ".join(f"{o[1] / n * 1e3:.2f} ms at {n}" for _, n, o, _ in rows))
+              + ", ".join(f"{o[1] / n * 1e3:.2f} ms at {n}" for _, n, o, _, _ in rows))
     print(f"load average {os.getloadavg()[0]:.2f} at end")
     return 0
 

@@ -10,7 +10,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from jinja2 import Environment, FileSystemLoader, StrictUndefined, Template
 
 from clusterforge import paths
 
@@ -34,7 +34,18 @@ def _environment(root: str) -> Environment:
         autoescape=False,
     )
     env.filters["json"] = lambda value: json.dumps(value)
+    # a frame's section, rendered on its own: what `{% include %}` wrote, without the frame's generator
+    # passing on every piece of the section's text (half the calls of a switch config's render)
+    env.globals["render_section"] = lambda name, config: _template(root, name).render(header=HEADER_TEXT,
+                                                                                      config=config)
     return env
+
+
+@lru_cache(maxsize=256)
+def _template(root: str, name: str) -> Template:
+    """A compiled template, looked up once per process: Environment.get_template stats its file on every
+    call (auto_reload), thousands of times in a large render; the files do not change during a command."""
+    return _environment(root).get_template(name)
 
 
 def environment() -> Environment:
@@ -43,4 +54,4 @@ def environment() -> Environment:
 
 def render_template(name: str, **context: Any) -> str:
     """One template (path under templates/), with the do-not-edit header every rendered file carries."""
-    return environment().get_template(name).render(header=HEADER_TEXT, **context)
+    return _template(str(templates_dir()), name).render(header=HEADER_TEXT, **context)
