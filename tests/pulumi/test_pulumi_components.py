@@ -170,6 +170,9 @@ def test_control_nodes_get_the_kubernetes_step_with_secret_certificates(tmp_path
     assert control_plane.inputs["playbook"].endswith("playbooks/kubernetes.yml")
     assert control_plane.inputs["extravars"]["cf_lab"] is True
     assert "cf_k8s_pki" not in control_plane.inputs["extravars"]  # only in secret_vars
+    # the lab's simulated kubelets: the nodes the step registers, which its drift probe asks the API server for
+    gpu = sorted(d.name for d in plan.devices if d.kind == "server" and d.gpus)
+    assert gpu and sorted(control_plane.inputs["nodes"]) == gpu
     units = {f"su{d.su:02d}" for d in plan.devices if d.su}
     assert units and component.name == "kubernetes"
 

@@ -1,9 +1,13 @@
-"""Ctrl-C during provisioning of a real lab, then `up` again: converged, nothing left behind.
+"""Ctrl-C during provisioning of a real lab, then during its Kubernetes step, then `up` again: converged,
+verified, nothing left behind.
 
-Real engine, real lab (the verify tests' declaration, ``cfverify``), the real site playbook over SSH
-(``provisionTags: nouveau`` keeps it short), per-host progress streamed into `up`'s output. The CLI
-runs in its own session as a shell runs it; SIGINT goes to its whole process group, as a
-terminal's Ctrl-C does, once the first host reports a finished task.
+Real engine, real lab (the verify tests' declaration, ``cfverify``, with a control node), the real site
+playbook over SSH (``provisionTags: nouveau`` keeps it short), per-host progress streamed into `up`'s
+output. The CLI runs in its own session as a shell runs it; SIGINT goes to its whole process group, as a
+terminal's Ctrl-C does: the first time once the first host reports a finished task, the second time once
+the control node has its certificates and units written but not started (playbooks/kubernetes.yml). The
+third `up` finishes and `verify` passes, the Kubernetes layer included (simulated kubelets). Without the
+Kubernetes binaries (scripts/setup-k8s.sh) the Kubernetes half is skipped, and said so.
 """
 
 from __future__ import annotations
@@ -55,11 +59,54 @@ def _boot_ticks() -> float:
     return float(Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[19])
 
 
+def _with_control_node(text: str) -> str:
+    return text + "\ncontrol:\n  nodes: 1\n  server_model: control-1u\n"
+
+
+def _kubernetes_binaries() -> bool:
+    from clusterforge.pulumi.kube.binaries import MissingBinaries, kubernetes_bin_dir
+
+    try:
+        kubernetes_bin_dir()
+    except MissingBinaries:
+        return False
+    return True
+
+
+# The Kubernetes step's progress line once ctl-01 has its units written (changed: the first run), before the
+# handlers start them (roles/k8s_control_plane/tasks/main.yml)
+_UNITS_WRITTEN = (r"provision control_nodes: +\d+s ctl-01: changed +task +\d+ k8s_control_plane :"
+                  r" Write the systemd units")
+
+
+def _interrupt(up: list[str], env: dict, pattern: str, timeout_s: float = 900) -> tuple[subprocess.Popen, str]:
+    """`up` in its own session, SIGINT to its process group once a line of its output matches ``pattern``."""
+    cli = subprocess.Popen(up, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                           start_new_session=True)
+    seen = []
+    deadline = time.monotonic() + timeout_s
+    matched = False
+    for line in cli.stderr:  # the engine's output, streamed
+        seen.append(line)
+        if re.search(pattern, line):
+            matched = True
+            break
+        if time.monotonic() > deadline:
+            break
+    if cli.poll() is None:
+        os.killpg(cli.pid, signal.SIGINT)
+    _, err = cli.communicate(timeout=180)
+    err = "".join(seen) + err
+    assert matched, f"never saw {pattern!r}:\n{err[-3000:]}"
+    return cli, err
+
+
 def test_interrupt_during_lab_provisioning_then_up_converges(backend, tmp_path: Path) -> None:
     why = missing_prerequisites()
     if why:
         pytest.skip("the lab cannot run here: " + ", ".join(why))
-    declaration = verify_lab_declaration(tmp_path)
+    kubernetes = _kubernetes_binaries()
+    declaration = verify_lab_declaration(tmp_path, _with_control_node if kubernetes else None)
     automation.open_stack(STACK, {"inventory": str(declaration), "target": "lab", "provision": "true",
                                            "verify": "false", "provisionTags": "nouveau",
                                            "image": "false"}, backend)
@@ -69,18 +116,7 @@ def test_interrupt_during_lab_provisioning_then_up_converges(backend, tmp_path: 
           "--provision", "--no-verify", "--yes"]
     since = _boot_ticks()
     try:
-        cli = subprocess.Popen(up, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-                               start_new_session=True)
-        seen = []
-        deadline = time.monotonic() + 600
-        for line in cli.stderr:  # the engine's output, streamed: wait for the first host's progress
-            seen.append(line)
-            if re.search(r"provision su01: +\d+s su01-r\d\d-gpu\d\d: ", line) or time.monotonic() > deadline:
-                break
-        assert any("provision su01:" in line for line in seen), "".join(seen)[-3000:]
-        os.killpg(cli.pid, signal.SIGINT)
-        out, err = cli.communicate(timeout=120)
-        err = "".join(seen) + err
+        cli, err = _interrupt(up, env, r"provision su01: +\d+s su01-r\d\d-gpu\d\d: ", 600)
         assert cli.returncode == 130, err[-3000:]
         assert f"up of stack {STACK} interrupted by SIGINT" in err
         assert "in flight: create HostProvision su01-provision" in err
@@ -88,6 +124,17 @@ def test_interrupt_during_lab_provisioning_then_up_converges(backend, tmp_path: 
         assert _left_behind(cli.pid, since, work_dir) == []  # no orphan, no zombie of the run
         assert lock_files(backend.url, STACK) == []
         assert not json.loads(state_file(backend, STACK).read_text())["checkpoint"]["latest"].get("pending_operations")
+
+        if kubernetes:  # Ctrl-C again, inside the Kubernetes step: certificates and units written, not started
+            cli, err = _interrupt(up, env, _UNITS_WRITTEN)
+            assert cli.returncode == 130, err[-3000:]
+            assert f"up of stack {STACK} interrupted by SIGINT" in err
+            assert "HostProvision kubernetes-control-plane" in err, err[-3000:]
+            time.sleep(2)
+            assert _left_behind(cli.pid, since, work_dir) == []
+            assert lock_files(backend.url, STACK) == []
+            latest = json.loads(state_file(backend, STACK).read_text())["checkpoint"]["latest"]
+            assert not latest.get("pending_operations")
 
         again = subprocess.run(up, capture_output=True, text=True, env=env, timeout=900)
         assert again.returncode == 0, again.stderr[-3000:]
@@ -98,6 +145,15 @@ def test_interrupt_during_lab_provisioning_then_up_converges(backend, tmp_path: 
             done = subprocess.run(ssh_command("cfverify", host, ["ls /etc/modprobe.d/"]), capture_output=True,
                                   text=True, timeout=60)
             assert "nouveau" in done.stdout, (host, done.stderr)
+        if kubernetes:  # verify: a GPU server's kernel checks and the whole Kubernetes layer, through the stack
+            verify = subprocess.run([sys.executable, "-m", "clusterforge.cli", "verify", str(declaration),
+                                     "--target", "lab", "--stack", STACK, "--host", HOSTS[0], "--check", "kernel",
+                                     "--format", "json"], capture_output=True, text=True, env=env, timeout=600)
+            assert verify.returncode == 0, verify.stdout[-3000:] + verify.stderr[-2000:]
+            checks = json.loads(verify.stdout)["kubernetes"]["checks"]
+            assert checks and all(c["ok"] for c in checks), checks
+        else:
+            print("the Kubernetes half was skipped: no Kubernetes binaries (scripts/setup-k8s.sh)")
         steady = subprocess.run([*up[:3], "preview", *up[4:-1], "--expect-no-changes"],
                                 capture_output=True, text=True, env=env, timeout=600)
         assert steady.returncode == 0, steady.stdout + steady.stderr[-2000:]

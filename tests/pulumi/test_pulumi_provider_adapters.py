@@ -212,3 +212,55 @@ def test_host_drift_is_read_while_a_lab_update_is_pending(run_site_calls, tmp_pa
     before = len(calls)
     assert HostProvisionProvider().diff("provision-su01", olds, {**pending, "host_vars_hash": "h2"}).changes
     assert len(calls) == before  # no check-mode read
+
+
+def test_a_node_the_api_server_no_longer_lists_is_drift(run_site_calls, tmp_path: Path, monkeypatch, capfd) -> None:
+    """The Kubernetes step's `nodes` probe: with an unchanged declaration, a planned node missing from the API
+    server's node list is drift naming it (the update runs the step again, which registers it); all listed is
+    no change."""
+    from clusterforge.pulumi.providers import _host_probe
+
+    calls, results = run_site_calls
+    monkeypatch.setattr(_host_probe, "drift", lambda recorded, ssh_config: {})
+    monkeypatch.setattr(_host_probe, "inactive_units", lambda hosts, ssh_config, units: {})
+    monkeypatch.setattr("clusterforge.pulumi.providers.host_provision._host_drift_wanted", lambda props: False)
+    asked = []
+
+    def unregistered(host, ssh_config, nodes):
+        asked.append((host, ssh_config, tuple(nodes)))
+        return None
+
+    monkeypatch.setattr(_host_probe, "unregistered_nodes", unregistered)
+    props = _provision_props(tmp_path, group="control_nodes", hosts=["ctl-01"], services=["etcd"],
+                             nodes=["gpu01", "gpu02"], ssh_config=str(tmp_path / "ssh_config"))
+    olds = {**props, "identity": {"ctl-01": "m"}, "runs": 1}
+    assert not HostProvisionProvider().diff("provision-control_nodes", olds, props).changes
+    assert asked == [("ctl-01", str(tmp_path / "ssh_config"), ("gpu01", "gpu02"))]
+    monkeypatch.setattr(_host_probe, "unregistered_nodes", lambda host, ssh_config, nodes:
+                        "node(s) gpu02 not registered with the API server")
+    assert HostProvisionProvider().diff("provision-control_nodes", olds, props).changes
+    said = capfd.readouterr()
+    assert ("drift: provision control_nodes: host ctl-01: node(s) gpu02 not registered with the API server;"
+            " `up` registers them again") in said.out + said.err
+    assert calls == []  # no playbook run in a diff
+
+
+def test_unregistered_nodes_reads_the_api_servers_node_list(tmp_path: Path, monkeypatch) -> None:
+    """Through a stand-in `ssh` on PATH printing what `kubectl get nodes -o name` prints; the node names never
+    reach the remote command line."""
+    from clusterforge.pulumi.providers._host_probe import unregistered_nodes
+
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    argv_file = tmp_path / "argv"
+    (fake / "ssh").write_text(f"#!/bin/sh\nprintf '%s\\n' \"$@\" > {argv_file}\n"
+                              "printf 'node/gpu01\\nnode/gpu03\\n'\n")
+    (fake / "ssh").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake}:{os.environ['PATH']}")
+    assert unregistered_nodes("ctl-01", "cfg", ["gpu01", "gpu02", "gpu03"]) == (
+        "node(s) gpu02 not registered with the API server")
+    assert unregistered_nodes("ctl-01", "cfg", ["gpu01", "gpu03"]) is None
+    assert "gpu0" not in argv_file.read_text()
+    (fake / "ssh").write_text("#!/bin/sh\necho 'The connection to the server was refused' >&2\nexit 1\n")
+    assert unregistered_nodes("ctl-01", "cfg", ["gpu01"]) == (
+        "the API server's node list could not be read (The connection to the server was refused)")

@@ -11,7 +11,7 @@ import subprocess
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
-__all__ = ["drift", "inactive_units", "machine_ids"]
+__all__ = ["drift", "inactive_units", "machine_ids", "unregistered_nodes"]
 
 TIMEOUT_S = 20
 
@@ -67,3 +67,26 @@ def inactive_units(hosts: Sequence[str], ssh_config: str, units: Sequence[str]) 
         found = dict(zip(hosts, pool.map(lambda h: _inactive(h, ssh_config, units), hosts), strict=True))
     return {host: (f"unreachable: {why}" if isinstance(why, str) else f"{', '.join(why)} not running")
             for host, why in found.items() if why}
+
+
+# the admin kubeconfig and kubectl roles/k8s_control_plane installs on every control node
+ADMIN_KUBECONFIG = "/etc/kubernetes/admin.conf"
+KUBECTL = "/usr/local/bin/kubectl"
+
+
+def unregistered_nodes(host: str, ssh_config: str, nodes: Sequence[str]) -> str | None:
+    """Why the API server (asked on control node ``host``) does not list every one of ``nodes``, or None.
+
+    Node names never reach the shell: the command is fixed, the comparison is made here."""
+    argv = ["ssh", "-F", ssh_config, "-o", "BatchMode=yes", "-o", "ConnectTimeout=5", host,
+            f"{KUBECTL} --kubeconfig {ADMIN_KUBECONFIG} --request-timeout=10s get nodes -o name"]
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=TIMEOUT_S, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        return f"the API server's node list: no answer within {TIMEOUT_S} s"
+    if proc.returncode != 0:
+        lines = [line.strip() for line in proc.stderr.splitlines() if line.strip()]
+        return f"the API server's node list could not be read ({(lines[-1] if lines else proc.returncode)})"[:300]
+    listed = {line.strip().removeprefix("node/") for line in proc.stdout.splitlines() if line.strip()}
+    missing = [node for node in nodes if node not in listed]
+    return f"node(s) {', '.join(missing)} not registered with the API server" if missing else None

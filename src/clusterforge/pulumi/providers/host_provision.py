@@ -17,7 +17,9 @@ Delete does nothing to the hosts: un-provisioning a server is re-imaging it, not
 Live state: after a run over SSH the provider records each host's machine-id (`identity`); with an
 unchanged declaration `diff` reads them again, and a host that does not answer or is another
 machine (re-imaged, swapped) is drift, named on the run's output; the update provisions the group.
-With `services` (the control plane's units), a unit that is not active on a host is drift too.
+With `services` (the control plane's units), a unit that is not active on a host is drift too, and with
+`nodes` (the Kubernetes nodes the plan registers), a node the API server no longer lists (it left, or was
+deleted) is drift: named on the run's output, and the update registers it again (never dropped silently).
 """
 
 from __future__ import annotations
@@ -63,6 +65,8 @@ class HostProvisionArgs:
     secret_vars: pulumi.Input[Mapping[str, Any]] | None = None
     # systemd units that must be active on every host (the control plane): one that is not is drift
     services: Sequence[str] = ()
+    # Kubernetes nodes the API server on the first host must list (the GPU servers): one missing is drift
+    nodes: Sequence[str] = ()
 
 
 @dataclass(frozen=True)
@@ -147,6 +151,8 @@ def _write_private(path: Path, data: Any) -> None:
 def _run_playbook(props: Mapping[str, Any], extravars: dict[str, Any]) -> _Outcome:
     import ansible_runner
 
+    from clusterforge.provision.progress import TaskProgress
+
     playbook = Path(props["playbook"])
     private_data_dir = Path(props["private_data_dir"])
     envvars: dict[str, str] = {}
@@ -164,6 +170,8 @@ def _run_playbook(props: Mapping[str, Any], extravars: dict[str, Any]) -> _Outco
                 limit=props["group"], tags=props.get("tags") or None, envvars={**envvars, **ansible_env(control_dir)},
                 quiet=True, rotate_artifacts=KEEP_ARTIFACT_RUNS, suppress_env_files=True,
                 cancel_callback=_lifeline.cancelled,
+                # per-host task progress on the run's output, as the site playbook's (provision.runner)
+                event_handler=TaskProgress(lambda line: _lifeline.say(f"provision {props['group']}: {line}")),
             )
             events = list(run.events)
     finally:
@@ -265,6 +273,15 @@ class HostProvisionProvider(ResourceProvider):
                 for host, why in sorted(down.items()):
                     _lifeline.say(f"drift: provision {news['group']}: host {host}: {why}; `up` starts it again")
                     found = ["services"]
+            if not found and news.get("nodes"):
+                from clusterforge.pulumi.providers._host_probe import unregistered_nodes
+
+                first = list(news["hosts"])[0]
+                why = unregistered_nodes(first, live["ssh_config"], list(news["nodes"]))
+                if why:
+                    _lifeline.say(f"drift: provision {news['group']}: host {first}: {why}; `up` registers"
+                                  " them again")
+                    found = ["nodes"]
         if live is not None and not found and _host_drift_wanted(live):
             drifted = _host_drift(live)  # the hosts as they are now against their rendered host_vars
             if drifted:
@@ -316,6 +333,7 @@ class HostProvision(Resource, module="clusterforge", name="HostProvision"):
             "tags": args.tags, "extravars": dict(args.extravars), "ssh_config": args.ssh_config,
             "secret_vars": pulumi.Output.secret(args.secret_vars) if args.secret_vars is not None else None,
             "services": list(args.services) or None,  # None as before: no re-run of existing stacks
+            "nodes": list(args.nodes) or None,  # a probe only (not an update key): existing stacks do not re-run
             "changed": None, "runs": None, "identity": None,
         }
         super().__init__(HostProvisionProvider(), name, props, opts)
