@@ -26,8 +26,12 @@ def base_spec() -> ClusterSpec:
         return load_cluster(copy)[0]
 
 
-def with_units(units: list[ScalableUnit]) -> ClusterSpec:
-    return base_spec().model_copy(update={"scalable_units": units})
+def with_units(units: list[ScalableUnit], spine_groups: int = 1) -> ClusterSpec:
+    spec = base_spec()
+    if spine_groups != 1:  # rail-group spines: one group per rail (max_rails 2)
+        data = spec.networks.data.model_copy(update={"spine_groups": spine_groups})
+        spec = spec.model_copy(update={"networks": spec.networks.model_copy(update={"data": data})})
+    return spec.model_copy(update={"scalable_units": units})
 
 
 @st.composite
@@ -88,13 +92,13 @@ def test_every_address_stays_inside_its_planes_pool(units):
 
 
 @SETTINGS
-@given(clusters(), st.integers(1, 6))
-def test_adding_an_su_changes_nothing_that_exists(units, new_id):
+@given(clusters(), st.integers(1, 6), st.sampled_from((1, 2)))
+def test_adding_an_su_changes_nothing_that_exists(units, new_id, spine_groups):
     if new_id in {u.id for u in units}:
         return
-    before = plan_cluster(with_units(units))
+    before = plan_cluster(with_units(units, spine_groups))
     after = plan_cluster(with_units([*units, ScalableUnit(id=new_id, server_model="hgx-h200-2gpu", nodes=8,
-                                                          racks=4, nodes_per_rack=2)]))
+                                                          racks=4, nodes_per_rack=2)], spine_groups))
     new = {d.name: d for d in after.devices}
     for device in before.devices:
         assert device.name in new, f"{device.name} vanished"

@@ -94,6 +94,15 @@ def cross_problems(spec: ClusterSpec) -> list[tuple[Loc, str]]:
                 problems.append((("networks", plane_name, field),
                                  f"switch model {model!r} has no SONiC port map in the catalog (`sonic:`);"
                                  f" models with one: {with_map}"))
+        if plane_name != "data" and plane.spine_groups != 1:
+            problems.append((("networks", plane_name, "spine_groups"), "spine groups split the data plane's spines"
+                             f" by rail; the {plane_name} plane has no rails; allowed: spine_groups: 1"))
+    groups = spec.networks.data.spine_groups
+    if env.max_rails % groups:
+        fits = ", ".join(str(g) for g in range(1, env.max_rails + 1) if not env.max_rails % g)
+        problems.append((("networks", "data", "spine_groups"), f"{groups} spine groups do not split"
+                         f" envelope.max_rails={env.max_rails} rails into equal blocks of consecutive rails;"
+                         f" allowed: a divisor of {env.max_rails} ({fits})"))
     if spec.site.facility.pdu_model not in cat.pdus:
         problems.append(
             (("site", "facility", "pdu_model"), _unknown("PDU model", spec.site.facility.pdu_model, cat.pdus))

@@ -123,6 +123,11 @@ class Plane(Declared):
     reserved_leaf_ports: int = Field(default=0, ge=0, le=4096,
                                      description="ports per leaf kept for appliances (e.g. UFM)")
     min_spines: int = Field(default=2, ge=1, le=64)
+    spine_groups: int = Field(default=1, ge=1, le=64, description="data plane, two tiers: the spines split into"
+                              " this many groups, group g joined only to the leaves of the g-th block of"
+                              " envelope.max_rails / spine_groups consecutive rails (2: one group per plane of a"
+                              " twin-plane Ethernet fabric; max_rails: one per rail); 1 = every spine reaches"
+                              " every leaf")
     vrf: VrfName | None = None
     # Cumulus only: the NVUE syntax startup.yaml is written in. 5.15 renamed paths (`ip address` ->
     # `ipv4 address`, `enable on` -> `state enabled`, ...); "5.14" writes the older spelling for switches

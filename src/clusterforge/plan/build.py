@@ -218,6 +218,7 @@ def _fabric_summaries(ctx: Context, devices: list[Device], links: list) -> dict[
             plane_name, plane.transport, plane.nos, tiers, leaves, by_plane[(plane_name, DeviceKind.SPINE)],
             by_plane[(plane_name, DeviceKind.CORE)], plane_ratios, plane.oversubscription, link_count[plane_name],
             d.notes if plane_name == Plane.DATA else (),
+            *((d.spine_groups, d.rails_per_group) if plane_name == Plane.DATA else ()),
         )
     return out
 

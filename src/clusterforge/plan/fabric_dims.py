@@ -7,7 +7,7 @@ SUs are built today, so adding an SU never resizes or renumbers what exists.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from clusterforge.model import ClusterSpec, Loc, SwitchModel
 from clusterforge.model import Plane as PlaneDecl
@@ -41,6 +41,21 @@ class DataDims:
     leaf_ratio: float
     spine_ratio: float
     notes: tuple[str, ...]
+    spine_groups: int = 1  # 2-tier: spine group g serves only the leaves of rails [g, g + 1) x rails_per_group
+    # (its spines are spine_name(g x spines_per_group ...)); 1: every spine reaches every leaf
+
+    @property
+    def rails_per_group(self) -> int:
+        return self.rails // self.spine_groups
+
+    @property
+    def spines_per_group(self) -> int:
+        return self.spines // self.spine_groups
+
+    @property
+    def group_leaves_per_su(self) -> int:
+        """Leaves of one SU under one spine group: its rails' leaves."""
+        return self.rails_per_group * self.leaves_per_rail
 
 
 def _spine_count(total_uplinks_per_leaf: int, leaves: int, spine_ports: int, minimum: int) -> int | None:
@@ -79,6 +94,10 @@ def data_dims(spec: ClusterSpec) -> DataDims:
     leaves_per_su = env.max_rails * leaves_per_rail
     leaves_max = env.max_sus * leaves_per_su
     notes: list[str] = []
+    if plane.spine_groups > 1:
+        return _grouped_dims(spec, DataDims(env.max_rails, nodes_per_leaf, plane.reserved_leaf_ports, leaves_per_rail,
+                                            leaves_per_su, uplinks, 2, 0, 0, 0, 0, 0, down / uplinks, 1.0, (),
+                                            plane.spine_groups), spine)
     spines = _spine_count(uplinks, leaves_max, spine.ports, plane.min_spines)
     if spines is not None:
         links = uplinks // spines
@@ -106,6 +125,26 @@ def data_dims(spec: ClusterSpec) -> DataDims:
     return DataDims(env.max_rails, nodes_per_leaf, plane.reserved_leaf_ports, leaves_per_rail, leaves_per_su,
                     uplinks, 3, su_spines, links, spine_up, cores_per_group, su_spines * cores_per_group,
                     down / uplinks, spine_down_used / spine_up, tuple(notes))
+
+
+def _grouped_dims(spec: ClusterSpec, dims: DataDims, spine: SwitchModel) -> DataDims:
+    """Rail-group spines: `spine_groups` disjoint two-tier fabrics, group g's spines reaching only the
+    leaves of its block of rails in every SU (the DGX SuperPOD B300 Ethernet RA's twin planes: 16 SUs of
+    256 leaves on 128 spines, no cores). Each group is sized as one spine tier for its share of the
+    envelope's leaves; there is no core tier above rail groups, so a group that outgrows one spine's
+    radix is refused."""
+    plane = spec.networks.data
+    groups = dims.spine_groups
+    group_leaves = spec.envelope.max_sus * dims.leaves_per_su // groups
+    per_group = _spine_count(dims.uplinks_per_leaf, group_leaves, spine.ports, plane.min_spines)
+    if per_group is None:
+        raise PlanError([(("networks", "data", "spine_groups"), f"{groups} spine groups of"
+                          f" {dims.rails // groups} rail(s) each have {group_leaves} leaves over the envelope's"
+                          f" {spec.envelope.max_sus} SUs with {dims.uplinks_per_leaf} uplinks each, more than one"
+                          f" tier of {spine.ports}-port spines ({plane.spine_model}) takes; rail-group spines have"
+                          " no core tier. Allowed: more spine_groups (a divisor of envelope.max_rails), a smaller"
+                          " envelope.max_sus, a larger spine_model, or spine_groups: 1 (three tiers)")])
+    return replace(dims, spines=groups * per_group, links_per_leaf_spine=dims.uplinks_per_leaf // per_group)
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,8 @@ every port, address and ratio is right; this check finds that. Pure, on a finish
 
 Links are oriented (a = child, b = parent); a switch-to-switch link climbs from a to b. Every
 plane is checked: the management and oob planes climb ToR -> aggregation pair (-> access core).
+A data plane with rail-group spines (`FabricSummary.spine_groups` > 1) is that many fabrics by
+design: endpoints are compared only with the endpoints of rails in their own group.
 """
 
 from __future__ import annotations
@@ -27,8 +29,12 @@ def unreachable_pairs(plan: Plan) -> list[str]:
     is_host = {name: kind in hosts for name, kind in kinds.items()}
     bond_of = {(d.name, member): iface.name for d in plan.devices if d.kind in hosts
                for iface in d.interfaces for member in iface.members}
+    grouped = {name: f for name, f in plan.fabric.items() if f.spine_groups > 1}
+    rail_of = {(d.name, iface.name): iface.rail for d in plan.devices if d.kind in hosts
+               for iface in d.interfaces if iface.rail is not None} if grouped else {}
     parents: dict[str, set[str]] = defaultdict(set)
-    endpoints: dict[str, dict[tuple[str, str], set[str]]] = defaultdict(lambda: defaultdict(set))
+    # (plane, rail group) -> endpoint -> the switches it is cabled to
+    endpoints: dict[tuple[str, int], dict[tuple[str, str], set[str]]] = defaultdict(lambda: defaultdict(set))
     for link in plan.links:
         child, parent = link.a, link.b
         a, b = is_host.get(child.device), is_host.get(parent.device)
@@ -36,7 +42,9 @@ def unreachable_pairs(plan: Plan) -> list[str]:
             continue  # unknown devices are another check's problem; nothing climbs to a host
         if a:  # a NIC, or a bond through any of its members
             nic = bond_of.get((child.device, child.port), child.port)
-            endpoints[link.plane][(child.device, nic)].add(parent.device)
+            fabric = grouped.get(link.plane)
+            group = fabric.rail_group(rail_of.get((child.device, nic))) if fabric is not None else 0
+            endpoints[(link.plane, group)][(child.device, nic)].add(parent.device)
         else:
             parents[child.device].add(parent.device)
     memo: dict[str, frozenset[str]] = {}
@@ -59,10 +67,10 @@ def unreachable_pairs(plan: Plan) -> list[str]:
         return found
 
     problems: list[str] = []
-    for plane in sorted(endpoints):
+    for plane, rail_group in sorted(endpoints):
         groups: dict[frozenset[str], tuple[str, str]] = {}
         storage: dict[frozenset[str], tuple[str, str]] = {}
-        for endpoint, switches in endpoints[plane].items():  # Plan order: deterministic
+        for endpoint, switches in endpoints[(plane, rail_group)].items():  # Plan order: deterministic
             # what the endpoint's switches reach above themselves: endpoints under the same spines
             # group together, so the pairwise test is per SU or pod
             if len(switches) == 1:

@@ -222,6 +222,10 @@ class FabricSummary:
     declared_oversubscription: float
     links: int
     notes: tuple[str, ...] = ()
+    # rail-group spines (data plane): the spines split into this many groups, group g joined only to the
+    # leaves of rails [g x rails_per_group, (g + 1) x rails_per_group); 1 = every spine reaches every leaf
+    spine_groups: int = 1
+    rails_per_group: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -229,7 +233,11 @@ class FabricSummary:
             "spines": self.spines, "cores": self.cores, "oversubscription": self.oversubscription,
             "declared_oversubscription": self.declared_oversubscription, "links": self.links,
             "notes": list(self.notes),
-        }
+        } | ({"spine_groups": self.spine_groups} if self.spine_groups > 1 else {})  # a key only where declared
+
+    def rail_group(self, rail: int | None) -> int:
+        """The spine group a rail's leaves uplink to (0 when every spine reaches every leaf)."""
+        return rail // self.rails_per_group if rail is not None and self.spine_groups > 1 else 0
 
 
 @dataclass(frozen=True)

@@ -40,13 +40,20 @@ def leaf_name(dims: DataDims, su: int, local: int) -> str:
 
 
 def data_leaf_uplink(dims: DataDims, su: int, local: int, i: int) -> Uplink:
+    """Leaf uplink i: spread evenly over the spines the leaf reaches (two tiers: its rail group's, which
+    is every spine when spine_groups is 1; three tiers: its SU's). A spine's port is the leaf's ordinal
+    among the leaves it serves x parallel links + i, so a new SU's leaves land on ports no other leaf uses."""
     glob = (su - 1) * dims.leaves_per_su + local
-    s, par = i % dims.spines, i // dims.spines
     first_up = dims.nodes_per_leaf + dims.reserved_per_leaf
     if dims.tiers == 2:
-        parent, port = spine_name(s), glob * dims.links_per_leaf_spine + par
-    else:
-        parent, port = su_spine_name(su, s), local * dims.links_per_leaf_spine + par
+        per_group, group_leaves = dims.spines_per_group, dims.group_leaves_per_su
+        group, within = divmod(local, group_leaves)  # a leaf's rail block: local = rail x leaves_per_rail + j
+        s, par = i % per_group, i // per_group
+        ordinal = (su - 1) * group_leaves + within  # = glob when spine_groups is 1
+        parent, port = spine_name(group * per_group + s), ordinal * dims.links_per_leaf_spine + par
+        return Uplink(leaf_name(dims, su, local), first_up + i, parent, port, glob * dims.uplinks_per_leaf + i)
+    s, par = i % dims.spines, i // dims.spines
+    parent, port = su_spine_name(su, s), local * dims.links_per_leaf_spine + par
     return Uplink(leaf_name(dims, su, local), first_up + i, parent, port, glob * dims.uplinks_per_leaf + i)
 
 
