@@ -159,8 +159,9 @@ def test_spines_reaching_every_leaf_go_to_three_tiers_at_16_sus():
 def test_a_spine_group_per_rail_does_not_reproduce_the_small_rows():
     """One group per rail gives each rail at least min_spines (2) spines: 32 at 1 SU against the published 8.
     The twin-plane reading (two groups) is the one that fits every row."""
-    assert data_dims(scaled(b300_ethernet_su(spine_groups=16), 16)).spines == 128  # the 16-SU row fits
-    assert data_dims(scaled(b300_ethernet_su(spine_groups=16), 1)).spines == 32  # published: 8
+    per_rail = {sus: data_dims(scaled(b300_ethernet_su(spine_groups=16), sus)).spines
+                for sus in B300_ETHERNET_PUBLISHED}
+    assert per_rail == {1: 32, 2: 32, 4: 32, 8: 64, 16: 128}  # published: 8, 16, 32, 64, 128
 
 
 def test_twin_plane_16_sus_is_two_disjoint_fabrics():
