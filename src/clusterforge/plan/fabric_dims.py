@@ -41,8 +41,9 @@ class DataDims:
     leaf_ratio: float
     spine_ratio: float
     notes: tuple[str, ...]
-    spine_groups: int = 1  # 2-tier: spine group g serves only the leaves of rails [g, g + 1) x rails_per_group
-    # (its spines are spine_name(g x spines_per_group ...)); 1: every spine reaches every leaf
+    # 2-tier: spine group g (spines g x spines_per_group ... + spines_per_group - 1) serves only the leaves of
+    # rails g x rails_per_group ... (g + 1) x rails_per_group - 1; 1: every spine reaches every leaf
+    spine_groups: int = 1
 
     @property
     def rails_per_group(self) -> int:
