@@ -168,3 +168,50 @@ def kube_cluster(lab_cluster: LabCluster, tmp_path_factory: pytest.TempPathFacto
     path.write_text(admin_kubeconfig(plan.cluster, control.management_ip, bundle))
     api = kubernetes.config.new_client_from_config(str(path))
     return KubeCluster(first, second, path, api, run)
+
+
+@dataclass(frozen=True)
+class SlurmCluster:
+    """The lab's Slurm (playbooks/slurm.yml on ctl-01 and the GPU servers, run twice) and a runner on ctl-01."""
+
+    first: object  # ProvisionResult of the first run
+    second: object
+    munge_key: str  # this session's throwaway key
+    controller: str
+    run: object  # () -> ProvisionResult: runs the playbook again (fault tests)
+    sh: object  # (command) -> (rc, stdout, stderr) on the controller
+
+
+@pytest.fixture(scope="session")
+def slurm_cluster(lab_cluster: LabCluster, tmp_path_factory: pytest.TempPathFactory) -> SlurmCluster:
+    """One Slurm per test session, shared by every Slurm test (never one per test)."""
+    import subprocess
+
+    from clusterforge.loading import load_and_plan
+    from clusterforge.provision import run_site
+    from clusterforge.pulumi.providers.munge_key import make_key
+    from clusterforge.pulumi.slurm.wiring import LAB_CONF_EXTRA, SLURM_PLAYBOOK, slurm_extravars
+
+    _, plan, _ = load_and_plan(LAB_INVENTORY)
+    control = next(d for d in plan.devices if d.kind == "control")
+    key = make_key()
+    conf_dir = lab_cluster.inventory_dir / "slurm"
+    extravars = {**LAB_EXTRAVARS, **slurm_extravars(conf_dir, lab=True), "cf_slurm_munge_key": key}
+    assert extravars["cf_slurm_lab_conf_extra"] == list(LAB_CONF_EXTRA)
+    private = tmp_path_factory.mktemp("slurm-runner")
+    inventory = lab_cluster.inventory_dir / "ansible" / "inventory.yml"
+
+    def run():
+        return run_site(inventory, private, limit="slurm_controller:slurm_nodes", extravars=extravars,
+                        ssh_config=lab_cluster.ssh_config, playbook=SLURM_PLAYBOOK)
+
+    def sh(command: str) -> tuple[int, str, str]:
+        proc = subprocess.run(["ssh", "-F", str(lab_cluster.ssh_config), "-o", "BatchMode=yes", control.name, command],
+                              capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+        return proc.returncode, proc.stdout, proc.stderr
+
+    first = run()
+    if not first.ok:
+        pytest.fail(f"playbooks/slurm.yml failed on the lab: {first.failed_hosts or first.status}")
+    second = run()
+    return SlurmCluster(first, second, key, control.name, run, sh)

@@ -26,3 +26,5 @@ pulumi.export("switch_config_dir", str(settings.switch_config_dir) if settings.t
 if site.kubernetes is not None:
     pulumi.export("kubernetes_api", site.kubernetes.api_server)
     pulumi.export("kubeconfig", site.kubernetes.kubeconfig)  # a secret: `clusterforge kubeconfig` prints it
+if site.slurm is not None:
+    pulumi.export("slurm_munge_key", site.slurm.munge_key.key)  # a secret: `replace` converges a new node with it

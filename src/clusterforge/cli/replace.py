@@ -7,6 +7,9 @@ the machine and put its new host key in known_hosts (never trusted on first use)
 playbook runs on that host alone, with per-task progress, and the host checks run on it. With
 ``--kubeconfig`` or ``--stack`` the node is drained first (Eviction API, PodDisruptionBudgets honoured;
 clusterforge.ops.drain) and uncordoned once its checks pass; a blocked drain stops the replacement.
+Where the declaration asks for Slurm, the node is drained in Slurm first (its jobs waited for, never
+cancelled; clusterforge.ops.slurm_drain); after the health gate playbooks/slurm.yml converges it
+(slurmd, MUNGE with the stack's key: ``--stack``, default the inventory's stem) and it is resumed.
 
 Exit codes: 0 provisioned and every check passed, 1 provisioning or a check failed, 2 usage,
 3 the lab or the checks cannot run.
@@ -39,6 +42,8 @@ def replace(
     json_path: Path | None = typer.Option(None, "--json", help="write the host checks' JSON report here"),
     kubeconfig: Path | None = typer.Option(None, "--kubeconfig", help="drain the node first, uncordon it after"),
     stack: str | None = typer.Option(None, "--stack", "-s", help="drain through this stack's kubeconfig"),
+    slurm: bool = typer.Option(True, "--slurm/--no-slurm",
+                               help="drain, re-converge and resume the node in Slurm when the declaration asks for it"),
     format: Format = format_option(),
 ) -> None:
     """Re-provision and re-verify one replaced host with its planned identity (RMA)."""
@@ -67,6 +72,17 @@ def replace(
             say(out, f"replace {host}: {exc}; nothing was changed (the node stays cordoned)")
             raise typer.Exit(1) from None
         say(err, f"kubernetes: {host}: drained ({len(drained.evicted)} pod(s) evicted)")
+    from clusterforge.cli.slurm import controller_runner, slurm_wanted
+    from clusterforge.ops.slurm_drain import SlurmDrainBlocked, drain_node
+
+    slurm_run = (controller_runner(plan, target, ssh_config)
+                 if slurm and device.kind == DeviceKind.SERVER and device.gpus and slurm_wanted(plan) else None)
+    if slurm_run is not None:
+        try:
+            drain_node(slurm_run, host, "clusterforge replace", DRAIN_TIMEOUT_S, say=lambda line: say(err, f"slurm: {line}"))
+        except SlurmDrainBlocked as exc:
+            say(out, f"replace {host}: {exc}; nothing was changed (the node stays drained in Slurm)")
+            raise typer.Exit(1) from None
     tree = render_tree(plan)
     with tempfile.TemporaryDirectory(prefix="cf-replace-") as tmp:
         rendered = Path(tmp) / "rendered"
@@ -104,6 +120,9 @@ def replace(
         except VerifyError as exc:
             say(err, f"verify: {exc}")
             raise typer.Exit(3) from None
+        if slurm_run is not None and checked.ok:
+            checked = _slurm_back(slurm_run, rendered, Path(tmp) / "slurm-runner", host, target, ssh_config,
+                                  stack or inventory.stem, checked)
     if core is not None and checked.ok:  # the health gate passed: schedulable again
         uncordon(core, host)
         say(err, f"kubernetes: {host}: uncordoned")
@@ -144,6 +163,35 @@ def _reinstall_metal(plan, tree, host: str) -> Path:
         say(out, f"replace {host}: {exc}")
         raise typer.Exit(1) from None
     return paths.lab_ssh_config(plan.cluster)
+
+
+def _slurm_back(slurm_run, rendered: Path, private: Path, host: str, target: str, ssh_config: Path | None,
+                stack: str, checked):
+    """After the health gate: slurmd on the new machine (the stack's MUNGE key), then resumed in Slurm.
+    On failure the node stays drained and `checked` carries the problem (the replacement is not done)."""
+    from clusterforge.cli.slurm import converge_node, stack_munge_key
+    from clusterforge.ops.slurm_drain import resume_node
+
+    try:
+        key = stack_munge_key(stack)
+    except Exception as exc:  # the engine or the stack is missing: reported, not a traceback
+        key, why = None, f"stack {stack}: {exc}"
+    else:
+        why = f"stack {stack} has no MUNGE key (`clusterforge up` has not applied Slurm)"
+    if key is None:
+        problem = f"slurm: not converged: {why}; the node stays drained (run `clusterforge up`, then resume it)"
+        checked.errors.append(problem)
+        return checked
+    result = converge_node(rendered, private, host, key, target, ssh_config)
+    if not result.ok:
+        problem = f"slurm: playbooks/slurm.yml failed ({result.status}); the node stays drained"
+        checked.errors.append(problem)
+        return checked
+    try:
+        say(err, f"slurm: {host}: resumed ({resume_node(slurm_run, host)})")
+    except RuntimeError as exc:
+        checked.errors.append(f"slurm: {exc}")
+    return checked
 
 
 def register(app: typer.Typer) -> None:

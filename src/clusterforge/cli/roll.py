@@ -4,7 +4,10 @@ Batches come from each SU's declared ``rollout_batch`` (clusterforge.plan.rollou
 cordon and drain its nodes when a kubeconfig is given (``--kubeconfig FILE``, or ``--stack`` for the
 stack's own: evictions through the Eviction API, PodDisruptionBudgets honoured, a blocked eviction
 named and never forced; clusterforge.ops.drain), run the site playbook on the batch alone
-(``--tags``, per-task progress), run the host checks on it (the health gate), uncordon. A batch
+(``--tags``, per-task progress), run the host checks on it (the health gate), uncordon. Where the
+declaration asks for Slurm, each node is also drained in Slurm first (``scontrol update State=DRAIN``,
+its running jobs waited for, never cancelled; clusterforge.ops.slurm_drain) and resumed after the gate
+(``--no-slurm`` skips it). A batch
 that fails provisioning or its checks stops the roll: the failing hosts are named, they stay
 cordoned for the operator, and the later batches are not touched.
 
@@ -56,10 +59,14 @@ def roll(
     su: list[int] = typer.Option([], "--su", help="only these SUs (repeatable)"),
     kubeconfig: Path | None = typer.Option(None, "--kubeconfig", help="cordon, drain (Eviction API), uncordon nodes"),
     stack: str | None = typer.Option(None, "--stack", "-s", help="drain through this stack's kubeconfig"),
+    slurm: bool = typer.Option(True, "--slurm/--no-slurm",
+                               help="drain and resume the nodes in Slurm when the declaration asks for Slurm"),
     format: Format = format_option(),
 ) -> None:
     """Roll a driver/CUDA change through the servers in declared batches, stopping at a failing batch."""
+    from clusterforge.cli.slurm import controller_runner, slurm_wanted
     from clusterforge.ops.drain import DrainBlocked, drain, uncordon
+    from clusterforge.ops.slurm_drain import SlurmDrainBlocked, drain_node, resume_node
     from clusterforge.plan.rollout import rollout_batches
     from clusterforge.provision import run_site
     from clusterforge.render import render_all, write_tree
@@ -81,8 +88,10 @@ def roll(
         from clusterforge.lab import ssh_config_path
 
         ssh_config = ssh_config_path(plan.cluster)
+    slurm_run = controller_runner(plan, target, ssh_config) if slurm and slurm_wanted(plan) else None
     say(err, f"roll: {len(servers)} server(s) in {len(batches)} batch(es), tags {','.join(tags)},"
-             f" gated by checks {','.join(check)}" + ("" if core else "; no --kubeconfig: nodes are not drained"))
+             f" gated by checks {','.join(check)}" + ("" if core else "; no --kubeconfig: not drained in Kubernetes")
+             + ("; drained in Slurm" if slurm_run else ""))
     with tempfile.TemporaryDirectory(prefix="cf-roll-") as tmp:
         rendered = Path(tmp) / "rendered"
         write_tree(rendered, render_all(plan))
@@ -95,7 +104,11 @@ def roll(
                     drained = drain(core, node, DRAIN_TIMEOUT_S, say=lambda line: say(err, f"kubernetes: {line}"))
                     say(err, f"kubernetes: {node}: drained ({len(drained.evicted)} pod(s) evicted,"
                              f" {len(drained.skipped)} DaemonSet pod(s) left)")
-            except DrainBlocked as exc:
+                for node in batch.hosts if slurm_run else ():
+                    slurm_drained = drain_node(slurm_run, node, f"clusterforge roll batch {number}", DRAIN_TIMEOUT_S,
+                                               say=lambda line: say(err, f"slurm: {line}"))
+                    say(err, f"slurm: {node}: drained ({len(slurm_drained.jobs_waited_for)} job(s) waited for)")
+            except (DrainBlocked, SlurmDrainBlocked) as exc:
                 _stop(report, format, batch, label, {exc.node: f"drain: {exc}"}, batches[number:])
             result = run_site(rendered / "ansible" / "inventory.yml", Path(tmp) / "runner", limit=list(batch.hosts),
                               tags=list(tags), extravars={"cf_lab": True} if target == "lab" else None,
@@ -117,6 +130,11 @@ def roll(
             for node in batch.hosts if core else ():
                 uncordon(core, node)
                 say(err, f"kubernetes: {node}: uncordoned")
+            for node in batch.hosts if slurm_run else ():
+                try:
+                    say(err, f"slurm: {node}: resumed ({resume_node(slurm_run, node)})")
+                except RuntimeError as exc:
+                    _stop(report, format, batch, label, {node: str(exc)}, batches[number:])
             done += batch.hosts
             report["batches"].append({"su": batch.su, "index": batch.index, "hosts": list(batch.hosts),
                                       "healthy": True, "checks_passed": gate.passed})

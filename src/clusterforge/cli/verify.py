@@ -97,6 +97,7 @@ def verify(
         help="check the Kubernetes layer through this stack's kubeconfig [default: the inventory's stem]"),
     kubernetes: bool = typer.Option(True, "--kubernetes/--no-kubernetes",
                                     help="check the Kubernetes layer when the declaration has control nodes"),
+    slurm: bool = typer.Option(True, "--slurm/--no-slurm", help="check the Slurm layer when the declaration asks for it"),
     format: Format = format_option(),
 ) -> None:
     """Check hosts against the rendered inventory with testinfra, then the Kubernetes layer (nodes, GPU
@@ -126,10 +127,18 @@ def verify(
     kube = (kube_results(plan, stack or inventory.stem)
             if kubernetes and any(d.kind == DeviceKind.CONTROL for d in plan.devices) else None)
     kube_ok = kube is None or (kube[0] is not None and all(c.ok for c in kube[0]))
+    from clusterforge.cli.slurm import print_slurm, slurm_results, slurm_wanted
+
+    slurm_checks = (slurm_results(plan, target.value, ssh_config)
+                    if slurm and target is not VerifyTarget.local and slurm_wanted(plan) else None)
+    slurm_ok = slurm_checks is None or (slurm_checks[0] is not None and all(c.ok for c in slurm_checks[0]))
     if format is Format.json:
         emit_json({**result.to_dict(), "kubernetes": None if kube is None else {
-            "checks": [c.to_dict() for c in kube[0] or []], "not_checked": kube[1]}})
-        raise typer.Exit(0 if result.ok and kube_ok else 1)
+            "checks": [c.to_dict() for c in kube[0] or []], "not_checked": kube[1]},
+            "slurm": None if slurm_checks is None else {
+            "checks": [c.to_dict() for c in slurm_checks[0] or []], "not_checked": slurm_checks[1],
+            "gres": "count-only (lab: no GPU devices)" if target is VerifyTarget.lab else "devices"}})
+        raise typer.Exit(0 if result.ok and kube_ok and slurm_ok else 1)
     out.print(results_table(result, {d.name: d.kind for d in plan.devices}))
     figures = throughput_table(result)
     if figures is not None:
@@ -148,7 +157,9 @@ def verify(
         say(err, f"report: {json_path}")
     if kube is not None:
         print_kube(*kube)
-    if not result.ok or not kube_ok:
+    if slurm_checks is not None:
+        print_slurm(*slurm_checks, count_only=target is VerifyTarget.lab)
+    if not result.ok or not kube_ok or not slurm_ok:
         raise typer.Exit(1)
 
 

@@ -1,4 +1,5 @@
-"""Site component: the root — networks, the lab (on the lab target), site racks, scalable units, Kubernetes."""
+"""Site component: the root — networks, the lab (on the lab target), site racks, scalable units, Kubernetes,
+Slurm."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from clusterforge.pulumi.providers.metal_server import MetalServer, MetalServerA
 from clusterforge.pulumi.providers.switch_config import SwitchConfig, SwitchConfigArgs
 from clusterforge.pulumi.providers.verification import Verification, VerificationArgs
 from clusterforge.pulumi.scalable_unit import ScalableUnit, ScalableUnitArgs
+from clusterforge.pulumi.slurm.component import Slurm, SlurmArgs
 
 __all__ = ["Site", "SiteArgs"]
 
@@ -39,6 +41,7 @@ class SiteArgs:
     storage_verification: VerificationArgs | None = None
     kubernetes: KubernetesArgs | None = None  # control nodes declared and provisioning on
     metal: tuple[MetalServerArgs, ...] = ()  # bare-metal servers installed through their BMCs (after the lab)
+    slurm: SlurmArgs | None = None  # the declaration asks for Slurm, control nodes declared, provisioning on
 
 
 class Site(pulumi.ComponentResource):
@@ -66,6 +69,10 @@ class Site(pulumi.ComponentResource):
                                       ssh_config=self.lab.ssh_config if self.lab is not None else None,
                                       after=[*after_storage, *self.units, *([self.lab] if self.lab else [])])
                            if args.kubernetes is not None else None)
+        after_hosts = [*after_storage, *self.units, *([self.lab] if self.lab else []),
+                       *([self.kubernetes] if self.kubernetes else [])]
+        self.slurm = (Slurm("slurm", args.slurm, child, ssh_config=self.lab.ssh_config if self.lab is not None else None,
+                            after=after_hosts) if args.slurm is not None else None)
         self.register_outputs({
             "cluster": args.cluster, "site": args.site, "summary": dict(args.summary),
             "networks": [n.plane for n in args.networks], "scalable_units": [u.su for u in args.units],

@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from clusterforge.ops.doctor import fabric, gpu, host
+from clusterforge.ops.doctor import fabric, gpu, host, slurm
 from clusterforge.ops.doctor.findings import Finding, Status
 from clusterforge.ops.doctor.shell import Shell
 
@@ -53,6 +53,7 @@ CHECKS: tuple[tuple[str, Check], ...] = (
     ("pfc", fabric.pfc),
     ("nccl-env", host.nccl_env),
     ("mounts", host.mounts),
+    ("slurm", slurm.daemons),
 )
 
 

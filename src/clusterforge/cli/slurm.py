@@ -1,0 +1,106 @@
+"""The Slurm layer for the commands that read or act on it: what the plan expects Slurm to report
+(`slurm_expected`), a runner of commands on the Slurm controller over SSH (`controller_runner`), and the
+`verify` table of the Slurm checks (clusterforge.verify.slurm_checks)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from rich.table import Table
+
+from clusterforge.cli._common import err, out, say
+from clusterforge.vocab import DeviceKind
+
+__all__ = ["slurm_wanted", "slurm_expected", "controller_runner", "slurm_results", "print_slurm", "stack_munge_key",
+           "converge_node", "SSH_TIMEOUT_S"]
+
+SSH_TIMEOUT_S = 120
+
+
+def slurm_wanted(plan: Any) -> bool:
+    """The declaration asks for Slurm and has a control node to run its controller."""
+    from clusterforge.plan.slurm_facts import slurm_declared
+
+    return slurm_declared(plan) and any(d.kind == DeviceKind.CONTROL for d in plan.devices)
+
+
+def slurm_expected(plan: Any) -> dict[str, Any]:
+    """What a converged cluster's slurmctld reports: the GPU servers as nodes with their GPU counts,
+    the plan's switch tree, the teams' GPU limits."""
+    return {
+        "nodes": [{"name": d.name, "gpus": d.gpus} for d in plan.devices if d.kind == DeviceKind.SERVER and d.gpus],
+        "topology": [{"switch": s.name, "nodes": list(s.nodes), "switches": list(s.switches)}
+                     for s in plan.scheduler.tree],
+        "accounts": [{"name": t.name, "gpus": t.gpus} for t in plan.services.teams],
+    }
+
+
+def controller_runner(plan: Any, target: str, ssh_config: Path | None):
+    """run(command) -> (rc, stdout, stderr) on the first control node (the Slurm controller), over SSH:
+    the lab's ssh_config by host name, else the management address with `ssh_config` if given."""
+    control = next(d for d in plan.devices if d.kind == DeviceKind.CONTROL)
+    if target == "lab" and ssh_config is None:
+        from clusterforge.lab import ssh_config_path
+
+        ssh_config = ssh_config_path(plan.cluster)
+    host = control.name if target == "lab" else str(control.management_ip)
+    base = ["ssh", *(["-F", str(ssh_config)] if ssh_config else []), "-o", "BatchMode=yes", "-o", "ConnectTimeout=10",
+            host]
+
+    def run(command: str) -> tuple[int, str, str]:
+        try:
+            proc = subprocess.run([*base, command], capture_output=True, text=True, timeout=SSH_TIMEOUT_S,
+                                  stdin=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired:
+            return 124, "", f"{host}: no answer within {SSH_TIMEOUT_S} s"
+        return proc.returncode, proc.stdout, proc.stderr
+
+    return run
+
+
+def slurm_results(plan: Any, target: str, ssh_config: Path | None) -> tuple[list | None, str]:
+    """(the Slurm checks, or None with why they could not run)."""
+    from clusterforge.verify.slurm_checks import run_slurm_checks
+
+    run = controller_runner(plan, target, ssh_config)
+    rc, stdout, stderr = run("scontrol ping")
+    if rc != 0 or "UP" not in stdout:
+        why = (stderr or stdout).strip().splitlines()[-1:] or [f"exit {rc}"]
+        return None, f"slurmctld does not answer on the controller ({why[0][:300]})"
+    return run_slurm_checks(run, slurm_expected(plan), count_only=target == "lab"), ""
+
+
+def print_slurm(checks: list | None, why: str, count_only: bool) -> None:
+    if checks is None:
+        say(err, f"slurm: not checked: {why}")
+        return
+    title = "slurm layer" + (" (lab: COUNT-ONLY GRES, no GPU devices)" if count_only else "")
+    table = Table(title=title, title_justify="left")
+    for column in ("check", "outcome", "detail"):
+        table.add_column(column)
+    for c in checks:
+        table.add_row(c.name, "ok" if c.ok else "FAIL", c.detail, style=None if c.ok else "red")
+    out.print(table)
+
+
+def stack_munge_key(stack: str) -> str | None:
+    """The stack's MUNGE key (a secret output), or None when it has none (no Slurm, or never applied)."""
+    from clusterforge.pulumi import automation
+
+    handle = automation.open_stack(stack, None, automation.Backend.resolve(None, None))
+    output = handle.outputs().get("slurm_munge_key")
+    return str(output.value) if output is not None and output.value else None
+
+
+def converge_node(rendered: Path, private: Path, host: str, munge_key: str, target: str, ssh_config: Path | None):
+    """playbooks/slurm.yml on one GPU server (a replaced machine has no slurmd yet): a ProvisionResult."""
+    from clusterforge.provision import run_site
+    from clusterforge.pulumi.slurm.wiring import SLURM_PLAYBOOK, SLURM_DIR, slurm_extravars
+
+    extravars = {"cf_lab": target == "lab", **slurm_extravars(rendered / SLURM_DIR, target == "lab"),
+                 "cf_slurm_munge_key": munge_key}
+    return run_site(rendered / "ansible" / "inventory.yml", private, limit=host, extravars=extravars,
+                    ssh_config=ssh_config, playbook=SLURM_PLAYBOOK,
+                    progress=lambda line: say(err, f"slurm provision {line}"))

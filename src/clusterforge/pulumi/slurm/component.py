@@ -1,0 +1,52 @@
+"""Slurm component: the controller on the control node, then slurmd on the GPU servers.
+
+MungeKey generates the cluster's MUNGE key (a secret); two HostProvisions run playbooks/slurm.yml, one
+over the `slurm_controller` group (MUNGE, MariaDB, slurmdbd, slurmctld, the accounts) and, after it,
+one over `slurm_nodes` (MUNGE, slurmd), each with the key as a secret extra var. Each names the
+systemd units that must run on its hosts: one that is not (slurmctld killed) is drift, and the next
+`up` starts it again. It runs after every SU is provisioned (and after Kubernetes, where both run).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pulumi
+
+from clusterforge.pulumi.providers.host_provision import HostProvision, HostProvisionArgs
+from clusterforge.pulumi.providers.munge_key import MungeKey, MungeKeyArgs
+
+__all__ = ["Slurm", "SlurmArgs", "CONTROLLER_GROUP", "NODE_GROUP", "CONTROLLER_UNITS", "NODE_UNITS"]
+
+CONTROLLER_GROUP = "slurm_controller"  # inventory groups (render.ansible_inventory)
+NODE_GROUP = "slurm_nodes"
+# the roles' units (roles/slurm_controller/vars, roles/slurm_node/vars); one not running is drift
+CONTROLLER_UNITS = ("munge", "mariadb", "slurmdbd", "slurmctld")
+NODE_UNITS = ("munge", "slurmd")
+
+
+@dataclass(frozen=True)
+class SlurmArgs:
+    cluster: str
+    controller: HostProvisionArgs
+    nodes: HostProvisionArgs
+
+
+class Slurm(pulumi.ComponentResource):
+    """clusterforge:slurm:Slurm — outputs `controller_runs`, `node_runs`."""
+
+    def __init__(self, name: str, args: SlurmArgs, opts: pulumi.ResourceOptions | None = None,
+                 ssh_config: pulumi.Input[str] | None = None, after: Sequence[pulumi.Resource] = ()) -> None:
+        super().__init__("clusterforge:slurm:Slurm", name, None, opts)
+        self.munge_key = MungeKey(f"{name}-munge-key", MungeKeyArgs(args.cluster), pulumi.ResourceOptions(parent=self))
+        secret = self.munge_key.key.apply(lambda key: {"cf_slurm_munge_key": key})
+        ssh = {"ssh_config": ssh_config} if ssh_config is not None else {}
+        self.controller = HostProvision(
+            f"{name}-controller", dataclasses.replace(args.controller, secret_vars=secret, **ssh),
+            pulumi.ResourceOptions(parent=self, depends_on=[*after, self.munge_key]))
+        self.nodes = HostProvision(
+            f"{name}-nodes", dataclasses.replace(args.nodes, secret_vars=secret, **ssh),
+            pulumi.ResourceOptions(parent=self, depends_on=[self.controller]))
+        self.register_outputs({"controller_runs": self.controller.runs, "node_runs": self.nodes.runs})

@@ -1,0 +1,177 @@
+"""The lab's Slurm for real: slurmctld, slurmdbd on MariaDB and MUNGE on ctl-01, slurmd and MUNGE on the GPU
+servers (playbooks/slurm.yml, the rendered tree's slurm/ files, a MUNGE key made for this session). The GPU
+servers have no GPUs: GRES are COUNT-ONLY. `verify`'s Slurm checks pass on the converged layer and each
+fails when what it checks is broken on slurmctld (then repaired); the drain used by `roll` and `replace`
+waits for a running job; slurmctld killed is drift that the next run repairs. One Slurm per session
+(the slurm_cluster fixture)."""
+
+from __future__ import annotations
+
+import shlex
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = [pytest.mark.lab]
+
+
+def _plan():
+    from clusterforge.loading import load_and_plan
+
+    return load_and_plan(Path(__file__).resolve().parents[2] / "inventory" / "lab.yaml")[1]
+
+
+PLAN = _plan()
+
+
+@pytest.fixture(scope="module")
+def expected():
+    from clusterforge.cli.slurm import slurm_expected
+
+    return slurm_expected(PLAN)
+
+
+def _sh(slurm_cluster, command: str) -> str:
+    rc, stdout, stderr = slurm_cluster.sh(command)
+    assert rc == 0, f"{command!r} exited {rc}: {stderr.strip()}"
+    return stdout
+
+
+def _failed(slurm_cluster, expected, timeout_s: float = 5.0) -> dict[str, str]:
+    from clusterforge.verify.slurm_checks import run_slurm_checks
+
+    return {c.name: c.detail for c in run_slurm_checks(slurm_cluster.sh, expected, True, timeout_s) if not c.ok}
+
+
+def test_second_run_changes_nothing(slurm_cluster):
+    assert slurm_cluster.second.ok
+    changed = slurm_cluster.second.changed_per_host
+    assert changed and set(changed.values()) == {0}, changed
+
+
+def test_the_munge_key_is_the_stacks_and_never_logged(slurm_cluster):
+    mode = _sh(slurm_cluster, "stat -c '%a %U:%G %s' /etc/munge/munge.key").split()
+    assert mode == ["400", "munge:munge", str(len(slurm_cluster.munge_key))]
+    digest = _sh(slurm_cluster, "sha256sum /etc/munge/munge.key").split()[0]
+    import hashlib
+
+    assert digest == hashlib.sha256(slurm_cluster.munge_key.encode()).hexdigest()
+    for result in (slurm_cluster.first, slurm_cluster.second):
+        artifacts = Path(result.artifact_dir)
+        for path in artifacts.rglob("*"):
+            if path.is_file():
+                assert slurm_cluster.munge_key[:64] not in path.read_text(errors="replace"), path
+
+
+def test_munge_credentials_from_a_node_decode_on_the_controller(slurm_cluster, lab_cluster):
+    import subprocess
+
+    node = next(n["name"] for n in slurm_expected_nodes())
+    credential = subprocess.run(["ssh", "-F", str(lab_cluster.ssh_config), "-o", "BatchMode=yes", node, "munge -n"],
+                                capture_output=True, text=True, timeout=60, check=True).stdout.strip()
+    decoded = _sh(slurm_cluster, f"echo {shlex.quote(credential)} | unmunge")
+    assert "STATUS:          Success (0)" in decoded
+
+
+def slurm_expected_nodes():
+    from clusterforge.cli.slurm import slurm_expected
+
+    return slurm_expected(PLAN)["nodes"]
+
+
+def test_every_check_passes_on_the_converged_layer(slurm_cluster, expected):
+    from clusterforge.verify.slurm_checks import run_slurm_checks
+
+    checks = run_slurm_checks(slurm_cluster.sh, expected, True, 60)
+    assert {c.name: c.detail for c in checks if not c.ok} == {}
+    assert len(checks) == len(expected["nodes"]) + 1 + 2
+    assert all("COUNT-ONLY GRES" in c.detail for c in checks if c.name.startswith("node "))
+
+
+def test_a_drained_node_fails_its_check_and_resuming_restores_it(slurm_cluster, expected):
+    node = expected["nodes"][0]["name"]
+    _sh(slurm_cluster, f"scontrol update NodeName={node} State=DRAIN Reason=clusterforge-test")
+    try:
+        failed = _failed(slurm_cluster, expected, 2)
+        assert f"node {node}" in failed and "DRAIN" in failed[f"node {node}"], failed
+    finally:
+        _sh(slurm_cluster, f"scontrol update NodeName={node} State=RESUME")
+    assert f"node {node}" not in _failed(slurm_cluster, expected, 30)
+
+
+def test_a_topology_other_than_planned_fails(slurm_cluster, expected):
+    _sh(slurm_cluster, "cp /etc/slurm/topology.conf /root/topology.conf.keep && "
+                       "sed -i 's/^SwitchName=\\([^ ]*\\) Nodes=.*/SwitchName=\\1 Nodes=" +
+                       expected["nodes"][0]["name"] + "/' /etc/slurm/topology.conf && scontrol reconfigure")
+    try:
+        failed = _failed(slurm_cluster, expected)
+        assert "topology" in failed, failed
+    finally:
+        _sh(slurm_cluster, "cp /root/topology.conf.keep /etc/slurm/topology.conf && scontrol reconfigure")
+    assert "topology" not in _failed(slurm_cluster, expected, 30)
+
+
+def _set_limit(slurm_cluster, account: str, gpus: int) -> None:
+    _sh(slurm_cluster, f"sacctmgr --immediate modify account where name={account} cluster={PLAN.cluster}"
+                       f" set GrpTRES=gres/gpu={gpus}")
+
+
+def test_a_team_limit_above_the_declared_one_lets_the_over_limit_job_through(slurm_cluster, expected):
+    team = min(expected["accounts"], key=lambda t: t["gpus"])
+    _set_limit(slurm_cluster, team["name"], 100)
+    try:
+        failed = _failed(slurm_cluster, expected)
+        assert f"limit {team['name']}" in failed, failed
+    finally:
+        _set_limit(slurm_cluster, team["name"], team["gpus"])
+
+
+def test_a_largest_team_without_gpus_cannot_run_the_two_node_job(slurm_cluster, expected):
+    team = max(expected["accounts"], key=lambda t: t["gpus"])
+    _set_limit(slurm_cluster, team["name"], 0)
+    try:
+        failed = _failed(slurm_cluster, expected, 10)
+        assert f"job {team['name']}" in failed, failed
+    finally:
+        _set_limit(slurm_cluster, team["name"], team["gpus"])
+    assert _failed(slurm_cluster, expected, 60) == {}
+
+
+def test_drain_waits_for_the_running_job_and_resume_makes_the_node_idle(slurm_cluster, expected):
+    from clusterforge.ops.slurm_drain import SlurmDrainBlocked, drain_node, node_state, resume_node
+
+    team = max(expected["accounts"], key=lambda t: t["gpus"])["name"]
+    node = expected["nodes"][1]["name"]
+    job = _sh(slurm_cluster, f"sbatch --parsable --account={team} --nodelist={node} --output=/dev/null"
+                             " --wrap='sleep 12'").strip()
+    try:
+        for _ in range(30):
+            if _sh(slurm_cluster, f"squeue --noheader --jobs={job} --format=%T").strip() == "RUNNING":
+                break
+            time.sleep(1)
+        with pytest.raises(SlurmDrainBlocked) as blocked:
+            drain_node(slurm_cluster.sh, node, "clusterforge-test", timeout_s=3)
+        assert blocked.value.jobs == [job]
+        done = drain_node(slurm_cluster.sh, node, "clusterforge-test", timeout_s=60)
+        assert done.jobs_waited_for == (job,) and "DRAIN" in node_state(slurm_cluster.sh, node)
+    finally:
+        _sh(slurm_cluster, f"scancel {job}")
+        state = resume_node(slurm_cluster.sh, node)
+    assert state == "IDLE"
+
+
+def test_a_killed_slurmctld_is_drift_and_the_next_run_starts_it(slurm_cluster, lab_cluster, expected):
+    from clusterforge.pulumi.providers._host_probe import inactive_units
+    from clusterforge.pulumi.slurm.component import CONTROLLER_UNITS
+
+    ssh_config = str(lab_cluster.ssh_config)
+    _sh(slurm_cluster, "systemctl kill --signal=SIGKILL slurmctld; sleep 1; systemctl is-active slurmctld || true")
+    try:
+        down = inactive_units([slurm_cluster.controller], ssh_config, list(CONTROLLER_UNITS))
+        assert down == {slurm_cluster.controller: "slurmctld not running"}
+    finally:
+        again = slurm_cluster.run()
+    assert again.ok and again.changed_per_host.get(slurm_cluster.controller) == 1, again.changed_per_host
+    assert inactive_units([slurm_cluster.controller], ssh_config, list(CONTROLLER_UNITS)) == {}
+    assert _failed(slurm_cluster, expected, 60) == {}
