@@ -190,14 +190,14 @@ def slurm_cluster(lab_cluster: LabCluster, tmp_path_factory: pytest.TempPathFact
     from clusterforge.loading import load_and_plan
     from clusterforge.provision import run_site
     from clusterforge.pulumi.providers.munge_key import make_key
-    from clusterforge.pulumi.slurm.wiring import LAB_CONF_EXTRA, SLURM_PLAYBOOK, slurm_extravars
+    from clusterforge.pulumi.slurm.wiring import SLURM_PLAYBOOK, slurm_extravars
 
     _, plan, _ = load_and_plan(LAB_INVENTORY)
-    control = next(d for d in plan.devices if d.kind == "control")
+    if plan.slurm is None:
+        pytest.skip(f"{LAB_INVENTORY.name} does not ask for Slurm")
+    control = plan.slurm.controllers[0]
     key = make_key()
-    conf_dir = lab_cluster.inventory_dir / "slurm"
-    extravars = {**LAB_EXTRAVARS, **slurm_extravars(conf_dir, lab=True), "cf_slurm_munge_key": key}
-    assert extravars["cf_slurm_lab_conf_extra"] == list(LAB_CONF_EXTRA)
+    extravars = {**LAB_EXTRAVARS, **slurm_extravars(lab=True), "cf_slurm_munge_key": key}
     private = tmp_path_factory.mktemp("slurm-runner")
     inventory = lab_cluster.inventory_dir / "ansible" / "inventory.yml"
 

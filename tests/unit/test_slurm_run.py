@@ -49,5 +49,6 @@ def test_lab_expectations_come_from_the_plan():
     servers = [d for d in plan.devices if d.kind == "server"]
     assert [n["name"] for n in expected["nodes"]] == [d.name for d in servers]
     assert {n["gpus"] for n in expected["nodes"]} == {2}
-    assert [s["switch"] for s in expected["topology"]] == [s.name for s in plan.scheduler.tree]
+    assert expected["topology"]["plugin"] == "topology/tree"
+    assert [s["name"] for s in expected["topology"]["switches"]] == [s.name for s in plan.scheduler.tree]
     assert sorted(a["name"] for a in expected["accounts"]) == ["inference", "research"]

@@ -79,7 +79,8 @@ def replace(
                  if slurm and device.kind == DeviceKind.SERVER and device.gpus and slurm_wanted(plan) else None)
     if slurm_run is not None:
         try:
-            drain_node(slurm_run, host, "clusterforge replace", DRAIN_TIMEOUT_S, say=lambda line: say(err, f"slurm: {line}"))
+            drain_node(slurm_run, host, "clusterforge replace", DRAIN_TIMEOUT_S,
+                       say=lambda line: say(err, f"slurm: {line}"))
         except SlurmDrainBlocked as exc:
             say(out, f"replace {host}: {exc}; nothing was changed (the node stays drained in Slurm)")
             raise typer.Exit(1) from None

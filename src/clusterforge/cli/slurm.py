@@ -11,7 +11,6 @@ from typing import Any
 from rich.table import Table
 
 from clusterforge.cli._common import err, out, say
-from clusterforge.vocab import DeviceKind
 
 __all__ = ["slurm_wanted", "slurm_expected", "controller_runner", "slurm_results", "print_slurm", "stack_munge_key",
            "converge_node", "SSH_TIMEOUT_S"]
@@ -20,32 +19,36 @@ SSH_TIMEOUT_S = 120
 
 
 def slurm_wanted(plan: Any) -> bool:
-    """The declaration asks for Slurm and has a control node to run its controller."""
-    from clusterforge.plan.slurm_facts import slurm_declared
-
-    return slurm_declared(plan) and any(d.kind == DeviceKind.CONTROL for d in plan.devices)
+    """The declaration asks for Slurm (the plan has a SlurmPlan) and a controller to run it."""
+    return plan.slurm is not None and bool(plan.slurm.controllers) and bool(plan.slurm.nodes)
 
 
 def slurm_expected(plan: Any) -> dict[str, Any]:
-    """What a converged cluster's slurmctld reports: the GPU servers as nodes with their GPU counts,
-    the plan's switch tree, the teams' GPU limits."""
+    """What a converged cluster's slurmctld reports (plan/slurm.py): its nodes with their GPU counts, the
+    switch tree or the NVLink blocks of the topology plugin the plan chose, the teams' GPU limits."""
+    slurm = plan.slurm
+    topology: dict[str, Any] = {"plugin": slurm.topology_plugin, "switches": [], "blocks": []}
+    if slurm.topology_plugin == "topology/tree":
+        topology["switches"] = [{"name": s.name, "nodes": list(s.nodes), "switches": list(s.switches)}
+                                for s in plan.scheduler.tree]
+    elif slurm.topology_plugin == "topology/block":
+        topology["blocks"] = [{"name": b.name, "nodes": list(b.nodes)} for b in plan.scheduler.blocks]
     return {
-        "nodes": [{"name": d.name, "gpus": d.gpus} for d in plan.devices if d.kind == DeviceKind.SERVER and d.gpus],
-        "topology": [{"switch": s.name, "nodes": list(s.nodes), "switches": list(s.switches)}
-                     for s in plan.scheduler.tree],
-        "accounts": [{"name": t.name, "gpus": t.gpus} for t in plan.services.teams],
+        "nodes": [{"name": n.name, "gpus": n.gpus} for n in slurm.nodes],
+        "topology": topology,
+        "accounts": [{"name": a.name, "gpus": a.gpus} for a in slurm.accounts],
     }
 
 
 def controller_runner(plan: Any, target: str, ssh_config: Path | None):
-    """run(command) -> (rc, stdout, stderr) on the first control node (the Slurm controller), over SSH:
+    """run(command) -> (rc, stdout, stderr) on the primary Slurm controller (the first control node), over SSH:
     the lab's ssh_config by host name, else the management address with `ssh_config` if given."""
-    control = next(d for d in plan.devices if d.kind == DeviceKind.CONTROL)
+    control = plan.slurm.controllers[0]
     if target == "lab" and ssh_config is None:
         from clusterforge.lab import ssh_config_path
 
         ssh_config = ssh_config_path(plan.cluster)
-    host = control.name if target == "lab" else str(control.management_ip)
+    host = control.name if target == "lab" else control.address
     base = ["ssh", *(["-F", str(ssh_config)] if ssh_config else []), "-o", "BatchMode=yes", "-o", "ConnectTimeout=10",
             host]
 
@@ -97,10 +100,9 @@ def stack_munge_key(stack: str) -> str | None:
 def converge_node(rendered: Path, private: Path, host: str, munge_key: str, target: str, ssh_config: Path | None):
     """playbooks/slurm.yml on one GPU server (a replaced machine has no slurmd yet): a ProvisionResult."""
     from clusterforge.provision import run_site
-    from clusterforge.pulumi.slurm.wiring import SLURM_PLAYBOOK, SLURM_DIR, slurm_extravars
+    from clusterforge.pulumi.slurm.wiring import SLURM_PLAYBOOK, slurm_extravars
 
-    extravars = {"cf_lab": target == "lab", **slurm_extravars(rendered / SLURM_DIR, target == "lab"),
-                 "cf_slurm_munge_key": munge_key}
+    extravars = {**slurm_extravars(target == "lab"), "cf_slurm_munge_key": munge_key}
     return run_site(rendered / "ansible" / "inventory.yml", private, limit=host, extravars=extravars,
                     ssh_config=ssh_config, playbook=SLURM_PLAYBOOK,
                     progress=lambda line: say(err, f"slurm provision {line}"))

@@ -97,7 +97,8 @@ def verify(
         help="check the Kubernetes layer through this stack's kubeconfig [default: the inventory's stem]"),
     kubernetes: bool = typer.Option(True, "--kubernetes/--no-kubernetes",
                                     help="check the Kubernetes layer when the declaration has control nodes"),
-    slurm: bool = typer.Option(True, "--slurm/--no-slurm", help="check the Slurm layer when the declaration asks for it"),
+    slurm: bool = typer.Option(True, "--slurm/--no-slurm",
+                               help="check the Slurm layer when the declaration asks for it"),
     format: Format = format_option(),
 ) -> None:
     """Check hosts against the rendered inventory with testinfra, then the Kubernetes layer (nodes, GPU

@@ -14,6 +14,9 @@ picks each resource's delivery target from the settings. Declaration order, top 
   7. ScalableUnit per SU         its Racks (Pdu / Server / Switch + SwitchConfig), then
      HostProvision               after the SU's switch configs, the lab and the storage servers, then
      Verification                after HostProvision
+  8. Kubernetes                  the control plane on the control nodes, after every SU
+  9. Slurm                       MungeKey, the controller, then slurmd on the GPU servers, after every SU
+                                 (and Kubernetes), when the declaration asks for Slurm
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ from clusterforge.pulumi.providers.verification import VerificationArgs
 from clusterforge.pulumi.scalable_unit import ScalableUnitArgs
 from clusterforge.pulumi.settings import StackSettings
 from clusterforge.pulumi.site import Site, SiteArgs
+from clusterforge.pulumi.slurm.wiring import slurm_args
 from clusterforge.render.ansible_inventory import ANSIBLE_DIR, kubernetes_vars
 from clusterforge.render.switches import FABRIC_DIR
 from clusterforge.render.tree import RenderedTree
@@ -200,10 +204,11 @@ def _kubernetes_args(plan: Plan, tree: RenderedTree, settings: StackSettings,
 
 
 def write_rendered_inventory(tree: RenderedTree, settings: StackSettings) -> None:
-    """The Ansible tree HostProvision and Verification read. Written on real runs only, never by previews."""
+    """The Ansible tree HostProvision and Verification read, and the Slurm files beside it (cf_slurm's
+    config_dir). Written on real runs only, never by previews."""
     from clusterforge.render import write_tree
 
-    write_tree(settings.rendered_dir, tree.ansible_files())
+    write_tree(settings.rendered_dir, {**tree.ansible_files(), **tree.slurm_files()})
 
 
 def declare_cluster(plan: Plan, tree: RenderedTree, settings: StackSettings) -> Site:
@@ -258,4 +263,5 @@ def declare_cluster(plan: Plan, tree: RenderedTree, settings: StackSettings) -> 
         lab=lab, metal=metal, images=images,
         fabric_config=fabric_config,
         storage_provision=storage_provision, storage_verification=storage_verification, kubernetes=kubernetes,
+        slurm=slurm_args(plan, tree, settings, roles_hash),
     ))  # fmt: skip

@@ -71,8 +71,9 @@ class Site(pulumi.ComponentResource):
                            if args.kubernetes is not None else None)
         after_hosts = [*after_storage, *self.units, *([self.lab] if self.lab else []),
                        *([self.kubernetes] if self.kubernetes else [])]
-        self.slurm = (Slurm("slurm", args.slurm, child, ssh_config=self.lab.ssh_config if self.lab is not None else None,
-                            after=after_hosts) if args.slurm is not None else None)
+        self.slurm = (Slurm("slurm", args.slurm, child, after=after_hosts,
+                            ssh_config=self.lab.ssh_config if self.lab is not None else None)
+                      if args.slurm is not None else None)
         self.register_outputs({
             "cluster": args.cluster, "site": args.site, "summary": dict(args.summary),
             "networks": [n.plane for n in args.networks], "scalable_units": [u.su for u in args.units],

@@ -1,15 +1,17 @@
 """The Slurm layer's checks, against the live slurmctld: Slurm's own commands run on the controller.
 
-Every check is one fact with its outcome and a detail naming what differs: each planned GPU server is a
-Slurm node in state IDLE with its planned `gres/gpu` count, the switch tree `scontrol show topology`
-reports is the plan's, and two live probes: a job asking one GPU more than the smallest team's limit
-stays PENDING with the association-limit reason (AssocGrpGRES: the account's GrpTRES=gres/gpu), and a
-one-GPU-per-node job in the largest team runs on two nodes. `expected` comes from the plan
-(`slurm_expected` in clusterforge.cli.slurm): {"nodes": [{name, gpus}], "topology": [{switch, nodes,
-switches}], "accounts": [{name, gpus}]}. Names reach the shell only through shlex.quote and have passed
-the declaration's Slurm name grammar. `run(command)` runs a shell command on the controller and returns
-(exit status, stdout, stderr). In the lab the GPU servers have no GPUs: their GRES are COUNT-ONLY (no
-device files) and the node checks say so.
+Every check is one fact with its outcome and a detail naming what differs: each planned GPU server is
+a Slurm node in state IDLE with its planned `gres/gpu` count; the switch tree (or the NVLink blocks)
+`scontrol show topology` reports is the plan's; and two live probes: a job asking one GPU more than the
+smallest team's limit stays PENDING with the association-limit reason (AssocGrpGRES: the account's
+GrpTRES=gres/gpu), and a one-GPU-per-node job in the largest team runs on two nodes.
+
+`expected` comes from the plan (`slurm_expected` in clusterforge.cli.slurm): {"nodes": [{name, gpus}],
+"topology": {plugin, switches: [{name, nodes, switches}], blocks: [{name, nodes}]}, "accounts": [{name,
+gpus}]}. Names reach the shell only through shlex.quote and have passed the declaration's Slurm name
+grammar. `run(command)` runs a shell command on the controller and returns (exit status, stdout,
+stderr). In the lab the GPU servers have no GPUs: their GRES are COUNT-ONLY (no device files) and the
+node checks say so.
 """
 
 from __future__ import annotations
@@ -101,28 +103,44 @@ def _hostnames(run: Runner, hostlist: str) -> list[str]:
     return stdout.split() if rc == 0 else [hostlist]
 
 
-def _topology(run: Runner, expected: Mapping[str, Any]) -> SlurmCheck:
-    rc, stdout, stderr = run("scontrol --oneliner show topology")
-    if rc != 0:
-        return SlurmCheck("topology", False, f"scontrol show topology failed: {(stderr or stdout).strip()[:300]}")
+def _reported_topology(run: Runner, stdout: str) -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
+    """name -> (its own nodes, its child switches) of each SwitchName/BlockName line scontrol reports."""
     reported: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
     for line in stdout.splitlines():
         fields = parse_fields(line)
-        if "SwitchName" not in fields:
+        name = fields.get("SwitchName") or fields.get("BlockName")
+        if not name:
             continue
         # Slurm lists every node below an upper switch too; only a leaf's (Level=0) are its own.
-        nodes = tuple(sorted(_hostnames(run, fields.get("Nodes", "")))) if fields.get("Level") == "0" else ()
-        switches = tuple(sorted(_hostnames(run, fields.get("Switches", ""))))
-        reported[fields["SwitchName"]] = (nodes, switches)
-    planned = {s["switch"]: (tuple(sorted(s["nodes"])), tuple(sorted(s["switches"]))) for s in expected["topology"]}
+        own = "BlockName" in fields or fields.get("Level") == "0"
+        nodes = tuple(sorted(_hostnames(run, fields.get("Nodes", "")))) if own else ()
+        reported[name] = (nodes, tuple(sorted(_hostnames(run, fields.get("Switches", "")))))
+    return reported
+
+
+def _topology(run: Runner, expected: Mapping[str, Any]) -> SlurmCheck:
+    topology = expected["topology"]
+    plugin = topology["plugin"]
+    if plugin is None:
+        return SlurmCheck("topology", True, "no topology planned (no data fabric)")
+    rc, stdout, stderr = run("scontrol --oneliner show topology")
+    if rc != 0:
+        return SlurmCheck("topology", False, f"scontrol show topology failed: {(stderr or stdout).strip()[:300]}")
+    reported = _reported_topology(run, stdout)
+    planned = {s["name"]: (tuple(sorted(s["nodes"])), tuple(sorted(s.get("switches", ()))))
+               for s in [*topology["switches"], *topology["blocks"]]}
     if reported == planned:
-        return SlurmCheck("topology", True, f"{len(planned)} switches as planned (topology/tree)")
+        unit = "switches" if plugin == "topology/tree" else "blocks"
+        return SlurmCheck("topology", True, f"{len(planned)} {unit} as planned ({plugin})")
     missing = sorted(set(planned) - set(reported))
     extra = sorted(set(reported) - set(planned))
     differ = sorted(s for s in set(planned) & set(reported) if planned[s] != reported[s])
-    parts = [*(["missing " + ", ".join(missing)] if missing else []), *(["not planned " + ", ".join(extra)] if extra
-             else []), *(f"{s}: nodes/switches {reported[s]} planned {planned[s]}" for s in differ)]
-    return SlurmCheck("topology", False, "; ".join(parts)[:1000])
+    parts = [*(["missing " + ", ".join(missing)] if missing else []),
+             *(["not planned " + ", ".join(extra)] if extra else []),
+             *(f"{s}: nodes {','.join(reported[s][0]) or '-'} switches {','.join(reported[s][1]) or '-'},"
+               f" planned nodes {','.join(planned[s][0]) or '-'} switches {','.join(planned[s][1]) or '-'}"
+               for s in differ)]
+    return SlurmCheck("topology", False, f"{plugin}: " + "; ".join(parts)[:1000])
 
 
 def _submit(run: Runner, account: str, options: str) -> tuple[str | None, str]:
