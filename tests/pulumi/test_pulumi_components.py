@@ -189,3 +189,39 @@ def test_no_control_nodes_no_kubernetes_step(tmp_path: Path):
     (tmp_path / "inv" / "lab.yaml").write_text(text)
     mocks, _ = _declare(tmp_path, inventory=tmp_path / "inv" / "lab.yaml", target="lab", provision=True, image=False)
     assert not [r for r in mocks.resources if r.typ == "clusterforge:kubernetes:Kubernetes"]
+
+
+def test_slurm_gets_a_secret_munge_key_and_a_controller_then_a_node_step(tmp_path: Path):
+    """The lab asks for Slurm: a MungeKey (its key an additional secret output), one HostProvision of
+    playbooks/slurm.yml over slurm_controller (the first control node, its units probed) and one over
+    slurm_nodes (every GPU server) after it; the key only in secret_vars."""
+    from clusterforge.pulumi.slurm.component import CONTROLLER_UNITS, NODE_UNITS
+
+    mocks, plan = _declare(tmp_path, target="lab", provision=True, image=False)
+    (component,) = [r for r in mocks.resources if r.typ == "clusterforge:slurm:Slurm"]
+    (key,) = [r for r in mocks.resources if r.name == "slurm-munge-key"]
+    assert key.inputs["cluster"] == plan.cluster
+    steps = {r.name: r for r in mocks.resources if r.name in ("slurm-controller", "slurm-nodes")}
+    controller, nodes = steps["slurm-controller"], steps["slurm-nodes"]
+    assert controller.inputs["group"] == "slurm_controller" and controller.inputs["hosts"] == ["ctl-01"]
+    assert controller.inputs["services"] == list(CONTROLLER_UNITS)
+    assert nodes.inputs["group"] == "slurm_nodes" and nodes.inputs["services"] == list(NODE_UNITS)
+    assert nodes.inputs["hosts"] == [n.name for n in plan.slurm.nodes]
+    for step in (controller, nodes):
+        assert step.inputs["playbook"].endswith("playbooks/slurm.yml")
+        assert "cf_slurm_munge_key" not in step.inputs["extravars"]  # only in secret_vars
+        assert step.inputs["extravars"]["cf_lab"] is True
+    assert component.name == "slurm"
+
+
+def test_kubernetes_only_declaration_has_no_slurm_step(tmp_path: Path):
+    text = INVENTORY.read_text().replace("schedulers: [kubernetes, slurm]", "schedulers: [kubernetes]")
+    text = text.replace("slurm:\n  hardware: simulated\n", "")
+    (tmp_path / "inv").mkdir()
+    import shutil
+
+    shutil.copytree(INVENTORY.parent / "catalog", tmp_path / "inv" / "catalog")
+    (tmp_path / "inv" / "lab.yaml").write_text(text)
+    mocks, _ = _declare(tmp_path, inventory=tmp_path / "inv" / "lab.yaml", target="lab", provision=True, image=False)
+    assert not [r for r in mocks.resources if r.typ == "clusterforge:slurm:Slurm"]
+    assert [r for r in mocks.resources if r.typ == "clusterforge:kubernetes:Kubernetes"]

@@ -126,7 +126,8 @@ def verify(
             say(err, f"verify: {exc}")
             raise typer.Exit(3) from None
     kube = (kube_results(plan, stack or inventory.stem)
-            if kubernetes and any(d.kind == DeviceKind.CONTROL for d in plan.devices) else None)
+            if kubernetes and "kubernetes" in plan.schedulers and any(d.kind == DeviceKind.CONTROL for d in plan.devices)
+            else None)
     kube_ok = kube is None or (kube[0] is not None and all(c.ok for c in kube[0]))
     from clusterforge.cli.slurm import print_slurm, slurm_results, slurm_wanted
 

@@ -176,6 +176,8 @@ def _kubernetes_args(plan: Plan, tree: RenderedTree, settings: StackSettings,
     """The control plane on the control nodes (playbooks/kubernetes.yml), when any are declared and the
     site playbook provisions (a custom `playbook` setting replaces provisioning as a whole)."""
     controls = [d for d in plan.devices if d.kind == DeviceKind.CONTROL]
+    if "kubernetes" not in plan.schedulers:  # schedulers: [slurm] alone
+        return None
     if not controls or not settings.kubernetes or not settings.provision or settings.playbook or roles_hash is None:
         return None
     try:

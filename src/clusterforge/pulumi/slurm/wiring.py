@@ -22,9 +22,12 @@ from clusterforge.render.tree import RenderedTree
 __all__ = ["slurm_args", "slurm_extravars", "slurm_files", "LAB_CONF_EXTRA", "SLURM_PLAYBOOK"]
 
 SLURM_PLAYBOOK = "slurm.yml"
-# The lab's lines after the rendered slurm.conf: a container sees this machine's cores and memory, not the
-# planned server's, so Slurm takes the node's resources from slurm.conf instead of draining it as smaller.
-LAB_CONF_EXTRA = ("SlurmdParameters=config_overrides",)
+# The lab's lines after the rendered slurm.conf (Slurm uses a key's last value): a systemd-nspawn host on this
+# machine's cgroup v1 hierarchy sees its controllers read-only, and slurmd's proctrack/cgroup stops there
+# ("unable to create slurm freezer xcgroup: Read-only file system", seen on the lab), so the lab tracks
+# job processes through /proc and binds tasks by affinity alone: jobs are not confined (real hosts are).
+LAB_CONF_EXTRA = ("ProctrackType=proctrack/linuxproc", "TaskPlugin=task/affinity",
+                  "JobAcctGatherType=jobacct_gather/linux")
 
 
 def slurm_files(tree: RenderedTree) -> dict[str, str]:
