@@ -1,9 +1,10 @@
 """The lab's Slurm for real: slurmctld, slurmdbd on MariaDB and MUNGE on ctl-01, slurmd and MUNGE on the GPU
 servers (playbooks/slurm.yml, the rendered tree's slurm/ files, a MUNGE key made for this session). The GPU
-servers have no GPUs: GRES are COUNT-ONLY. `verify`'s Slurm checks pass on the converged layer and each
-fails when what it checks is broken on slurmctld (then repaired); the drain used by `roll` and `replace`
-waits for a running job; slurmctld killed is drift that the next run repairs. One Slurm per session
-(the slurm_cluster fixture)."""
+servers have no GPUs: they are SIMULATED (placeholder files gres.conf names). `verify`'s Slurm checks pass on
+the converged layer and each fails when what it checks is broken on slurmctld (then repaired); the drain used
+by `roll` and `replace` waits for a running job, and `roll` drains before it changes a node and resumes after
+its gate; slurmctld killed is drift that the next run repairs. One Slurm per session (the slurm_cluster
+fixture)."""
 
 from __future__ import annotations
 
@@ -86,7 +87,7 @@ def test_every_check_passes_on_the_converged_layer(slurm_cluster, expected):
     checks = run_slurm_checks(slurm_cluster.sh, expected, True, 60)
     assert {c.name: c.detail for c in checks if not c.ok} == {}
     assert len(checks) == len(expected["nodes"]) + 1 + 2
-    assert all("COUNT-ONLY GRES" in c.detail for c in checks if c.name.startswith("node "))
+    assert all("SIMULATED GPUs" in c.detail for c in checks if c.name.startswith("node "))
 
 
 def test_a_drained_node_fails_its_check_and_resuming_restores_it(slurm_cluster, expected):
@@ -175,3 +176,37 @@ def test_a_killed_slurmctld_is_drift_and_the_next_run_starts_it(slurm_cluster, l
     assert again.ok and again.changed_per_host.get(slurm_cluster.controller) == 1, again.changed_per_host
     assert inactive_units([slurm_cluster.controller], ssh_config, list(CONTROLLER_UNITS)) == {}
     assert _failed(slurm_cluster, expected, 60) == {}
+
+
+def test_roll_drains_each_node_in_slurm_before_it_is_changed_and_resumes_it_after_the_gate(slurm_cluster, expected,
+                                                                                          tmp_path):
+    """`clusterforge roll` on the session's lab (one batch of the four GPU servers: lab.yaml with rollout_batch 4):
+    every node is drained in Slurm before the site playbook touches it and resumed once its host checks pass."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    (tmp_path / "inv").mkdir()
+    shutil.copytree(root / "inventory" / "catalog", tmp_path / "inv" / "catalog")
+    text = (root / "inventory" / "lab.yaml").read_text()
+    assert "    racks: 2\n" in text
+    declaration = tmp_path / "inv" / "lab.yaml"
+    declaration.write_text(text.replace("    racks: 2\n", "    racks: 2\n    rollout_batch: 4\n", 1))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root / "src"), os.environ.get("PYTHONPATH", "")])}
+    rolled = subprocess.run([sys.executable, "-m", "clusterforge.cli", "roll", str(declaration), "--target", "lab",
+                             "--tags", "nouveau", "-k", "kernel"], capture_output=True, text=True, env=env, timeout=900)
+    assert rolled.returncode == 0, rolled.stdout + rolled.stderr[-3000:]
+    lines = rolled.stderr.splitlines()
+
+    def first(fragment: str) -> int:
+        return next(i for i, line in enumerate(lines) if fragment in line)
+
+    provisioned = first("provision ")
+    for node in (n["name"] for n in expected["nodes"]):
+        assert first(f"slurm: {node}: State=DRAIN") < provisioned < first(f"slurm: {node}: resumed (IDLE)"), lines
+    assert any(line.startswith("roll: ") and "drained in Slurm" in line for line in lines), lines[:3]
+    from clusterforge.ops.slurm_drain import node_state
+
+    assert {node_state(slurm_cluster.sh, n["name"]) for n in expected["nodes"]} == {"IDLE"}

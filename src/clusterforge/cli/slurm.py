@@ -72,14 +72,14 @@ def slurm_results(plan: Any, target: str, ssh_config: Path | None) -> tuple[list
     if rc != 0 or "UP" not in stdout:
         why = (stderr or stdout).strip().splitlines()[-1:] or [f"exit {rc}"]
         return None, f"slurmctld does not answer on the controller ({why[0][:300]})"
-    return run_slurm_checks(run, slurm_expected(plan), count_only=target == "lab"), ""
+    return run_slurm_checks(run, slurm_expected(plan), simulated=plan.slurm.simulated), ""
 
 
-def print_slurm(checks: list | None, why: str, count_only: bool) -> None:
+def print_slurm(checks: list | None, why: str, simulated: bool) -> None:
     if checks is None:
         say(err, f"slurm: not checked: {why}")
         return
-    title = "slurm layer" + (" (lab: COUNT-ONLY GRES, no GPU devices)" if count_only else "")
+    title = "slurm layer" + (" (SIMULATED GPUs: placeholder files, no GPU devices)" if simulated else "")
     table = Table(title=title, title_justify="left")
     for column in ("check", "outcome", "detail"):
         table.add_column(column)

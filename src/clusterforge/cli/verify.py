@@ -125,9 +125,8 @@ def verify(
         except VerifyError as exc:
             say(err, f"verify: {exc}")
             raise typer.Exit(3) from None
-    kube = (kube_results(plan, stack or inventory.stem)
-            if kubernetes and "kubernetes" in plan.schedulers and any(d.kind == DeviceKind.CONTROL for d in plan.devices)
-            else None)
+    kube_wanted = "kubernetes" in plan.schedulers and any(d.kind == DeviceKind.CONTROL for d in plan.devices)
+    kube = kube_results(plan, stack or inventory.stem) if kubernetes and kube_wanted else None
     kube_ok = kube is None or (kube[0] is not None and all(c.ok for c in kube[0]))
     from clusterforge.cli.slurm import print_slurm, slurm_results, slurm_wanted
 
@@ -139,7 +138,7 @@ def verify(
             "checks": [c.to_dict() for c in kube[0] or []], "not_checked": kube[1]},
             "slurm": None if slurm_checks is None else {
             "checks": [c.to_dict() for c in slurm_checks[0] or []], "not_checked": slurm_checks[1],
-            "gres": "count-only (lab: no GPU devices)" if target is VerifyTarget.lab else "devices"}})
+            "gpus": "simulated (placeholder files, no GPU devices)" if plan.slurm.simulated else "devices"}})
         raise typer.Exit(0 if result.ok and kube_ok and slurm_ok else 1)
     out.print(results_table(result, {d.name: d.kind for d in plan.devices}))
     figures = throughput_table(result)
@@ -160,7 +159,7 @@ def verify(
     if kube is not None:
         print_kube(*kube)
     if slurm_checks is not None:
-        print_slurm(*slurm_checks, count_only=target is VerifyTarget.lab)
+        print_slurm(*slurm_checks, simulated=plan.slurm.simulated)
     if not result.ok or not kube_ok or not slurm_ok:
         raise typer.Exit(1)
 

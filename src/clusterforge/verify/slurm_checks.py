@@ -10,8 +10,8 @@ GrpTRES=gres/gpu), and a one-GPU-per-node job in the largest team runs on two no
 "topology": {plugin, switches: [{name, nodes, switches}], blocks: [{name, nodes}]}, "accounts": [{name,
 gpus}]}. Names reach the shell only through shlex.quote and have passed the declaration's Slurm name
 grammar. `run(command)` runs a shell command on the controller and returns (exit status, stdout,
-stderr). In the lab the GPU servers have no GPUs: their GRES are COUNT-ONLY (no device files) and the
-node checks say so.
+stderr). In the lab the GPU servers have no GPUs: they are SIMULATED (`slurm.hardware: simulated`: each GPU
+an empty placeholder file that gres.conf names) and the node checks say so.
 """
 
 from __future__ import annotations
@@ -74,9 +74,9 @@ def _node(run: Runner, name: str) -> dict[str, str] | None:
     return parse_fields(stdout) if rc == 0 and stdout.strip() else None
 
 
-def _nodes(run: Runner, expected: Mapping[str, Any], count_only: bool, timeout_s: float) -> list[SlurmCheck]:
+def _nodes(run: Runner, expected: Mapping[str, Any], simulated: bool, timeout_s: float) -> list[SlurmCheck]:
     out = []
-    gres_kind = " (COUNT-ONLY GRES: the lab has no GPUs)" if count_only else ""
+    gres_kind = " (SIMULATED GPUs: placeholder files, no devices)" if simulated else ""
     for node in expected["nodes"]:
         name, gpus = node["name"], str(node["gpus"])
 
@@ -143,9 +143,9 @@ def _topology(run: Runner, expected: Mapping[str, Any]) -> SlurmCheck:
     return SlurmCheck("topology", False, f"{plugin}: " + "; ".join(parts)[:1000])
 
 
-def _submit(run: Runner, account: str, options: str) -> tuple[str | None, str]:
+def _submit(run: Runner, account: str, options: str, script: str = "hostname") -> tuple[str | None, str]:
     command = (f"sbatch --parsable --job-name={PROBE_JOB} --account={shlex.quote(account)} {options}"
-               " --output=/dev/null --wrap='hostname'")
+               f" --output=/dev/null --wrap={shlex.quote(script)}")
     rc, stdout, stderr = run(command)
     job = stdout.strip().split(";")[0]
     return (job, "") if rc == 0 and job.isdigit() else (None, (stderr or stdout).strip()[:300])
@@ -179,7 +179,7 @@ def _within_limit(run: Runner, team: Mapping[str, Any], node_names: set[str], ti
     name = team["name"]
     check = f"job {name}"
     per_node = " --gres=gpu:1" if int(team["gpus"]) >= 2 else ""  # within the limit: one GPU a node
-    job, why = _submit(run, name, f"--nodes=2 --ntasks-per-node=1{per_node}")
+    job, why = _submit(run, name, f"--nodes=2 --ntasks-per-node=1{per_node}", "srun hostname")
     if job is None:
         return SlurmCheck(check, False, f"a two-node job in account {name} was not queued: {why}")
     try:
@@ -193,13 +193,13 @@ def _within_limit(run: Runner, team: Mapping[str, Any], node_names: set[str], ti
         run(f"scancel {job}")
     ran_on = _hostnames(run, fields.get("NodeList", "")) if fields.get("NodeList") not in (None, "(null)") else []
     ok = fields.get("JobState") == "COMPLETED" and len(set(ran_on)) == 2 and set(ran_on) <= node_names
-    return SlurmCheck(check, ok, f"a one-GPU-per-node job on two nodes: {fields.get('JobState', '?')}"
+    return SlurmCheck(check, ok, f"a one-GPU-per-node job on two nodes (srun -N2): {fields.get('JobState', '?')}"
                                  f" on {', '.join(ran_on) or 'no node'}, reason {fields.get('Reason', '?')}")
 
 
-def run_slurm_checks(run: Runner, expected: Mapping[str, Any], count_only: bool = False,
+def run_slurm_checks(run: Runner, expected: Mapping[str, Any], simulated: bool = False,
                      timeout_s: float = 60.0) -> list[SlurmCheck]:
-    checks = [*_nodes(run, expected, count_only, timeout_s), _topology(run, expected)]
+    checks = [*_nodes(run, expected, simulated, timeout_s), _topology(run, expected)]
     teams = [t for t in expected["accounts"] if int(t["gpus"]) > 0]
     if not teams:
         return [*checks, SlurmCheck("probe", True, "no team GPU limit declared: nothing to probe")]
