@@ -163,6 +163,8 @@ def test_drain_waits_for_the_running_job_and_resume_makes_the_node_idle(slurm_cl
 
 
 def test_a_killed_slurmctld_is_drift_and_the_next_run_starts_it(slurm_cluster, lab_cluster, expected):
+    from clusterforge.ops.doctor import SshShell, Status
+    from clusterforge.ops.doctor.slurm import daemons
     from clusterforge.pulumi.providers._host_probe import inactive_units
     from clusterforge.pulumi.slurm.component import CONTROLLER_UNITS
 
@@ -170,11 +172,15 @@ def test_a_killed_slurmctld_is_drift_and_the_next_run_starts_it(slurm_cluster, l
     _sh(slurm_cluster, "systemctl kill --signal=SIGKILL slurmctld; sleep 1; systemctl is-active slurmctld || true")
     try:
         down = inactive_units([slurm_cluster.controller], ssh_config, list(CONTROLLER_UNITS))
-        assert down == {slurm_cluster.controller: "slurmctld not running"}
+        assert down == {slurm_cluster.controller: "slurmctld not running"}  # what `drift` and `up` probe
+        (finding,) = daemons(SshShell(slurm_cluster.controller, ssh_config), None)  # `clusterforge doctor`'s check
+        assert finding.status is Status.fail and finding.summary.startswith("slurmctld not running"), finding
     finally:
         again = slurm_cluster.run()
     assert again.ok and again.changed_per_host.get(slurm_cluster.controller) == 1, again.changed_per_host
     assert inactive_units([slurm_cluster.controller], ssh_config, list(CONTROLLER_UNITS)) == {}
+    (finding,) = daemons(SshShell(slurm_cluster.controller, ssh_config), None)
+    assert finding.status is Status.ok, finding
     assert _failed(slurm_cluster, expected, 60) == {}
 
 

@@ -103,6 +103,9 @@ def converge_node(rendered: Path, private: Path, host: str, munge_key: str, targ
     from clusterforge.pulumi.slurm.wiring import SLURM_PLAYBOOK, slurm_extravars
 
     extravars = {**slurm_extravars(target == "lab"), "cf_slurm_munge_key": munge_key}
-    return run_site(rendered / "ansible" / "inventory.yml", private, limit=host, extravars=extravars,
-                    ssh_config=ssh_config, playbook=SLURM_PLAYBOOK,
-                    progress=lambda line: say(err, f"slurm provision {line}"))
+    try:
+        return run_site(rendered / "ansible" / "inventory.yml", private, limit=host, extravars=extravars,
+                        ssh_config=ssh_config, playbook=SLURM_PLAYBOOK,
+                        progress=lambda line: say(err, f"slurm provision {line}"))
+    finally:  # ansible-runner wrote the extra vars, the key among them, to env/extravars: only for the run
+        (private / "env" / "extravars").unlink(missing_ok=True)
