@@ -178,7 +178,7 @@ class SlurmCluster:
     second: object
     munge_key: str  # this session's throwaway key
     controller: str
-    run: object  # () -> ProvisionResult: runs the playbook again (fault tests)
+    run: object  # (limit=both groups) -> ProvisionResult: runs the playbook again (fault tests)
     sh: object  # (command) -> (rc, stdout, stderr) on the controller
 
 
@@ -189,6 +189,7 @@ def slurm_cluster(lab_cluster: LabCluster, tmp_path_factory: pytest.TempPathFact
 
     from clusterforge.loading import load_and_plan
     from clusterforge.provision import run_site
+    from clusterforge.provision.runner import write_private_extravars
     from clusterforge.pulumi.providers.munge_key import make_key
     from clusterforge.pulumi.slurm.wiring import SLURM_PLAYBOOK, slurm_extravars
 
@@ -201,9 +202,14 @@ def slurm_cluster(lab_cluster: LabCluster, tmp_path_factory: pytest.TempPathFact
     private = tmp_path_factory.mktemp("slurm-runner")
     inventory = lab_cluster.inventory_dir / "ansible" / "inventory.yml"
 
-    def run():
-        return run_site(inventory, private, limit="slurm_controller:slurm_nodes", extravars=extravars,
-                        ssh_config=lab_cluster.ssh_config, playbook=SLURM_PLAYBOOK)
+    def run(limit: str = "slurm_controller:slurm_nodes"):
+        # the key only in env/extravars (0600, for the run), as HostProvision passes it
+        vars_file = write_private_extravars(private, extravars)
+        try:
+            return run_site(inventory, private, limit=limit, extravars=None, ssh_config=lab_cluster.ssh_config,
+                            playbook=SLURM_PLAYBOOK)
+        finally:
+            vars_file.unlink(missing_ok=True)
 
     def sh(command: str) -> tuple[int, str, str]:
         proc = subprocess.run(["ssh", "-F", str(lab_cluster.ssh_config), "-o", "BatchMode=yes", control.name, command],

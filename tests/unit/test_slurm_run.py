@@ -52,3 +52,20 @@ def test_lab_expectations_come_from_the_plan():
     assert expected["topology"]["plugin"] == "topology/tree"
     assert [s["name"] for s in expected["topology"]["switches"]] == [s.name for s in plan.scheduler.tree]
     assert sorted(a["name"] for a in expected["accounts"]) == ["inference", "research"]
+
+
+def test_resume_waits_for_the_node_to_settle():
+    """Seen on the lab: IDLE+NOT_RESPONDING for a moment after a job; resume reports the settled state."""
+    from clusterforge.ops.slurm_drain import resume_node
+
+    states = iter(["IDLE+NOT_RESPONDING", "IDLE+NOT_RESPONDING", "IDLE"])
+    commands = []
+
+    def run(command: str) -> tuple[int, str, str]:
+        commands.append(command)
+        if command.startswith("scontrol update"):
+            return 0, "", ""
+        return 0, f"NodeName=n1 State={next(states)} Gres=gpu:2", ""
+
+    assert resume_node(run, "n1", settle_s=10) == "IDLE"
+    assert commands[0] == "scontrol update NodeName=n1 State=RESUME" and len(commands) == 4

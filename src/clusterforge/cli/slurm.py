@@ -100,12 +100,15 @@ def stack_munge_key(stack: str) -> str | None:
 def converge_node(rendered: Path, private: Path, host: str, munge_key: str, target: str, ssh_config: Path | None):
     """playbooks/slurm.yml on one GPU server (a replaced machine has no slurmd yet): a ProvisionResult."""
     from clusterforge.provision import run_site
+    from clusterforge.provision.runner import write_private_extravars
     from clusterforge.pulumi.slurm.wiring import SLURM_PLAYBOOK, slurm_extravars
 
-    extravars = {**slurm_extravars(target == "lab"), "cf_slurm_munge_key": munge_key}
+    # The key goes in env/extravars (0600, only for the run), as HostProvision passes it: extra vars handed to
+    # ansible-runner directly are written into its artifacts (artifacts/<id>/command), seen on the lab.
+    vars_file = write_private_extravars(private, {**slurm_extravars(target == "lab"), "cf_slurm_munge_key": munge_key})
     try:
-        return run_site(rendered / "ansible" / "inventory.yml", private, limit=host, extravars=extravars,
+        return run_site(rendered / "ansible" / "inventory.yml", private, limit=host, extravars=None,
                         ssh_config=ssh_config, playbook=SLURM_PLAYBOOK,
                         progress=lambda line: say(err, f"slurm provision {line}"))
-    finally:  # ansible-runner wrote the extra vars, the key among them, to env/extravars: only for the run
-        (private / "env" / "extravars").unlink(missing_ok=True)
+    finally:
+        vars_file.unlink(missing_ok=True)

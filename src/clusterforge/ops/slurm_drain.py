@@ -77,9 +77,19 @@ def drain_node(run: Runner, node: str, reason: str, timeout_s: float = 600.0,
         time.sleep(2)
 
 
-def resume_node(run: Runner, node: str) -> str:
-    """Make the node schedulable again; returns its state afterwards."""
+UNSETTLED = ("DRAIN", "NOT_RESPONDING", "COMPLETING")
+
+
+def resume_node(run: Runner, node: str, settle_s: float = 60.0) -> str:
+    """Make the node schedulable again; returns its state once it has settled (no DRAIN, NOT_RESPONDING or
+    COMPLETING flag; seen on the lab: IDLE+NOT_RESPONDING for a moment after a job), or the last one seen
+    after `settle_s`."""
     rc, stdout, stderr = run(f"scontrol update NodeName={shlex.quote(node)} State=RESUME")
     if rc != 0 and "Invalid node state transition" not in (stderr + stdout):  # already schedulable
         raise RuntimeError(f"resuming {node} in Slurm failed: {(stderr or stdout).strip()[:300]}")
-    return node_state(run, node) or "?"
+    deadline = time.monotonic() + settle_s
+    while True:
+        state = node_state(run, node) or "?"
+        if not any(flag in UNSETTLED for flag in state.split("+")) or time.monotonic() >= deadline:
+            return state
+        time.sleep(1)

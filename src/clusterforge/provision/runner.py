@@ -6,6 +6,7 @@ same project directory, inventory and extra vars work unchanged on AWX execution
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
@@ -20,7 +21,7 @@ import ansible_runner
 from clusterforge import paths
 from clusterforge.sshmux import ansible_env, private_control_dir
 
-__all__ = ["ProvisionResult", "run_site"]
+__all__ = ["ProvisionResult", "run_site", "write_private_extravars"]
 
 SITE_PLAYBOOK = "site.yml"
 # ansible-runner's stats keys -> the names reported per host.
@@ -108,6 +109,19 @@ def run_site(
         )
     duration_s = time.monotonic() - started
     return _result(run, duration_s)
+
+
+def write_private_extravars(private_data_dir: Path, data: Mapping[str, Any]) -> Path:
+    """Extra vars that hold a secret, as ansible-runner's env/extravars (0600, JSON), for a run_site with
+    extravars=None: extra vars handed to run_site are also written into the run's artifacts (the command
+    line). The caller removes the file after the run. Returns its path."""
+    path = Path(private_data_dir) / "env" / "extravars"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.unlink(missing_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        json.dump(dict(data), handle)
+    return path
 
 
 @contextmanager
