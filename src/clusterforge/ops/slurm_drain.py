@@ -80,7 +80,7 @@ def drain_node(run: Runner, node: str, reason: str, timeout_s: float = 600.0,
 UNSETTLED = ("DRAIN", "NOT_RESPONDING", "COMPLETING")
 
 
-def resume_node(run: Runner, node: str, settle_s: float = 60.0) -> str:
+def resume_node(run: Runner, node: str, settle_s: float = 120.0) -> str:
     """Make the node schedulable again; returns its state once it has settled (no DRAIN, NOT_RESPONDING or
     COMPLETING flag; seen on the lab: IDLE+NOT_RESPONDING for a moment after a job), or the last one seen
     after `settle_s`."""
