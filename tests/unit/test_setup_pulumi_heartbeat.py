@@ -72,20 +72,9 @@ def test_two_checkouts_build_the_engine_once(tmp_path: Path) -> None:
 
 def test_cold_build_prints_a_heartbeat_with_its_phase(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
-    (repo / "scripts").mkdir(parents=True)
-    shutil.copy(ROOT / "scripts" / "setup-pulumi.sh", repo / "scripts")
-    shutil.copytree(ROOT / "tools" / "pulumi-build", repo / "tools" / "pulumi-build")
-    shutil.copytree(ROOT / "tools" / "launchers", repo / "tools" / "launchers")
-    pinned = next(line.split()[1] for line in (repo / "tools/pulumi-build/go.mod").read_text().splitlines()
-                  if line.strip().startswith("github.com/pulumi/pulumi/pkg/v3 "))
-    fake = tmp_path / "fake"
-    (fake / "sdk" / "python" / "cmd").mkdir(parents=True)
-    (fake / "sdk" / "python" / "cmd" / "pulumi-language-python-exec").write_text("#!/bin/sh\n")
-    go = tmp_path / "go"
-    go.write_text(FAKE_GO)
-    go.chmod(0o755)
-    env = {"PATH": "/usr/bin:/bin", "GO": str(go), "FAKE": str(fake), "PINNED": pinned, "SETUP_HEARTBEAT_S": "1",
-           "CLUSTERFORGE_PULUMI_CACHE": str(tmp_path / "engine-cache")}  # never the machine's cache
+    _checkout(repo)
+    env = _fake_go(tmp_path)
+    pinned = env["PINNED"]
     proc = subprocess.run(["bash", str(repo / "scripts" / "setup-pulumi.sh")], capture_output=True, text=True,
                           env=env, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
