@@ -226,6 +226,15 @@ def _host_drift(props: Mapping[str, Any]) -> dict[str, list[tuple[str, str]]]:
     return drifted
 
 
+def _is_unknown(value: Any) -> bool:
+    """An input a preview cannot know. The engine hands a dynamic provider's diff a pulumi.output.Unknown object
+    (seen with engine v3.260.0: a two-resource program, the second's input an output of the first, which had an
+    update pending); the rpc sentinel string is what the serialized form carries."""
+    from pulumi.output import Unknown
+
+    return isinstance(value, Unknown) or value == _UNKNOWN
+
+
 def _live_inputs(olds: Mapping[str, Any], news: Mapping[str, Any], changed: Sequence[str]) -> dict[str, Any] | None:
     """The inputs to read the hosts' live state with (identity, services, check mode), or None when the
     declaration changed (the update provisions anyway) or there is nothing to read them over. A preview with
@@ -235,7 +244,7 @@ def _live_inputs(olds: Mapping[str, Any], news: Mapping[str, Any], changed: Sequ
     if not olds.get("identity"):
         return None
     props = dict(news)
-    if news.get("ssh_config") == _UNKNOWN and isinstance(olds.get("ssh_config"), str):
+    if _is_unknown(news.get("ssh_config")) and isinstance(olds.get("ssh_config"), str):
         props["ssh_config"] = olds["ssh_config"]
         changed = [key for key in changed if key != "ssh_config"]
     if changed or not isinstance(props.get("ssh_config"), str):
