@@ -181,7 +181,9 @@ def test_a_killed_slurmctld_is_drift_and_the_next_run_starts_it(slurm_cluster, l
     assert inactive_units([slurm_cluster.controller], ssh_config, list(CONTROLLER_UNITS)) == {}
     (finding,) = daemons(SshShell(slurm_cluster.controller, ssh_config), None)
     assert finding.status is Status.ok, finding
-    assert _failed(slurm_cluster, expected, 60) == {}
+    # A restarted slurmctld reads its nodes NOT_RESPONDING until its next node ping (SlurmdTimeout/3, 100 s by
+    # default): seen 91 s after the restart in a clean-clone CI run, where a 60 s wait failed.
+    assert _failed(slurm_cluster, expected, 150) == {}
 
 
 def test_roll_drains_each_node_in_slurm_before_it_is_changed_and_resumes_it_after_the_gate(slurm_cluster, expected,
