@@ -32,6 +32,8 @@ def temp_backend(state: Path) -> Backend:
 
 
 CONTROL_BLOCK = "control:\n  nodes: 1\n  server_model: control-1u\n"
+SLURM_SCHEDULERS = "schedulers: [kubernetes, slurm]"
+SLURM_BLOCK = "slurm:\n  hardware: simulated\n"
 
 
 def copy_inventory(directory: Path, source: Path = LAB_INVENTORY, control: bool = False) -> Path:
@@ -45,6 +47,9 @@ def copy_inventory(directory: Path, source: Path = LAB_INVENTORY, control: bool 
     if not control and source == LAB_INVENTORY:
         assert CONTROL_BLOCK in text, "inventory/lab.yaml changed shape; update tests/pulumi/pulumi_fixtures.py"
         text = text.replace(CONTROL_BLOCK, "", 1)
+        # Slurm needs the control node too (slurmctld): without one the declaration schedules with Kubernetes
+        assert SLURM_SCHEDULERS in text and SLURM_BLOCK in text, "inventory/lab.yaml changed shape"
+        text = text.replace(SLURM_SCHEDULERS, "schedulers: [kubernetes]", 1).replace(SLURM_BLOCK, "", 1)
     target.write_text(text)
     return target
 
