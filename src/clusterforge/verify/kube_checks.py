@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
+
+from clusterforge.verify.layer_check import LayerCheck
 
 __all__ = ["KubeCheck", "run_kube_checks", "DAEMONSET", "DEVICE_PLUGIN_NAMESPACE", "PROBE_POD"]
 
@@ -26,14 +27,7 @@ PROBE_POD = "clusterforge-verify-probe"
 PROBE_IMAGE = "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04"
 
 
-@dataclass(frozen=True)
-class KubeCheck:
-    name: str
-    ok: bool
-    detail: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"check": self.name, "ok": self.ok, "detail": self.detail}
+KubeCheck = LayerCheck
 
 
 def _eventually(probe: Callable[[], Any], timeout_s: float) -> Any:

@@ -19,8 +19,9 @@ from __future__ import annotations
 import shlex
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
+
+from clusterforge.verify.layer_check import LayerCheck
 
 __all__ = ["SlurmCheck", "run_slurm_checks", "parse_fields", "PROBE_JOB", "LIMIT_REASONS"]
 
@@ -31,14 +32,7 @@ LIMIT_REASONS = ("AssocGrpGRES",)
 Runner = Callable[[str], tuple[int, str, str]]
 
 
-@dataclass(frozen=True)
-class SlurmCheck:
-    name: str
-    ok: bool
-    detail: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"check": self.name, "ok": self.ok, "detail": self.detail}
+SlurmCheck = LayerCheck
 
 
 def parse_fields(line: str) -> dict[str, str]:
