@@ -187,6 +187,8 @@ def print_kube(checks: list | None, why: str) -> None:
     if checks is None:
         say(err, f"kubernetes: not checked: {why}")
         return
+    from rich.table import Table
+
     table = Table(title="kubernetes layer (lab: simulated kubelets)", title_justify="left")
     for column in ("check", "outcome", "detail"):
         table.add_column(column)
