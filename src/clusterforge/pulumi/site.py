@@ -65,13 +65,13 @@ class Site(pulumi.ComponentResource):
         # a unit's provisioning waits for its bare-metal servers' installs (all of them: an install is per host)
         self.units = [ScalableUnit(f"su{u.su:02d}", u, child, lab=self.lab, after=[*after_storage, *self.metal])
                       for u in args.units]
+        # both schedulers' steps need only the converged hosts, and run side by side (both reach the control node;
+        # neither role installs what the other's does): 83 s off a warm lab `up` against Slurm after Kubernetes
+        after_hosts = [*after_storage, *self.units, *([self.lab] if self.lab else [])]
         self.kubernetes = (Kubernetes("kubernetes", args.kubernetes, child,
                                       ssh_config=self.lab.ssh_config if self.lab is not None else None,
-                                      after=[*after_storage, *self.units, *([self.lab] if self.lab else [])])
+                                      after=after_hosts)
                            if args.kubernetes is not None else None)
-        # Slurm needs the hosts, not the Kubernetes step: the two converge side by side (both reach the control
-        # node; neither role installs what the other's does), which took 83 s off a warm lab `up`
-        after_hosts = [*after_storage, *self.units, *([self.lab] if self.lab else [])]
         self.slurm = (Slurm("slurm", args.slurm, child, after=after_hosts,
                             ssh_config=self.lab.ssh_config if self.lab is not None else None)
                       if args.slurm is not None else None)
