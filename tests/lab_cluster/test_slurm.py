@@ -39,6 +39,27 @@ def _sh(slurm_cluster, command: str) -> str:
     return stdout
 
 
+STATE_SAVE = "/var/lib/slurm/slurmctld"  # StateSaveLocation (render/slurm/slurm_conf.py)
+
+
+def _now(slurm_cluster) -> float:
+    return float(_sh(slurm_cluster, "date +%s.%N"))
+
+
+def _wait_for_node_state_save(slurm_cluster, since: float, timeout_s: float = 30.0) -> None:
+    """Wait until slurmctld has written its node_state file after `since` (the controller's clock). slurmctld batches
+    state saves a few seconds behind the change; a slurmctld killed before that restarts from the older file (the CI
+    run of 997e42a: the killed-slurmctld test ran right after the drain test's resume and found the node DRAIN
+    again). A test that changes node state leaves it saved, so a later kill cannot bring the old state back."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        saved = float(_sh(slurm_cluster, f"date -r {STATE_SAVE}/node_state +%s.%N"))
+        if saved > since:
+            return
+        assert time.monotonic() < deadline, f"slurmctld did not save node_state within {timeout_s:.0f} s"
+        time.sleep(0.5)
+
+
 def _failed(slurm_cluster, expected, timeout_s: float = 5.0) -> dict[str, str]:
     from clusterforge.verify.slurm_checks import run_slurm_checks
 
@@ -97,7 +118,9 @@ def test_a_drained_node_fails_its_check_and_resuming_restores_it(slurm_cluster, 
         failed = _failed(slurm_cluster, expected, 2)
         assert f"node {node}" in failed and "DRAIN" in failed[f"node {node}"], failed
     finally:
+        since = _now(slurm_cluster)
         _sh(slurm_cluster, f"scontrol update NodeName={node} State=RESUME")
+        _wait_for_node_state_save(slurm_cluster, since)
     assert f"node {node}" not in _failed(slurm_cluster, expected, 30)
 
 
@@ -158,7 +181,9 @@ def test_drain_waits_for_the_running_job_and_resume_makes_the_node_idle(slurm_cl
         assert done.jobs_waited_for == (job,) and "DRAIN" in node_state(slurm_cluster.sh, node)
     finally:
         _sh(slurm_cluster, f"scancel {job}")
+        since = _now(slurm_cluster)
         state = resume_node(slurm_cluster.sh, node)
+        _wait_for_node_state_save(slurm_cluster, since)
     assert state == "IDLE"
 
 
