@@ -225,3 +225,32 @@ def test_kubernetes_only_declaration_has_no_slurm_step(tmp_path: Path):
     mocks, _ = _declare(tmp_path, inventory=tmp_path / "inv" / "lab.yaml", target="lab", provision=True, image=False)
     assert not [r for r in mocks.resources if r.typ == "clusterforge:slurm:Slurm"]
     assert [r for r in mocks.resources if r.typ == "clusterforge:kubernetes:Kubernetes"]
+
+
+def _depends_on(monkeypatch, tmp_path: Path, **overrides) -> dict[str, set[str]]:
+    """Each HostProvision's name -> the names of the resources it was declared to depend on (Pulumi's mocks do
+    not record dependencies, so the constructor's options are read as the program passes them)."""
+    from clusterforge.pulumi.providers import host_provision
+
+    seen: dict[str, set[str]] = {}
+    original = host_provision.HostProvision.__init__
+
+    def recording(self, name, args, opts=None):
+        seen[name] = {r._name for r in ((opts.depends_on if opts else None) or [])}
+        original(self, name, args, opts)
+
+    monkeypatch.setattr(host_provision.HostProvision, "__init__", recording)
+    _declare(tmp_path, provision=True, image=False, **overrides)
+    return seen
+
+
+def test_in_the_lab_the_control_node_steps_run_beside_the_hosts_and_slurmd_waits_for_them(monkeypatch, tmp_path):
+    """The Kubernetes step (which registers the lab's simulated nodes itself) and the Slurm controller need only
+    the lab and the site switches; slurmd needs the SU's hosts and the controller."""
+    seen = _depends_on(monkeypatch, tmp_path, target="lab")
+    site_racks = {"site-agg-r01", "site-spine-r01", "site-control-r01", "site-storage-r01", "site-storage-spine-r01"}
+    for step in ("kubernetes-control-plane", "slurm-controller"):
+        assert "lab" in seen[step] and site_racks <= seen[step], seen[step]
+        assert not {"su01", "storage-provision"} & seen[step], seen[step]
+    assert {"su01", "storage-provision", "lab", "slurm-controller"} <= seen["slurm-nodes"], seen["slurm-nodes"]
+    assert "lab" in seen["storage-provision"] and "kubernetes-control-plane" not in seen["su01-provision"]
