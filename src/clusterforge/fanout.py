@@ -19,10 +19,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
-import pickle
-import signal
 import sys
-import tempfile
 import threading
 from collections.abc import Callable, Sequence
 from typing import IO, TypeVar
@@ -100,6 +97,8 @@ class _Child:
         self.status = os.waitstatus_to_exitcode(status)
         if self.status != 0:
             return None
+        import pickle  # loaded by _spawn
+
         self.spool.seek(0)
         out: list = []
         try:
@@ -116,6 +115,8 @@ class _Child:
             self.spool.close()
 
     def end(self) -> None:
+        import signal  # loaded by _spawn
+
         if self.status is None:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(self.pid, signal.SIGKILL)
@@ -125,6 +126,10 @@ class _Child:
 
 
 def _spawn(render: Callable[[T], R], items: Sequence[T]) -> _Child:
+    import pickle  # here, not at import: a serial run (every small plan) never needs them
+    import signal
+    import tempfile
+
     spool = tempfile.TemporaryFile()  # noqa: SIM115 - closed by _Child
     sys.stdout.flush()
     sys.stderr.flush()

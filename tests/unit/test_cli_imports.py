@@ -67,6 +67,13 @@ def test_validate_imports_what_it_needs_and_no_renderer_or_pulumi(tmp_path: Path
     assert _heavy(modules, VALIDATE_NEVER) == []
 
 
+def test_validate_file_runs_without_the_app_or_rich(tmp_path: Path) -> None:
+    """`validate FILE` has nothing to parse: no typer app (cli/validation), and lines Rich would write
+    unchanged are written without it (cli/_console.PlainLines)."""
+    modules = loaded_after(tmp_path, "validate", "inventory/lab.yaml")
+    assert _heavy(modules, ("typer", "click", "rich", "clusterforge.cli.app", "clusterforge.cli._common")) == []
+
+
 def test_package_version_is_pyproject_version() -> None:
     """`--version` prints clusterforge.__version__ without reading the installed metadata."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]

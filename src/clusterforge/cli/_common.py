@@ -5,8 +5,6 @@ Exit codes: 0 ok, 1 the declaration (or the cluster) is wrong, 2 usage error, 3 
 
 from __future__ import annotations
 
-import json
-import sys
 from collections.abc import Iterable
 from enum import Enum
 from pathlib import Path
@@ -14,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console
+
+from clusterforge.cli._console import emit_json, stderr_console, stdout_console
 
 if TYPE_CHECKING:  # the model and planner are imported by the commands that load a declaration (load)
     from clusterforge.model import ClusterSpec, SourceMap
@@ -34,10 +34,6 @@ def format_option() -> Any:
     return typer.Option(Format.table, "--format", "-f", help="table (for people) or json (one document on stdout)")
 
 
-def emit_json(document: Any) -> None:
-    sys.stdout.write(json.dumps(document, indent=1, sort_keys=True, default=str) + "\n")
-
-
 class ApplyTarget(str, Enum):
     """Where `preview`/`up` deliver (clusterforge.pulumi.settings.TARGETS)."""
 
@@ -45,9 +41,8 @@ class ApplyTarget(str, Enum):
     files = "files"
     ssh = "ssh"
 
-# emoji=False: Rich would turn ":100:" in "FILE:100:3: field: message" into an emoji
-out = Console(emoji=False) if sys.stdout.isatty() else Console(width=200, emoji=False)  # pipes: full rows, not wraps
-err = Console(stderr=True, emoji=False)
+out = stdout_console()  # pipes: full rows, not wraps; no emoji (cli/_console)
+err = stderr_console()
 
 
 def say(console: Console, text: str) -> None:

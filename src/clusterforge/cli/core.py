@@ -15,24 +15,12 @@ __all__ = ["register", "validate", "plan", "render", "Format"]
 
 def validate(file: Path = typer.Argument(..., help="inventory YAML"), format: Format = format_option()) -> None:
     """Validate a declaration: exit 0, or 1 with FILE:LINE:COL: field: message lines on stderr."""
-    from clusterforge.plan.fabric_checks import check_fabric
+    from clusterforge.cli.validation import validate_declaration
 
-    _, plan_obj, _ = load(file)
-    for warning in plan_obj.warnings:
-        say(err, f"warning: {warning}")
-    problems = check_fabric(plan_obj)
-    for problem in problems:
-        say(err, f"{file}:1:1: fabric: {problem}")
-    if format is Format.json:
-        emit_json({"file": str(file), "ok": not problems, "summary": plan_obj.summary,
-                   "warnings": list(plan_obj.warnings), "problems": [f"fabric: {p}" for p in problems]})
-    if problems:
-        raise typer.Exit(1)
-    if format is Format.json:
-        return
-    summary = plan_obj.summary
-    out.print(f"{file}: ok — {summary.servers} servers, {summary.gpus} GPUs,"
-              f" {summary.racks} racks, {summary.power_kw} kW", markup=False, highlight=False)
+    status = validate_declaration(file, format is Format.json, lambda text: out.print(text, markup=False,
+                                  highlight=False), lambda text: say(err, text))
+    if status:
+        raise typer.Exit(status)
 
 
 def plan(file: Path = typer.Argument(..., help="inventory YAML"),
