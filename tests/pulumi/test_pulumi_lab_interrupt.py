@@ -1,12 +1,12 @@
-"""Ctrl-C during provisioning of a real lab, then during its Kubernetes step, then `up` again: converged,
+"""Ctrl-C during the Kubernetes step of a real lab, then during its SU provisioning, then `up` again: converged,
 verified, nothing left behind.
 
 Real engine, real lab (the verify tests' declaration, ``cfverify``, with a control node), the real site
 playbook over SSH (``provisionTags: nouveau`` keeps it short), per-host progress streamed into `up`'s
 output. The CLI runs in its own session as a shell runs it; SIGINT goes to its whole process group, as a
-terminal's Ctrl-C does: the first time once the first host reports a finished task, the second time once
-the control node has its certificates and units written but not started (playbooks/kubernetes.yml). The
-third `up` finishes and `verify` passes, the Kubernetes layer included (simulated kubelets). Without the
+terminal's Ctrl-C does: the first time once the control node has its certificates and units written but
+not started (playbooks/kubernetes.yml; in the lab that step starts beside the storage and SU steps), the
+second time, in the next `up`, once the first GPU server reports a finished task. The third `up` finishes and `verify` passes, the Kubernetes layer included (simulated kubelets). Without the
 Kubernetes binaries (scripts/setup-k8s.sh) the Kubernetes half is skipped, and said so.
 """
 
