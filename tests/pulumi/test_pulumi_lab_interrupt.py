@@ -6,7 +6,8 @@ playbook over SSH (``provisionTags: nouveau`` keeps it short), per-host progress
 output. The CLI runs in its own session as a shell runs it; SIGINT goes to its whole process group, as a
 terminal's Ctrl-C does: the first time once the control node has its certificates and units written but
 not started (playbooks/kubernetes.yml; in the lab that step starts beside the storage and SU steps), the
-second time, in the next `up`, once the first GPU server reports a finished task. The third `up` finishes and `verify` passes, the Kubernetes layer included (simulated kubelets). Without the
+second time, in the next `up`, once the first GPU server reports a finished task. The third `up` finishes
+and `verify` passes, the Kubernetes layer included (simulated kubelets). Without the
 Kubernetes binaries (scripts/setup-k8s.sh) the Kubernetes half is skipped, and said so.
 """
 
