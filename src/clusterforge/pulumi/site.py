@@ -65,18 +65,15 @@ class Site(pulumi.ComponentResource):
         # a unit's provisioning waits for its bare-metal servers' installs (all of them: an install is per host)
         self.units = [ScalableUnit(f"su{u.su:02d}", u, child, lab=self.lab, after=[*after_storage, *self.metal])
                       for u in args.units]
+        # both schedulers' steps need only the converged hosts, and run side by side (both reach the control node;
+        # neither role installs what the other's does): 83 s off a warm lab `up` against Slurm after Kubernetes
         after_hosts = [*after_storage, *self.units, *([self.lab] if self.lab else [])]
-        # What runs on the control node alone needs only the lab and the site switches, and runs beside the storage
-        # and SU provisioning: the Slurm controller always; the Kubernetes step in the lab, where it registers the
-        # (simulated) nodes itself. On hardware the GPU layer labels and taints the nodes the GPU servers' kubelets
-        # register, so there it waits for the hosts. slurmd waits for the hosts and the controller.
-        control_after = [*site_switches, *([self.lab] if self.lab else [])]
-        ssh_config = self.lab.ssh_config if self.lab is not None else None
-        self.kubernetes = (Kubernetes("kubernetes", args.kubernetes, child, ssh_config=ssh_config,
-                                      after=control_after if self.lab is not None else after_hosts)
+        self.kubernetes = (Kubernetes("kubernetes", args.kubernetes, child,
+                                      ssh_config=self.lab.ssh_config if self.lab is not None else None,
+                                      after=after_hosts)
                            if args.kubernetes is not None else None)
-        self.slurm = (Slurm("slurm", args.slurm, child, after=control_after, nodes_after=after_hosts,
-                            ssh_config=ssh_config)
+        self.slurm = (Slurm("slurm", args.slurm, child, after=after_hosts,
+                            ssh_config=self.lab.ssh_config if self.lab is not None else None)
                       if args.slurm is not None else None)
         self.register_outputs({
             "cluster": args.cluster, "site": args.site, "summary": dict(args.summary),

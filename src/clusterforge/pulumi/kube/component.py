@@ -3,8 +3,7 @@
 KubePki generates the certificates (a secret); one HostProvision runs playbooks/kubernetes.yml over the
 `control_nodes` group with them as secret extra vars: etcd, kube-apiserver, kube-controller-manager,
 kube-scheduler as systemd units; in the lab kwok, the SIMULATED KUBELETS of the GPU servers, and the
-nodes with their GPU capacity; then k8s_gpu applied with kubectl. In the lab it runs beside the hosts'
-provisioning (it registers the simulated nodes itself); elsewhere after every SU is provisioned (site.py).
+nodes with their GPU capacity; then k8s_gpu applied with kubectl. It runs after every SU is provisioned.
 The admin kubeconfig is a secret output (`clusterforge kubeconfig` prints it).
 """
 
