@@ -8,6 +8,10 @@ terminal's Ctrl-C does: the first time once the first host reports a finished ta
 the control node has its certificates and units written but not started (playbooks/kubernetes.yml). The
 third `up` finishes and `verify` passes, the Kubernetes layer included (simulated kubelets). Without the
 Kubernetes binaries (scripts/setup-k8s.sh) the Kubernetes half is skipped, and said so.
+
+On that converged stack, host drift (issue #26): one GPU server's nouveau blacklist file removed by hand is
+named by `drift` (host, file, task; exit 1, nothing changed), and the next `up` re-provisions that host
+alone (the other hosts run no task) and puts the file back; the closing preview expects no changes.
 """
 
 from __future__ import annotations
@@ -33,6 +37,9 @@ pytestmark = [pytest.mark.pulumi, pytest.mark.slow, pytest.mark.lab]
 
 STACK = "labint"
 HOSTS = ("su01-r01-gpu01", "su01-r01-gpu02", "su01-r02-gpu01", "su01-r02-gpu02")
+VICTIM = HOSTS[1]  # the host whose file is removed by hand
+NOUVEAU_CONF = "/etc/modprobe.d/blacklist-nouveau.conf"  # roles/nouveau_blacklist/defaults/main.yml
+NOUVEAU_TASK = "Ensure nouveau is blacklisted in modprobe.d."  # roles/nouveau_blacklist/tasks/main.yml
 
 
 def _procs() -> dict[int, tuple[int, int, str, str, float]]:
@@ -154,6 +161,7 @@ def test_interrupt_during_lab_provisioning_then_up_converges(backend, tmp_path: 
             assert checks and all(c["ok"] for c in checks), checks
         else:
             print("the Kubernetes half was skipped: no Kubernetes binaries (scripts/setup-k8s.sh)")
+        _host_drift_seen_and_repaired(backend, declaration, env, up)
         steady = subprocess.run([*up[:3], "preview", *up[4:-1], "--expect-no-changes"],
                                 capture_output=True, text=True, env=env, timeout=600)
         assert steady.returncode == 0, steady.stdout + steady.stderr[-2000:]
@@ -162,6 +170,65 @@ def test_interrupt_during_lab_provisioning_then_up_converges(backend, tmp_path: 
                               capture_output=True, text=True, env=env, timeout=600)
         assert gone.returncode == 0, gone.stderr[-2000:]
     assert _lasting_orphan_zombies(since) == []
+
+
+def _on(host: str, script: str) -> subprocess.CompletedProcess[str]:
+    from clusterforge.lab import ssh_command
+
+    return subprocess.run(ssh_command("cfverify", host, [script]), capture_output=True, text=True, timeout=60)
+
+
+def _su01_provision(backend) -> dict:
+    for resource in json.loads(state_file(backend, STACK).read_text())["checkpoint"]["latest"]["resources"]:
+        if resource["type"].endswith("clusterforge:HostProvision") and resource["outputs"].get("group") == "su01":
+            return resource["outputs"]
+    raise AssertionError("no HostProvision of group su01 in the state")
+
+
+# a host that ran the site playbook: its per-host totals at the playbook's end (provision.progress.TaskProgress)
+_HOST_DONE = re.compile(r"provision (\S+): +\d+s (\S+): done, \d+ tasks")
+
+
+def _host_drift_seen_and_repaired(backend, declaration: Path, env: dict, up: list[str]) -> None:
+    """Issue #26 on the converged stack: a file removed by hand on one host is drift named by host, file and
+    task, and `up` re-provisions exactly that host."""
+    stamp = f"stat -c '%i %Y' {NOUVEAU_CONF}"
+    before = {host: _on(host, stamp) for host in HOSTS}
+    assert all(p.returncode == 0 for p in before.values()), before  # every GPU server has the file
+    runs = int(_su01_provision(backend)["runs"])
+    removed = _on(VICTIM, f"rm {NOUVEAU_CONF} && ! test -e {NOUVEAU_CONF}")
+    assert removed.returncode == 0, removed.stderr
+
+    t0 = time.monotonic()
+    found = subprocess.run([*up[:3], "drift", str(declaration), "--stack", STACK, "--format", "json"],
+                           capture_output=True, text=True, env=env, timeout=600)
+    print(f"drift: {time.monotonic() - t0:.0f}s rc={found.returncode}\n{found.stdout}")
+    assert found.returncode == 1, found.stdout + found.stderr[-3000:]
+    report = json.loads(found.stdout)
+    named = [line for line in report["drift"] if f"host {VICTIM}:" in line]
+    assert any(NOUVEAU_CONF in line and NOUVEAU_TASK in line for line in named), report["drift"]
+    assert not [line for line in report["drift"] if any(h in line for h in HOSTS if h != VICTIM)], report["drift"]
+    assert report["pending"] == {"update": ["su01-provision"]}, report["pending"]
+    assert _on(VICTIM, f"test -e {NOUVEAU_CONF}").returncode == 1  # drift changed nothing
+
+    t0 = time.monotonic()
+    repaired = subprocess.run(up, capture_output=True, text=True, env=env, timeout=900)
+    print(f"repairing up: {time.monotonic() - t0:.0f}s rc={repaired.returncode}")
+    assert repaired.returncode == 0, repaired.stderr[-3000:]
+    # said as it runs and again in the engine's closing diagnostics; the update ran once (`runs` below)
+    which = set(re.findall(r"provision su01: re-provisioning the drifted host\(s\) (.*?)\s*$", repaired.stderr, re.M))
+    assert which == {VICTIM}, (which, repaired.stderr[-3000:])
+    ran = sorted(set(_HOST_DONE.findall(repaired.stderr)))
+    assert ran == [("su01", VICTIM)], (ran, repaired.stderr[-3000:])  # no other host of any group ran a task
+    outputs = _su01_provision(backend)
+    assert outputs["runs"] == runs + 1, outputs["runs"]
+    assert outputs["changed"][VICTIM] >= 1 and all(outputs["changed"][h] == 0 for h in HOSTS if h != VICTIM), \
+        outputs["changed"]
+    back = _on(VICTIM, f"grep -x 'blacklist nouveau' {NOUVEAU_CONF}")
+    assert back.returncode == 0, (back.stdout, back.stderr)
+    for host in HOSTS:
+        if host != VICTIM:
+            assert _on(host, stamp).stdout == before[host].stdout, host  # the same file, not rewritten
 
 
 def _lasting_orphan_zombies(since_ticks: float, settle_s: float = 10.0) -> list[str]:

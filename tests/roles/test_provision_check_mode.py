@@ -59,3 +59,31 @@ def test_a_cmdline_file_left_by_an_older_run_is_not_read(tmp_path: Path) -> None
     (private / "env" / "cmdline").write_text("--check --diff")  # what a drift check before the fix left
     applied = run_site(inventory, private, playbooks_dir=project, playbook="one.yml")
     assert applied.ok and marker.read_text() == "planned\n"
+
+
+TEMPLATE_PLAYBOOK = """\
+- name: Write one file from a template.
+  hosts: all
+  gather_facts: false
+  tasks:
+    - name: Ensure the templated file holds the planned text.
+      ansible.builtin.template:
+        src: planned.conf.j2
+        dest: "{{ marker }}"
+        mode: "0644"
+"""
+
+
+def test_a_missing_templated_file_is_named_by_its_destination(tmp_path: Path) -> None:
+    """A template's check-mode result for a file that is gone carries no dest and no before header; its after
+    header is the rendered temporary source on the controller (the lab's drift line named that .j2 path)."""
+    project, inventory, marker = _project(tmp_path)
+    (project / "planned.conf.j2").write_text("planned {{ 1 + 1 }}\n")
+    (project / "one.yml").write_text(TEMPLATE_PLAYBOOK)
+    checked = run_site(inventory, tmp_path / "private", playbooks_dir=project, playbook="one.yml", check=True)
+    assert checked.ok, checked.failed_hosts
+    assert checked.changes == {"local-host": [("Ensure the templated file holds the planned text.", str(marker))]}
+    assert not marker.exists()
+    marker.write_text("edited by hand\n")  # present but different: named the same way
+    checked = run_site(inventory, tmp_path / "private", playbooks_dir=project, playbook="one.yml", check=True)
+    assert checked.changes == {"local-host": [("Ensure the templated file holds the planned text.", str(marker))]}

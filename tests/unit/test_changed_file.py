@@ -12,6 +12,18 @@ def test_a_template_names_its_destination():
     assert changed_file(result) == "/etc/modprobe.d/blacklist-nouveau.conf"
 
 
+def test_a_template_of_a_missing_file_names_its_destination():
+    """The result's shape when the file is gone (ansible-core 2.19, check mode): no dest, no before header, the
+    temporary source as after header, the dest in the invocation's module_args (the lab named the .j2 path)."""
+    temp = "/root/.ansible/tmp/ansible-local-1/t/blacklist-nouveau.conf.j2"
+    args = {"dest": "/etc/modprobe.d/blacklist-nouveau.conf", "mode": "0644", "src": temp, "follow": False}
+    result = {"changed": True, "diff": [{"before": "", "after_header": temp, "after": "blacklist nouveau\n"}],
+              "invocation": {**args, "module_args": args}}
+    assert changed_file(result) == "/etc/modprobe.d/blacklist-nouveau.conf"
+    censored = {**result, "invocation": "CENSORED: no_log is set"}  # no_log: no module_args, no traceback
+    assert changed_file(censored) == temp
+
+
 def test_dest_wins_and_nothing_named_is_empty():
     assert changed_file({"dest": "/etc/x", "diff": [{"after_header": "/tmp/y"}]}) == "/etc/x"
     assert changed_file({"changed": True}) == ""

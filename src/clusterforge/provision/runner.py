@@ -222,21 +222,26 @@ def changed_files(result: Mapping[str, Any]) -> list[str]:
 
 
 def changed_file(result: Mapping[str, Any]) -> str:
-    """The file a task's result is about: its dest/path, else the diff's before header (a template's after
-    header is its rendered temporary source), else the module's dest/path/name, else ""."""
+    """The file a task's result is about: its dest/path, else the diff's before header, else the module's
+    dest/path, else the diff's after header, else the module's name, else "". A template's check-mode result
+    for a missing file has no dest and no before header, and its after header is the rendered temporary
+    source on the controller; its invocation's module_args name the dest (seen with ansible-core 2.19)."""
     for key in ("dest", "path"):
         if isinstance(result.get(key), str) and result[key].startswith("/"):
             return result[key]
     diffs = result.get("diff")
+    headers = {"before_header": "", "after_header": ""}
     for diff in diffs if isinstance(diffs, list) else [diffs] if isinstance(diffs, dict) else []:
-        header = (diff.get("before_header") or diff.get("after_header")) if isinstance(diff, dict) else None
-        if header and isinstance(header, str) and header.startswith("/"):
-            return header
-    args = (result.get("invocation") or {}).get("module_args") or {}
-    for key in ("dest", "path", "name"):
-        if isinstance(args.get(key), str) and args[key]:
-            return str(args[key])
-    return ""
+        for key in headers:
+            header = diff.get(key) if isinstance(diff, dict) else None
+            if not headers[key] and isinstance(header, str) and header.startswith("/"):
+                headers[key] = header
+    invocation = result.get("invocation")  # a string under no_log ("CENSORED: ...")
+    args = invocation.get("module_args") if isinstance(invocation, Mapping) else None
+    args = args if isinstance(args, Mapping) else {}
+    module = [str(args[key]) for key in ("dest", "path") if isinstance(args.get(key), str) and args[key]]
+    name = [str(args["name"])] if isinstance(args.get("name"), str) and args["name"] else []
+    return next((found for found in (headers["before_header"], *module, headers["after_header"], *name) if found), "")
 
 
 def _failure_message(event_data: Mapping[str, Any]) -> str:
