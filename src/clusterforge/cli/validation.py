@@ -88,11 +88,9 @@ def validate_main(file: str) -> None:
     except KeyboardInterrupt:
         sys.exit(130)
     except OSError as exc:
-        if exc.errno == errno.EPIPE:  # what click does: the reader went away, exit 1 without a traceback
-            from typer._click.utils import PacifyFlushWrapper
-
-            sys.stdout = PacifyFlushWrapper(sys.stdout)  # type: ignore[assignment]
-            sys.stderr = PacifyFlushWrapper(sys.stderr)  # type: ignore[assignment]
+        if exc.errno == errno.EPIPE:  # the reader went away: exit 1 without a traceback, as click does
+            # Python's documented way (signal module, "Note on SIGPIPE"): the flush at exit goes to /dev/null
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             sys.exit(1)
         lines.err(f"error: {exc}")
         sys.exit(3)

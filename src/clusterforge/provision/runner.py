@@ -230,18 +230,19 @@ def changed_file(result: Mapping[str, Any]) -> str:
         if isinstance(result.get(key), str) and result[key].startswith("/"):
             return result[key]
     diffs = result.get("diff")
-    headers = {"before_header": "", "after_header": ""}
-    for diff in diffs if isinstance(diffs, list) else [diffs] if isinstance(diffs, dict) else []:
-        for key in headers:
-            header = diff.get(key) if isinstance(diff, dict) else None
-            if not headers[key] and isinstance(header, str) and header.startswith("/"):
-                headers[key] = header
+    diffs = [d for d in (diffs if isinstance(diffs, list) else [diffs]) if isinstance(d, dict)]
+
+    def header(key: str) -> list[str]:
+        return [d[key] for d in diffs if isinstance(d.get(key), str) and d[key].startswith("/")][:1]
+
     invocation = result.get("invocation")  # a string under no_log ("CENSORED: ...")
     args = invocation.get("module_args") if isinstance(invocation, Mapping) else None
     args = args if isinstance(args, Mapping) else {}
-    module = [str(args[key]) for key in ("dest", "path") if isinstance(args.get(key), str) and args[key]]
-    name = [str(args["name"])] if isinstance(args.get("name"), str) and args["name"] else []
-    return next((found for found in (headers["before_header"], *module, headers["after_header"], *name) if found), "")
+
+    def arg(*keys: str) -> list[str]:
+        return [args[key] for key in keys if isinstance(args.get(key), str) and args[key]]
+
+    return next(iter([*header("before_header"), *arg("dest", "path"), *header("after_header"), *arg("name")]), "")
 
 
 def _failure_message(event_data: Mapping[str, Any]) -> str:
