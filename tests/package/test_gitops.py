@@ -3,7 +3,8 @@ github-workflows and gitlab-ci), the pre-commit hook manifest validates, and the
 pipelines run (ci/clusterforge-review.sh) run on a real two-commit Git repository: a harmless change
 passes with a comment and a preview, a renumbering change fails.
 
-Not covered here: posting the comment (ci/post-comment.sh needs GitHub's or GitLab's API)."""
+Posting the comment is tests/package/test_post_comment.py (GitLab's branch against a loopback stand-in of
+its Notes API; no forge is reachable here)."""
 
 from __future__ import annotations
 
