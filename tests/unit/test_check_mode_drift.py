@@ -3,8 +3,8 @@ one (a RoCE interface's MTU, the GlusterFS trusted pool, volumes, volume options
 invisible to `clusterforge drift` (site playbook in check mode). Every such task in a role the site playbook
 runs is either a read that runs in check mode too (check_mode: false, changed_when: false), or follows a
 check-mode reporter: a debug task on the same loop, vars and conditions plus `ansible_check_mode`, reporting
-changed where the command would run. Only the roles' YAML is read here; the lab test
-(tests/lab_cluster/test_drift_repair.py) breaks such a state and sees drift name it."""
+changed where the command would run. Only the roles' YAML is read here; tests/roles/test_mtu_drift.py breaks
+one such state on the lab (an interface's MTU) and sees check mode name it and the site playbook repair it."""
 
 from __future__ import annotations
 
