@@ -3,8 +3,8 @@ github-workflows and gitlab-ci), the pre-commit hook manifest validates, and the
 pipelines run (ci/clusterforge-review.sh) run on a real two-commit Git repository: a harmless change
 passes with a comment and a preview, a renumbering change fails.
 
-Posting the comment is tests/package/test_post_comment.py (GitLab's branch against a loopback stand-in of
-its Notes API; no forge is reachable here)."""
+Posting the comment is tests/package/test_post_comment.py (both branches against a loopback stand-in of
+each forge's comment API; no forge is reachable here)."""
 
 from __future__ import annotations
 
