@@ -69,3 +69,18 @@ def load(path: Path) -> tuple[ClusterSpec, Plan, SourceMap]:
 def usage_error(message: str) -> None:
     say(err, f"error: {message}")
     raise typer.Exit(2)
+
+
+def print_layer_checks(layer: str, title: str, checks: list | None, why: str) -> None:
+    """One scheduler layer's checks (Kubernetes, Slurm) as a table, or the line saying why none ran."""
+    if checks is None:
+        say(err, f"{layer}: not checked: {why}")
+        return
+    from rich.table import Table
+
+    table = Table(title=title, title_justify="left")
+    for column in ("check", "outcome", "detail"):
+        table.add_column(column)
+    for c in checks:
+        table.add_row(c.name, "ok" if c.ok else "FAIL", c.detail, style=None if c.ok else "red")
+    out.print(table)

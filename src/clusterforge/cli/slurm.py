@@ -8,9 +8,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from rich.table import Table
-
-from clusterforge.cli._common import err, out, say
+from clusterforge.cli._common import err, print_layer_checks, say
 
 __all__ = ["slurm_wanted", "slurm_expected", "controller_runner", "slurm_results", "print_slurm", "stack_munge_key",
            "converge_node", "SSH_TIMEOUT_S"]
@@ -76,16 +74,8 @@ def slurm_results(plan: Any, target: str, ssh_config: Path | None) -> tuple[list
 
 
 def print_slurm(checks: list | None, why: str, simulated: bool) -> None:
-    if checks is None:
-        say(err, f"slurm: not checked: {why}")
-        return
     title = "slurm layer" + (" (SIMULATED GPUs: placeholder files, no GPU devices)" if simulated else "")
-    table = Table(title=title, title_justify="left")
-    for column in ("check", "outcome", "detail"):
-        table.add_column(column)
-    for c in checks:
-        table.add_row(c.name, "ok" if c.ok else "FAIL", c.detail, style=None if c.ok else "red")
-    out.print(table)
+    print_layer_checks("slurm", title, checks, why)
 
 
 def stack_munge_key(stack: str) -> str | None:

@@ -18,7 +18,17 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from clusterforge.cli._common import Format, emit_json, err, format_option, load, out, say, usage_error
+from clusterforge.cli._common import (
+    Format,
+    emit_json,
+    err,
+    format_option,
+    load,
+    out,
+    print_layer_checks,
+    say,
+    usage_error,
+)
 from clusterforge.vocab import DeviceKind
 
 if TYPE_CHECKING:
@@ -184,17 +194,7 @@ def kube_results(plan, stack: str) -> tuple[list | None, str]:
 
 
 def print_kube(checks: list | None, why: str) -> None:
-    if checks is None:
-        say(err, f"kubernetes: not checked: {why}")
-        return
-    from rich.table import Table
-
-    table = Table(title="kubernetes layer (lab: simulated kubelets)", title_justify="left")
-    for column in ("check", "outcome", "detail"):
-        table.add_column(column)
-    for c in checks:
-        table.add_row(c.name, "ok" if c.ok else "FAIL", c.detail, style=None if c.ok else "red")
-    out.print(table)
+    print_layer_checks("kubernetes", "kubernetes layer (lab: simulated kubelets)", checks, why)
 
 
 def gpu_spec_for(spec, plan, *, host: str | None = None, model: str | None = None) -> tuple[str, dict[str, Any]]:
