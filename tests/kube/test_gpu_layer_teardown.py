@@ -11,68 +11,20 @@ delete removes nothing; a server that does not answer is one line naming it.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 import pytest
 import yaml
 
 kubernetes = pytest.importorskip("kubernetes")
 from kubernetes.client import AppsV1Api, CoreV1Api, NodeV1Api  # noqa: E402
-from kubernetes.client.rest import ApiException  # noqa: E402
+from layer_helpers import FOREIGN_LABEL, FOREIGN_TAINT, apply_layer, ensure_nodes, gone, lab_kube_vars  # noqa: E402
 
 from clusterforge.pulumi.kube.gpu_layer import GpuLayer, planned_layer, role_defaults  # noqa: E402
 from clusterforge.pulumi.kube.teardown import TeardownFailed, api_client  # noqa: E402
 from clusterforge.pulumi.providers.kube_gpu_layer import KubeGpuLayerProvider  # noqa: E402
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 TIME_SLICING = 2
-FOREIGN_LABEL = ("example.com/rack-owner", "ops")
-FOREIGN_TAINT = {"key": "example.com/maintenance", "value": "planned", "effect": "PreferNoSchedule"}
-APPLY_PLAYBOOK = """
-- name: Apply the GPU layer to the loopback API server.
-  hosts: localhost
-  connection: local
-  gather_facts: false
-  roles:
-    - k8s_gpu
-"""
-
-
-def _kube_vars() -> dict:
-    from clusterforge.loading import load_and_plan
-    from clusterforge.render.ansible_inventory import kubernetes_vars
-
-    _, plan, _ = load_and_plan(REPO_ROOT / "inventory" / "lab.yaml")
-    return kubernetes_vars(plan)
-
-
-def _apply(loopback, work: Path, kube_vars: dict) -> None:
-    """playbooks/kubernetes.yml's k8s_gpu play, pointed at the loopback server."""
-    (work / "apply.yml").write_text(APPLY_PLAYBOOK)
-    (work / "vars.json").write_text(json.dumps({
-        "k8s_gpu_kubeconfig": str(loopback.kubeconfig_path), "k8s_gpu_kubectl": str(loopback.bin_dir / "kubectl"),
-        "k8s_gpu_manifest_dir": str(work / "manifests"), "k8s_gpu_teams": kube_vars["teams"],
-        "k8s_gpu_nodes": kube_vars["gpu_nodes"], "k8s_gpu_time_slicing_replicas": TIME_SLICING,
-        "ansible_python_interpreter": sys.executable}))
-    env = {**os.environ, "ANSIBLE_CONFIG": str(REPO_ROOT / "playbooks" / "ansible.cfg"),
-           "ANSIBLE_ROLES_PATH": str(REPO_ROOT / "roles"), "ANSIBLE_LOCAL_TEMP": str(work / "ansible-tmp"),
-           "ANSIBLE_HOME": str(work / "ansible-home")}
-    played = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i", "localhost,",
-                             str(work / "apply.yml"), "-e", f"@{work / 'vars.json'}"],
-                            env=env, capture_output=True, text=True, timeout=300)
-    assert played.returncode == 0, played.stdout[-4000:] + played.stderr[-2000:]
-
-
-def _gone(read, *args) -> bool:
-    try:
-        read(*args)
-    except ApiException as exc:
-        return exc.status == 404
-    return False
 
 
 def _eventually(check, timeout_s: float = 60.0) -> bool:
@@ -91,17 +43,14 @@ def _said(capsys) -> list[str]:
 @pytest.fixture(scope="module")
 def applied(loopback_api, tmp_path_factory):
     """The layer applied by the role, plus objects the role never created."""
-    kube_vars = _kube_vars()
+    kube_vars = lab_kube_vars()
     api = api_client(loopback_api.kubeconfig)
     core, node_api = CoreV1Api(api), NodeV1Api(api)
-    for node in kube_vars["gpu_nodes"]:  # no kubelet here: the nodes are API objects, as kwok's are in the lab
-        core.create_node(kubernetes.client.V1Node(
-            metadata=kubernetes.client.V1ObjectMeta(name=node["name"], labels=dict([FOREIGN_LABEL])),
-            spec=kubernetes.client.V1NodeSpec(taints=[kubernetes.client.V1Taint(**FOREIGN_TAINT)])))
+    ensure_nodes(api, kube_vars)
     core.create_namespace(kubernetes.client.V1Namespace(metadata=kubernetes.client.V1ObjectMeta(name="keep-me")))
     node_api.create_runtime_class(kubernetes.client.V1RuntimeClass(
         metadata=kubernetes.client.V1ObjectMeta(name="other-runtime"), handler="runc"))
-    _apply(loopback_api, tmp_path_factory.mktemp("apply"), kube_vars)
+    apply_layer(loopback_api, tmp_path_factory.mktemp("apply"), kube_vars, TIME_SLICING)
     # a team namespace clusterforge does not own (its mark taken off, as by an admin adopting it), with a
     # ConfigMap of its own: it must stay, losing only the quota the role put in it
     foreign_team = kube_vars["teams"][-1]["name"]
@@ -150,11 +99,11 @@ def test_destroy_removes_the_layer_and_only_it_then_does_nothing(applied, loopba
     assert said[-1].endswith(f"({len(expected) + len(layer.nodes)} change(s) by this run)"), said
     assert all(loopback_api.server in line for line in said)
 
-    assert _gone(apps.read_namespaced_daemon_set, layer.daemonset, layer.namespace)
-    assert _gone(core.read_namespaced_config_map, layer.configmap, layer.namespace)
-    assert _gone(node_api.read_runtime_class, layer.runtime_class)
-    assert _gone(core.read_namespaced_resource_quota, "gpu-quota", foreign_team)
-    assert _eventually(lambda: all(_gone(core.read_namespace, t) for t in ours)), "team namespaces not finalized"
+    assert gone(apps.read_namespaced_daemon_set, layer.daemonset, layer.namespace)
+    assert gone(core.read_namespaced_config_map, layer.configmap, layer.namespace)
+    assert gone(node_api.read_runtime_class, layer.runtime_class)
+    assert gone(core.read_namespaced_resource_quota, "gpu-quota", foreign_team)
+    assert _eventually(lambda: all(gone(core.read_namespace, t) for t in ours)), "team namespaces not finalized"
     core.read_namespace(foreign_team)
     core.read_namespaced_config_map("theirs", foreign_team)
     core.read_namespace("keep-me")
