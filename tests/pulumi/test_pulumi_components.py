@@ -177,6 +177,23 @@ def test_control_nodes_get_the_kubernetes_step_with_secret_certificates(tmp_path
     assert units and component.name == "kubernetes"
 
 
+def test_off_the_lab_the_kubernetes_step_records_the_gpu_layer_for_destroy(tmp_path: Path):
+    """Off the lab the control node outlives `destroy`: a KubeGpuLayer records what k8s_gpu applies (the plan's
+    teams and GPU nodes, the role's names) with the admin kubeconfig as a secret; on the lab there is none."""
+    from clusterforge.pulumi.kube.gpu_layer import planned_layer, role_defaults
+    from clusterforge.render.ansible_inventory import kubernetes_vars
+
+    lab, _ = _declare(tmp_path / "lab", target="lab", provision=True, image=False)
+    assert not [r for r in lab.resources if r.name == "kubernetes-gpu-layer"]
+    mocks, plan = _declare(tmp_path / "files", target="files", provision=True)
+    (layer,) = [r for r in mocks.resources if r.name == "kubernetes-gpu-layer"]
+    planned = planned_layer(kubernetes_vars(plan), role_defaults()).to_dict()
+    assert layer.inputs["planned"] == {k: v for k, v in planned.items() if v is not None}  # Pulumi drops None
+    assert layer.inputs["planned"]["teams"] == [t.name for t in plan.services.teams]
+    control = next(d for d in plan.devices if d.kind == "control")
+    assert layer.inputs["api_server"] == f"https://{control.management_ip}:6443"
+
+
 def test_no_control_nodes_no_kubernetes_step(tmp_path: Path):
     text = INVENTORY.read_text().replace("control:\n  nodes: 1\n  server_model: control-1u\n", "")
     # Slurm needs a control node too (slurmctld): the declaration without one schedules with Kubernetes alone

@@ -14,7 +14,8 @@ picks each resource's delivery target from the settings. Declaration order, top 
   7. ScalableUnit per SU         its Racks (Pdu / Server / Switch + SwitchConfig), then
      HostProvision               after the SU's switch configs, the lab and the storage servers, then
      Verification                after HostProvision
-  8. Kubernetes                  the control plane on the control nodes, after every SU
+  8. Kubernetes                  the control plane on the control nodes, after every SU (off the lab, then
+                                 KubeGpuLayer: what `destroy` removes from the API server)
   9. Slurm                       MungeKey, the controller, then slurmd on the GPU servers, after every SU
                                  (and Kubernetes), when the declaration asks for Slurm
 """
@@ -36,6 +37,7 @@ from clusterforge.pulumi.facility import PduArgs, RackArgs
 from clusterforge.pulumi.images import ImageSpec, booting, lab_images
 from clusterforge.pulumi.kube.binaries import MissingBinaries, kubernetes_bin_dir
 from clusterforge.pulumi.kube.component import CONTROL_GROUP, CONTROL_PLANE_UNITS, KubernetesArgs
+from clusterforge.pulumi.kube.gpu_layer import planned_layer, role_defaults
 from clusterforge.pulumi.metal import metal_servers
 from clusterforge.pulumi.network import NetworkArgs
 from clusterforge.pulumi.providers.host_image import HostImageArgs
@@ -201,8 +203,10 @@ def _kubernetes_args(plan: Plan, tree: RenderedTree, settings: StackSettings,
         # themselves and `verify` reports one missing
         nodes=tuple(n["name"] for n in kubernetes_vars(plan)["gpu_nodes"]) if settings.target == "lab" else (),
     )  # fmt: skip
+    # off the lab the control node outlives `destroy`: what k8s_gpu applied is recorded, for destroy to remove
+    layer = planned_layer(kubernetes_vars(plan), role_defaults()).to_dict() if settings.target != "lab" else None
     return KubernetesArgs(cluster=plan.cluster, node_ips=tuple(str(d.management_ip) for d in controls),
-                          provision=provision)
+                          provision=provision, layer=layer)
 
 
 def write_rendered_inventory(tree: RenderedTree, settings: StackSettings) -> None:

@@ -4,19 +4,22 @@ KubePki generates the certificates (a secret); one HostProvision runs playbooks/
 `control_nodes` group with them as secret extra vars: etcd, kube-apiserver, kube-controller-manager,
 kube-scheduler as systemd units; in the lab kwok, the SIMULATED KUBELETS of the GPU servers, and the
 nodes with their GPU capacity; then k8s_gpu applied with kubectl. It runs after every SU is provisioned.
-The admin kubeconfig is a secret output (`clusterforge kubeconfig` prints it).
+The admin kubeconfig is a secret output (`clusterforge kubeconfig` prints it). Off the lab (`layer` given), a
+KubeGpuLayer after it records what k8s_gpu applied, and `destroy` removes that from the API server through it.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import pulumi
 
-from clusterforge.pulumi.kube.kubeconfig import admin_kubeconfig
+from clusterforge.pulumi.kube.kubeconfig import API_PORT, admin_kubeconfig
 from clusterforge.pulumi.providers.host_provision import HostProvision, HostProvisionArgs
+from clusterforge.pulumi.providers.kube_gpu_layer import KubeGpuLayer, KubeGpuLayerArgs
 from clusterforge.pulumi.providers.kube_pki import KubePki, KubePkiArgs
 
 __all__ = ["Kubernetes", "KubernetesArgs", "CONTROL_GROUP", "CONTROL_PLANE_UNITS", "SERVICE_CIDR", "SERVICE_IP"]
@@ -33,6 +36,8 @@ class KubernetesArgs:
     cluster: str
     node_ips: Sequence[str]  # the control nodes' management addresses, first = the one kubeconfig names
     provision: HostProvisionArgs
+    # what k8s_gpu applies (GpuLayer.to_dict()), for `destroy` to remove; None on the lab (it goes with the lab)
+    layer: Mapping[str, Any] | None = None
 
 
 class Kubernetes(pulumi.ComponentResource):
@@ -52,5 +57,8 @@ class Kubernetes(pulumi.ComponentResource):
         self.kubeconfig = pulumi.Output.secret(
             pulumi.Output.all(self.pki.bundle, self.provision.runs).apply(
                 lambda values: admin_kubeconfig(args.cluster, first, values[0])))
-        self.api_server = f"https://{first}:6443"
+        self.api_server = f"https://{first}:{API_PORT}"
+        self.layer = (KubeGpuLayer(f"{name}-gpu-layer", KubeGpuLayerArgs(args.cluster, self.api_server, args.layer),
+                                   self.kubeconfig, pulumi.ResourceOptions(parent=self, depends_on=[self.provision]))
+                      if args.layer is not None else None)
         self.register_outputs({"kubeconfig": self.kubeconfig, "api_server": self.api_server})

@@ -1,0 +1,21 @@
+"""``loopback_api``: one real control plane on loopback per session (tests/kube/loopback_api.py), from the k8s
+build cache; skips where the cache lacks a binary (scripts/setup-k8s.sh builds them)."""
+
+from __future__ import annotations
+
+import pytest
+from loopback_api import LoopbackApi, start
+
+
+@pytest.fixture(scope="session")
+def loopback_api(tmp_path_factory: pytest.TempPathFactory) -> LoopbackApi:
+    pytest.importorskip("kubernetes")
+    from clusterforge.pulumi.kube.binaries import MissingBinaries, kubernetes_bin_dir
+
+    try:
+        bin_dir = kubernetes_bin_dir()
+    except MissingBinaries as exc:
+        pytest.skip(str(exc))
+    api = start(bin_dir, tmp_path_factory.mktemp("loopback-api"))
+    yield api
+    api.stop()
