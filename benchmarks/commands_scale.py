@@ -6,9 +6,11 @@ a forked worker's pages shared with its parent count twice; and PSS, which split
 every 50 ms, and a SHA-256 of what it wrote (stdout, or every file under the output directory with its
 path), so old and new code can be shown to write the same bytes. Goal: each < 30 s and < 2 GB at 512 SUs.
 
-`--src DIR` runs another source tree (e.g. an older commit's `src/` from `git archive`) for old-against-new
-in the same window; the load average is printed at start and end since the machine is shared.
-Usage: python benchmarks/commands_scale.py [--sus N] [--src DIR] [--only plan,render,...]
+`--src DIR` runs another source tree (e.g. an older commit's `src/` from `git archive`; its templates and data
+are this checkout's, through CLUSTERFORGE_ROOT); `--against DIR` runs each command with that tree and then
+with --src (or the installed package), one after the other, so old and new share a window. The 1-minute
+load average is printed on every row since the machine is shared.
+Usage: python benchmarks/commands_scale.py [--sus N] [--src DIR] [--against DIR] [--only plan,render,...]
 """
 
 from __future__ import annotations
@@ -112,39 +114,50 @@ def run(argv: list[str], env: dict[str, str], to_stdout: bool) -> dict:
             "stdout_bytes": size, "stderr": b"".join(errors).decode(errors="replace")[-400:]}
 
 
+def _environment(src: Path | None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    if src:
+        env["PYTHONPATH"] = str(src.resolve())
+        env["CLUSTERFORGE_ROOT"] = str(ROOT)  # a tree outside a checkout finds templates/ here
+    return env
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sus", type=int, default=512)
     parser.add_argument("--src", type=Path, help="source tree to run instead of the installed package")
+    parser.add_argument("--against", type=Path, help="source tree to run before --src, command by command")
     parser.add_argument("--only", default=",".join(COMMANDS), help="commands, comma-separated")
     args = parser.parse_args()
     from gen_inventory import generate
 
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    if args.src:
-        env["PYTHONPATH"] = str(args.src.resolve())
+    trees = ([("before", args.against)] if args.against else []) + [("now" if args.against else "", args.src)]
     launcher = [sys.executable, "-c", "import sys; from clusterforge.cli import main; sys.exit(main())"]
-    print(f"load average {os.getloadavg()[0]:.2f} at start; {args.sus} SUs; source {args.src or 'installed package'}")
-    print(f"{'command':<14} {'wall s':>7} {'cpu s':>7} {'tree RSS MB':>11} {'tree PSS MB':>11} {'max proc MB':>11}"
-          f" {'output MB':>9}  sha256", flush=True)
+    print(f"load average {os.getloadavg()[0]:.2f} at start; {args.sus} SUs; "
+          + "; ".join(f"{label or 'source'} {src or 'installed package'}" for label, src in trees))
+    print(f"{'command':<21} {'wall s':>7} {'cpu s':>7} {'tree RSS MB':>11} {'tree PSS MB':>11} {'max proc MB':>11}"
+          f" {'output MB':>9} {'load':>5}  sha256", flush=True)
     with tempfile.TemporaryDirectory(prefix="cf-bench-") as tmp:
         inventory = generate(args.sus, Path(tmp) / f"gen{args.sus}.yaml")
         for name in args.only.split(","):
-            out = Path(tmp) / "out"
-            argv = [*launcher, *(a.format(inv=inventory, out=out) for a in COMMANDS[name])]
-            result = run(argv, env, to_stdout=name == "plan")
-            if result["status"]:
-                print(f"{name:<14} exit {result['status']}: {result['stderr'].strip()[-300:]}", flush=True)
+            for label, src in trees:
+                row = f"{name} {label}".strip()
+                out = Path(tmp) / "out"
+                argv = [*launcher, *(a.format(inv=inventory, out=out) for a in COMMANDS[name])]
+                result = run(argv, _environment(src), to_stdout=name == "plan")
+                load = os.getloadavg()[0]
+                if result["status"]:
+                    print(f"{row:<21} exit {result['status']}: {result['stderr'].strip()[-300:]}", flush=True)
+                    shutil.rmtree(out, ignore_errors=True)
+                    continue
+                if name == "plan":
+                    sha, size = result["stdout_sha"], result["stdout_bytes"]
+                else:
+                    sha, size = _sha_of_tree(out), sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
                 shutil.rmtree(out, ignore_errors=True)
-                continue
-            if name == "plan":
-                sha, size = result["stdout_sha"], result["stdout_bytes"]
-            else:
-                sha, size = _sha_of_tree(out), sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
-            shutil.rmtree(out, ignore_errors=True)
-            print(f"{name:<14} {result['wall']:>7.1f} {result['cpu']:>7.1f} {result['rss'] / 1e6:>11,.0f}"
-                  f" {result['pss'] / 1e6:>11,.0f} {result['maxrss'] / 1e6:>11,.0f} {size / 1e6:>9,.1f}  {sha}",
-                  flush=True)
+                print(f"{row:<21} {result['wall']:>7.1f} {result['cpu']:>7.1f} {result['rss'] / 1e6:>11,.0f}"
+                      f" {result['pss'] / 1e6:>11,.0f} {result['maxrss'] / 1e6:>11,.0f} {size / 1e6:>9,.1f}"
+                      f" {load:>5.1f}  {sha}", flush=True)
     print(f"load average {os.getloadavg()[0]:.2f} at end")
 
 

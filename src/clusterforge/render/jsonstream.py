@@ -66,21 +66,43 @@ def _key(key: Any) -> str:
     raise TypeError(f"keys must be str, int, float, bool or None, not {type(key).__name__}")
 
 
-def _row(value: dict, newline: str) -> str | None:
-    """The text of a non-empty dict of scalar values, or None when a value is a container or a subclass."""
+def _dict_text(value: dict, newline: str) -> str:
+    """The whole text of a non-empty dict; its layout is made once per (depth, keys) when every key is a str."""
     shape = (newline, *value)
     template = _LAYOUTS.get(shape)
     if template is None:
         if not all(type(key) is str for key in value):  # 1, 1.0 and True are one key to a tuple
-            return None
+            inner = newline + " "
+            return "{" + ",".join([inner + _key(key) + ": " + _text(item, inner) for key, item in value.items()]) \
+                + newline + "}"
         inner = newline + " "
         template = "{" + ",".join([inner + _key(key).replace("%", "%%") + ": %s" for key in value]) + newline + "}"
         if len(_LAYOUTS) < LAYOUT_CACHE_SIZE:
             _LAYOUTS[shape] = template
-    try:
-        return template % tuple([_ROW_SCALARS[type(v)](v) for v in value.values()])
-    except KeyError:
-        return None
+    inner = newline + " "
+    get = _ROW_SCALARS.get
+    return template % tuple([text(v) if (text := get(type(v))) is not None else _text(v, inner)
+                             for v in value.values()])
+
+
+def _text(value: Any, newline: str) -> str:
+    """json.dumps(value, indent=1)'s text of one value whose first line is indented by ``newline``."""
+    kind = type(value)
+    text = _ROW_SCALARS.get(kind)
+    if text is not None:
+        return text(value)
+    if kind is dict:
+        return _dict_text(value, newline) if value else "{}"
+    if kind is not list and kind is not tuple:
+        scalar = _scalar(value)  # subclasses of the scalars, in json's order; TypeError for an unknown type
+        if scalar is not None:
+            return scalar
+        if isinstance(value, dict):
+            return _dict_text(value, newline) if value else "{}"
+    inner = newline + " "
+    get = _ROW_SCALARS.get
+    items = [text(v) if (text := get(type(v))) is not None else _text(v, inner) for v in value]
+    return "[" + inner + ("," + inner).join(items) + newline + "]" if items else "[]"
 
 
 class _Writer:
@@ -106,10 +128,6 @@ class _Writer:
         if not value:
             self.pieces.append("{}")
             return
-        text = _row(value, newline)
-        if text is not None:
-            self.pieces.append(text)
-            return
         inner = newline + " "
         self.pieces.append("{")
         first = True
@@ -125,7 +143,10 @@ class _Writer:
         for item in value:
             self.pieces.append(("[" if first else ",") + inner)
             first = False
-            self.value(item, inner)
+            if isinstance(item, Iterator):
+                self.sequence(item, inner)
+            else:  # one row (a device, a link): its whole text at once
+                self.pieces.append(_text(item, inner))
             if len(self.pieces) >= FLUSH_PIECES:
                 self.flush()
         self.pieces.append("[]" if first else newline + "]")
