@@ -37,7 +37,7 @@ SCRUB = (
     "var/lib/systemd/random-seed", "var/lib/dbus/machine-id", "etc/dpkg/dpkg.cfg.d/clusterforge-image-build",
     # the key the munge package generates at install, and munged's PRNG seed: secrets never go into an image
     # (the Slurm roles write the cluster's key on each host)
-    "etc/munge/munge.key", "var/lib/munge/munge.seed",
+    "etc/munge/munge.key", "var/lib/munge/munged.seed",
 )  # fmt: skip
 
 
