@@ -127,3 +127,68 @@ def test_commands_on_a_running_lab_take_its_images(tmp_path, monkeypatch, lab_se
     assert {h.image for h in as_running(planned).hosts if h.kind == "server"} != {None}
     other = planned.model_copy(update={"hosts": planned.hosts[1:]})
     assert as_running(other) == other
+
+
+def _fake_bin_dir(tmp_path: Path) -> Path:
+    bin_dir = tmp_path / "v1.0-etcdv3-kwokv0" / "bin"
+    bin_dir.mkdir(parents=True)
+    for name in ("etcd", "kube-apiserver", "kubectl"):
+        (bin_dir / name).write_bytes(name.encode())
+    return bin_dir
+
+
+def test_control_image_profile_holds_software_only(tmp_path):
+    """The control nodes' image: which software (Kubernetes binaries, Slurm controller packages), never a host's
+    identity, configuration or secrets; its own playbook, and the binaries' directory as an extra var."""
+    from clusterforge.pulumi.images import CONTROL_IMAGE_PLAYBOOK, control_image
+
+    bin_dir = _fake_bin_dir(tmp_path)
+    spec = control_image(["ctl-02", "ctl-01"], kubernetes=True, slurm=True, bin_dir=bin_dir, inputs_hash="h",
+                         rootfs_hash="r")
+    assert spec is not None and spec.name.startswith("ctl-") and len(spec.name) == 20
+    assert spec.hosts == ("ctl-01", "ctl-02") and spec.playbook == CONTROL_IMAGE_PLAYBOOK
+    assert spec.extravars == {"cf_k8s_bin_dir": str(bin_dir)}
+    assert set(spec.profile) == {"cf_image_kubernetes", "cf_image_slurm", "cf_image_k8s_binaries"}
+    assert set(spec.profile["cf_image_k8s_binaries"]["files"]) == {"etcd", "kube-apiserver", "kubectl"}
+    slurm_only = control_image(["ctl-01"], kubernetes=True, slurm=True, bin_dir=None, inputs_hash="h", rootfs_hash="r")
+    assert slurm_only is not None and slurm_only.extravars == {} and not slurm_only.profile["cf_image_kubernetes"]
+    assert control_image(["ctl-01"], kubernetes=False, slurm=False, bin_dir=bin_dir, inputs_hash="h",
+                         rootfs_hash="r") is None
+    assert control_image([], kubernetes=True, slurm=True, bin_dir=bin_dir, inputs_hash="h", rootfs_hash="r") is None
+
+
+def test_control_image_name_follows_binaries_schedulers_roles_and_rootfs_not_hosts(tmp_path):
+    import os
+
+    from clusterforge.pulumi.images import control_image
+
+    bin_dir = _fake_bin_dir(tmp_path)
+
+    def name(hosts=("ctl-01",), kubernetes=True, slurm=True, inputs="h", rootfs="r"):
+        spec = control_image(list(hosts), kubernetes=kubernetes, slurm=slurm, bin_dir=bin_dir, inputs_hash=inputs,
+                             rootfs_hash=rootfs)
+        assert spec is not None
+        return spec.name
+
+    base = name()
+    assert name(hosts=("ctl-01", "ctl-02", "ctl-03")) == base  # the same software on every control node
+    assert len({base, name(kubernetes=False), name(slurm=False), name(inputs="h2"), name(rootfs="r2")}) == 5
+    st = (bin_dir / "kubectl").stat()
+    os.utime(bin_dir / "kubectl", ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))  # a rebuilt binary
+    assert name() != base
+
+
+def test_control_inputs_hash_follows_the_control_roles_only(tmp_path):
+    from clusterforge.pulumi.images import CONTROL_IMAGE_PLAYBOOK
+
+    shutil.copytree(paths.playbooks_dir(), tmp_path / "playbooks")
+    shutil.copytree(paths.roles_dir(), tmp_path / "roles")
+    assert image_roles(tmp_path / "playbooks" / CONTROL_IMAGE_PLAYBOOK) == ["k8s_control_plane", "slurm_controller"]
+
+    def inputs(playbook=CONTROL_IMAGE_PLAYBOOK):
+        return build_inputs_hash(tmp_path / "playbooks", tmp_path / "roles", tmp_path, playbook)
+
+    before, gpu = inputs(), inputs("image.yml")
+    with open(tmp_path / "roles" / "slurm_controller" / "defaults" / "main.yml", "a") as f:
+        f.write("\n# in the control image\n")
+    assert inputs() != before and inputs("image.yml") == gpu  # the GPU image is not rebuilt for it

@@ -117,7 +117,8 @@ def down(inventory: Path = typer.Argument(..., help="inventory YAML"), format: F
 def image(inventory: Path = typer.Argument(..., help="inventory YAML"),
           prune: bool = typer.Option(False, "--prune", help="then remove cached images this inventory does not use"),
           format: Format = format_option()) -> None:
-    """Build the golden images the lab's GPU servers boot (what `up` builds first; cached by content)."""
+    """Build the golden images the lab's GPU servers and control nodes boot (what `up` builds first; cached by
+    content)."""
     import time
 
     from clusterforge.lab import LabError
@@ -133,7 +134,8 @@ def image(inventory: Path = typer.Argument(..., help="inventory YAML"),
     for spec in specs:
         started = time.monotonic()
         try:
-            stamp = build_image(spec.name, spec.profile, state_dir() / "image" / spec.name, {"cf_lab": True},
+            stamp = build_image(spec.name, spec.profile, state_dir() / "image" / spec.name,
+                                {**spec.extravars, "cf_lab": True}, playbook=spec.playbook,
                                 say=lambda line: err.print(line, markup=False, highlight=False, soft_wrap=True))
         except (LabError, ImageBuildFailed) as exc:
             err.print(f"lab image: {exc}", markup=False, highlight=False)

@@ -35,6 +35,9 @@ SCRUB = (
     "etc/ssh/ssh_host_ed25519_key.pub", "root/.ssh/authorized_keys", "root/.ansible",
     "etc/apt/apt.conf.d/01clusterforge-proxy", "var/log/journal", "var/cache/apt/archives", "tmp", "var/tmp", "run",
     "var/lib/systemd/random-seed", "var/lib/dbus/machine-id", "etc/dpkg/dpkg.cfg.d/clusterforge-image-build",
+    # the key the munge package generates at install, and munged's PRNG seed: secrets never go into an image
+    # (the Slurm roles write the cluster's key on each host)
+    "etc/munge/munge.key", "var/lib/munge/munged.seed",
 )  # fmt: skip
 
 

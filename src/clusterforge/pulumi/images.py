@@ -5,6 +5,12 @@ plus its software profile (model, GPU, driver/CUDA versions, storage client kind
 same profile boot the same image; the image's name is a hash of the profile, of what the image
 playbook runs (its roles, playbook and variables files) and of the base rootfs it sits on, so a
 changed role or version is a new image and an unchanged one is found in the cache.
+
+The control nodes boot an image of their own (``ctl-<hash>``, `playbooks/image-control.yml`): the
+Kubernetes control-plane binaries at their install paths and the Slurm controller's packages. Its
+profile is what of that the plan runs (Kubernetes, Slurm) and which binaries (their build directory,
+sizes and modification times: a rebuilt binary is a new image); host configuration, certificates,
+kubeconfigs and keys stay out of it and are written on each host.
 """
 
 from __future__ import annotations
@@ -12,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -21,10 +27,12 @@ import yaml
 from clusterforge.pulumi._hashing import tree_hash
 from clusterforge.render.yamltext import UnsafeTolerantLoader
 
-__all__ = ["IDENTITY_KEYS", "IMAGE_PLAYBOOK", "ImageSpec", "booting", "build_inputs_hash", "host_images",
-           "image_profile", "image_roles", "lab_images", "plan_images"]
+__all__ = ["CONTROL_IMAGE_PLAYBOOK", "IDENTITY_KEYS", "IMAGE_PLAYBOOK", "ImageSpec", "binaries_stamp", "booting",
+           "build_inputs_hash", "control_image", "host_images", "image_profile", "image_roles", "lab_images",
+           "plan_images"]
 
 IMAGE_PLAYBOOK = "image.yml"
+CONTROL_IMAGE_PLAYBOOK = "image-control.yml"
 # Per-host variables: the image never carries them (the builder runs without them).
 IDENTITY_KEYS = ("ansible_host", "cf_name", "cf_su", "cf_rack", "cf_ru", "cf_asset_id", "cf_interfaces", "cf_bmc")
 
@@ -34,6 +42,8 @@ class ImageSpec:
     name: str  # gpu-<hash>: a lab image name (clusterforge.lab.image)
     profile: Mapping[str, Any]  # the builder's host_vars
     hosts: tuple[str, ...]  # the servers that boot it
+    playbook: str = IMAGE_PLAYBOOK  # what builds it (under playbooks/)
+    extravars: Mapping[str, Any] = field(default_factory=dict)  # for the build, beside cf_lab (not in the name)
 
 
 def image_profile(host_vars: Mapping[str, Any]) -> dict[str, Any]:
@@ -58,9 +68,9 @@ def image_roles(playbook: Path) -> list[str]:
     return roles
 
 
-def build_inputs_hash(playbooks_dir: Path, roles_dir: Path, base: Path) -> str:
-    """What the image playbook runs: its file, the variables it loads and its roles (relative to base)."""
-    playbook = playbooks_dir / IMAGE_PLAYBOOK
+def build_inputs_hash(playbooks_dir: Path, roles_dir: Path, base: Path, name: str = IMAGE_PLAYBOOK) -> str:
+    """What an image playbook runs: its file, the variables it loads and its roles (relative to base)."""
+    playbook = playbooks_dir / name
     roots = [playbook, playbooks_dir / "group_vars", playbooks_dir / "vars", playbooks_dir / "ansible.cfg",
              *(roles_dir / r for r in image_roles(playbook))]
     return tree_hash(roots, base)
@@ -77,16 +87,54 @@ def plan_images(host_vars_texts: Mapping[str, str], inputs_hash: str, rootfs_has
     return tuple(ImageSpec(name, profile, tuple(hosts)) for name, (profile, hosts) in sorted(by_name.items()))
 
 
+def binaries_stamp(bin_dir: Path) -> dict[str, Any]:
+    """What names a build of the Kubernetes binaries without reading them: the version directory and each
+    binary's size and modification time."""
+    stats = {p.name: p.stat() for p in sorted(bin_dir.iterdir()) if p.is_file()}
+    return {"dir": bin_dir.parent.name, "files": {n: [st.st_size, st.st_mtime_ns] for n, st in stats.items()}}
+
+
+def control_image(hosts: Sequence[str], *, kubernetes: bool, slurm: bool, bin_dir: Path | None, inputs_hash: str,
+                  rootfs_hash: str) -> ImageSpec | None:
+    """The image the control nodes boot: the control-plane binaries (with ``kubernetes`` and ``bin_dir``)
+    and the Slurm controller's packages (with ``slurm``); None when there is neither or no control node."""
+    kubernetes = kubernetes and bin_dir is not None
+    if not hosts or not (kubernetes or slurm):
+        return None
+    profile: dict[str, Any] = {"cf_image_kubernetes": kubernetes, "cf_image_slurm": slurm}
+    if kubernetes:
+        assert bin_dir is not None
+        profile["cf_image_k8s_binaries"] = binaries_stamp(bin_dir)
+    key = json.dumps({"profile": profile, "inputs": inputs_hash, "rootfs": rootfs_hash}, sort_keys=True)
+    name = "ctl-" + hashlib.sha256(key.encode()).hexdigest()[:16]
+    return ImageSpec(name, profile, tuple(sorted(hosts)), CONTROL_IMAGE_PLAYBOOK,
+                     {"cf_k8s_bin_dir": str(bin_dir)} if kubernetes else {})
+
+
 def lab_images(plan: Any, tree: Any) -> tuple[ImageSpec, ...]:
-    """The images the lab's GPU servers boot: plan_images over the rendered tree, with this checkout's
-    image playbook and roles and the lab's base rootfs."""
+    """The images the lab's hosts boot: plan_images over the GPU servers' rendered host_vars, and the
+    control nodes' control_image, with this checkout's image playbooks and roles and the lab's base rootfs."""
     from clusterforge import paths
     from clusterforge.lab.rootfs import wanted_stamp
+    from clusterforge.pulumi.kube.binaries import MissingBinaries, kubernetes_bin_dir
     from clusterforge.vocab import DeviceKind
 
+    rootfs = wanted_stamp()["hash"]
     servers = {d.name: tree.host_vars(d.name) for d in plan.devices if d.kind == DeviceKind.SERVER}
     inputs = build_inputs_hash(paths.playbooks_dir(), paths.roles_dir(), paths.data_root())
-    return plan_images(servers, inputs, wanted_stamp()["hash"])
+    specs = plan_images(servers, inputs, rootfs)
+    controls = [d.name for d in plan.devices if d.kind == DeviceKind.CONTROL]
+    bin_dir: Path | None = None
+    if controls and "kubernetes" in plan.schedulers:
+        try:
+            bin_dir = kubernetes_bin_dir()
+        except MissingBinaries:
+            bin_dir = None  # the Kubernetes step is skipped too (pulumi.program)
+    control = control_image(controls, kubernetes="kubernetes" in plan.schedulers, slurm="slurm" in plan.schedulers,
+                            bin_dir=bin_dir, rootfs_hash=rootfs,
+                            inputs_hash=build_inputs_hash(paths.playbooks_dir(), paths.roles_dir(), paths.data_root(),
+                                                          CONTROL_IMAGE_PLAYBOOK))
+    return specs + ((control,) if control is not None else ())
 
 
 def host_images(specs: Sequence[ImageSpec]) -> dict[str, str]:

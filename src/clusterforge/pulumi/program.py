@@ -5,7 +5,8 @@ picks each resource's delivery target from the settings. Declaration order, top 
 
   1. Site                        the root
   2. Network per plane           data, storage, management, oob (as the Plan's fabric summary)
-  3. HostImage per profile       lab target: the golden images the GPU servers boot (built once)
+  3. HostImage per profile       lab target: the golden images the GPU servers and the control nodes boot
+                                 (built once, one after another: their builders share an address block)
      Lab                         lab target only: the emulated hosts (before anything reaches them)
      MetalServer per BMC server  lab target: the VM installed through its BMC (after the Lab, before its SU)
   4. site Racks                  spines, aggregation, storage: Pdu / Server / Switch (+ SwitchConfig)
@@ -151,13 +152,15 @@ def _unit_args(su: int, racks: tuple[RackArgs, ...], tree: RenderedTree, setting
 
 
 def _image_args(plan: Plan, tree: RenderedTree, settings: StackSettings) -> tuple[HostImageArgs, ...]:
-    """The golden images the lab's GPU servers boot (lab target, site playbook provisioning only)."""
+    """The golden images the lab's GPU servers and control nodes boot (lab target, site playbook provisioning
+    only)."""
     if settings.target != "lab" or not settings.image or not settings.provision or settings.playbook:
         return ()
     metal = set(getattr(plan, "bmcs", {}) or {})  # bare-metal servers install their own OS: no image for them
     specs = [(spec, tuple(h for h in spec.hosts if h not in metal)) for spec in lab_images(plan, tree)]
     return tuple(HostImageArgs(name=spec.name, profile=spec.profile, hosts=hosts,
-                               work_dir=str(settings.work_dir / "image" / spec.name), extravars={"cf_lab": True})
+                               work_dir=str(settings.work_dir / "image" / spec.name),
+                               extravars={**spec.extravars, "cf_lab": True}, playbook=spec.playbook)
                  for spec, hosts in specs if hosts)
 
 

@@ -51,7 +51,11 @@ class Site(pulumi.ComponentResource):
         super().__init__("clusterforge:site:Site", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         self.networks = [Network(n.plane, n, child) for n in args.networks]
-        self.images = [HostImage(f"image-{i.name}", i, child) for i in args.images]
+        # one after another: every builder lab is on the same address block (clusterforge.lab.builder)
+        self.images: list[HostImage] = []
+        for i in args.images:
+            self.images.append(HostImage(f"image-{i.name}", i, pulumi.ResourceOptions(
+                parent=self, depends_on=self.images[-1:])))
         self.lab = (Lab(args.lab.lab, args.lab, pulumi.ResourceOptions(parent=self, depends_on=self.images))
                     if args.lab is not None else None)
         self.metal = [MetalServer(f"metal-{m.server}", m, pulumi.ResourceOptions(

@@ -2,7 +2,8 @@
 
 Create builds the image unless the lab's image cache already holds it (the name is content-addressed:
 clusterforge.pulumi.images), by booting a builder host (clusterforge.lab.builder) and running
-`playbooks/image.yml` there with ansible-runner, with the profile's host_vars. The Lab resource depends
+its image playbook there (`playbooks/image.yml` for the GPU servers, `image-control.yml` for the control
+nodes) with ansible-runner, with the profile's host_vars. The Lab resource depends
 on it and its hosts mount the layer. `diff` also reads the cache: an image removed from it is drift,
 and the update builds it again. Delete leaves the cache alone (it is a cache: `lab down` keeps it).
 """
@@ -38,6 +39,7 @@ class HostImageArgs:
     hosts: tuple[str, ...]  # who boots it (informational)
     work_dir: str  # ansible-runner's private data dir for the build
     extravars: Mapping[str, Any] = field(default_factory=dict)
+    playbook: str = IMAGE_PLAYBOOK  # under playbooks/
 
 
 def _inventory(work: Path, ssh_host: str, profile: Mapping[str, Any]) -> Path:
@@ -52,7 +54,7 @@ def _inventory(work: Path, ssh_host: str, profile: Mapping[str, Any]) -> Path:
 
 
 def build_image(name: str, profile: Mapping[str, Any], work_dir: Path, extravars: Mapping[str, Any] | None = None,
-                say: Any = print, cancel: Any = None) -> dict[str, Any]:
+                say: Any = print, cancel: Any = None, playbook: str = IMAGE_PLAYBOOK) -> dict[str, Any]:
     """Image ``name`` in the lab's cache: found there, or built now. Returns its stamp."""
     from clusterforge.lab.builder import build_layer
     from clusterforge.provision.runner import run_site
@@ -63,7 +65,7 @@ def build_image(name: str, profile: Mapping[str, Any], work_dir: Path, extravars
         work.mkdir(parents=True)
         inventory = _inventory(work, host, profile)
         result = run_site(inventory, work / "runner", limit=BUILDER_GROUP, extravars=dict(extravars or {}),
-                          ssh_config=ssh_config, playbook=IMAGE_PLAYBOOK,
+                          ssh_config=ssh_config, playbook=playbook,
                           progress=lambda line: say(f"image {name}: {line}"), cancel=cancel)
         if cancel is not None and cancel():
             raise ImageBuildFailed(f"image {name}: interrupted (the run stopped)")
@@ -72,7 +74,7 @@ def build_image(name: str, profile: Mapping[str, Any], work_dir: Path, extravars
                                                      **result.unreachable_messages}.items())
             raise ImageBuildFailed(f"image {name}: the image playbook failed: {why or result.status}"
                                    f" (see {result.artifact_dir})")
-        return {"playbook": IMAGE_PLAYBOOK, "tasks": result.stats.get(host, {}),
+        return {"playbook": playbook, "tasks": result.stats.get(host, {}),
                 "playbook_seconds": round(result.duration_s, 1), "profile": json.loads(json.dumps(profile))}
 
     return build_layer(name, converge, progress=lambda host, line: say(f"image {name}: {line}"))
@@ -107,7 +109,8 @@ class HostImageProvider(ResourceProvider):
 
         _lifeline.watch()
         stamp = build_image(props["name"], props["profile"], Path(props["work_dir"]), props.get("extravars"),
-                            say=_lifeline.say, cancel=_lifeline.cancelled)
+                            say=_lifeline.say, cancel=_lifeline.cancelled,
+                            playbook=props.get("playbook") or IMAGE_PLAYBOOK)
         return {**props, "layer": str(image.layer(props["name"])), "bytes": stamp.get("bytes"),
                 "cached": bool(stamp.get("cached"))}
 
@@ -121,6 +124,6 @@ class HostImage(Resource, module="clusterforge", name="HostImage"):
 
     def __init__(self, name: str, args: HostImageArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         props = {"name": args.name, "profile": dict(args.profile), "hosts": list(args.hosts),
-                 "work_dir": args.work_dir, "extravars": dict(args.extravars),
+                 "work_dir": args.work_dir, "extravars": dict(args.extravars), "playbook": args.playbook,
                  "layer": None, "bytes": None, "cached": None}
         super().__init__(HostImageProvider(), name, props, opts)
