@@ -73,14 +73,16 @@ class Converged:
 
 
 def _booting_images(plan, tree, topology):
-    """The lab's GPU servers boot their golden image, as `clusterforge up` has them do: built here once by
-    the image playbook on a builder host (the roles from a bare rootfs), then found in the shared cache."""
+    """The lab's GPU servers and control node boot their golden images, as `clusterforge up` has them do: each
+    built here once by its image playbook on a builder host (the roles from a bare rootfs), then found in the
+    shared cache."""
     from clusterforge.pulumi.images import booting, lab_images
     from clusterforge.pulumi.providers.host_image import build_image
 
     specs = lab_images(plan, tree)
     for spec in specs:
-        build_image(spec.name, spec.profile, TEST_LAB_HOME / "image-work" / spec.name, LAB_EXTRAVARS)
+        build_image(spec.name, spec.profile, TEST_LAB_HOME / "image-work" / spec.name,
+                    {**spec.extravars, **LAB_EXTRAVARS}, playbook=spec.playbook)
     return booting(topology, specs)
 
 
