@@ -57,7 +57,7 @@ def test_second_run_changes_nothing(kube_cluster):
     assert kube_cluster.second.changed_per_host == {CONTROL.name: 0}, kube_cluster.second.changed_per_host
 
 
-def test_anonymous_requests_are_refused():
+def test_anonymous_requests_are_refused(kube_cluster):  # the fixture: the control plane is up
     context = ssl.create_default_context()
     context.check_hostname = False
     context.verify_mode = ssl.CERT_NONE
