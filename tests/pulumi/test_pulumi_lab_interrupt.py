@@ -80,8 +80,8 @@ def _kubernetes_binaries() -> bool:
     return True
 
 
-# The Kubernetes step's progress line once ctl-01 has its units written (changed: the first run), before the
-# handlers start them (roles/k8s_control_plane/tasks/main.yml)
+# The Kubernetes step's progress line once ctl-01 has its units written (changed: the first run), before they
+# are started (roles/k8s_control_plane/tasks/main.yml: the next run finds them not running and starts them)
 _UNITS_WRITTEN = (r"provision control_nodes: +\d+s ctl-01: changed +task +\d+ k8s_control_plane :"
                   r" Write the systemd units")
 

@@ -192,3 +192,16 @@ def test_control_inputs_hash_follows_the_control_roles_only(tmp_path):
     with open(tmp_path / "roles" / "slurm_controller" / "defaults" / "main.yml", "a") as f:
         f.write("\n# in the control image\n")
     assert inputs() != before and inputs("image.yml") == gpu  # the GPU image is not rebuilt for it
+
+
+def test_slurm_nodes_boot_an_image_with_slurmd_and_the_others_do_not(lab_servers):
+    """A Slurm node's image has slurmd's packages (cf_image_slurm, playbooks/image.yml): a server that is one and
+    a server that is not boot different images, and the flag is the only difference in their profiles."""
+    first, second = sorted(lab_servers)[:2]
+    pair = {first: lab_servers[first], second: lab_servers[second]}
+    with_slurm = {s.name: s for s in plan_images(pair, "sha256:roles", "rootfs", frozenset({first}))}
+    by_host = host_images(with_slurm.values())
+    assert by_host[first] != by_host[second]
+    slurm_profile, plain_profile = dict(with_slurm[by_host[first]].profile), dict(with_slurm[by_host[second]].profile)
+    assert slurm_profile.pop("cf_image_slurm") is True and plain_profile.pop("cf_image_slurm") is False
+    assert slurm_profile == plain_profile

@@ -6,6 +6,9 @@ same profile boot the same image; the image's name is a hash of the profile, of 
 playbook runs (its roles, playbook and variables files) and of the base rootfs it sits on, so a
 changed role or version is a new image and an unchanged one is found in the cache.
 
+A server that is a Slurm node also has slurmd's and MUNGE's packages in its image (``cf_image_slurm``);
+its configuration and the cluster's key are written on each host by playbooks/slurm.yml.
+
 The control nodes boot an image of their own (``ctl-<hash>``, `playbooks/image-control.yml`): the
 Kubernetes control-plane binaries at their install paths and the Slurm controller's packages. Its
 profile is what of that the plan runs (Kubernetes, Slurm) and which binaries (their build directory,
@@ -76,11 +79,14 @@ def build_inputs_hash(playbooks_dir: Path, roles_dir: Path, base: Path, name: st
     return tree_hash(roots, base)
 
 
-def plan_images(host_vars_texts: Mapping[str, str], inputs_hash: str, rootfs_hash: str) -> tuple[ImageSpec, ...]:
-    """One ImageSpec per distinct profile among ``host_vars_texts`` ({host: rendered host_vars})."""
+def plan_images(host_vars_texts: Mapping[str, str], inputs_hash: str, rootfs_hash: str,
+                slurm_nodes: frozenset[str] = frozenset()) -> tuple[ImageSpec, ...]:
+    """One ImageSpec per distinct profile among ``host_vars_texts`` ({host: rendered host_vars}); a host of
+    ``slurm_nodes`` has slurmd's packages in its image (``cf_image_slurm``, playbooks/image.yml)."""
     by_name: dict[str, tuple[dict[str, Any], list[str]]] = {}
     for host in sorted(host_vars_texts):
         profile = image_profile(yaml.load(host_vars_texts[host], Loader=UnsafeTolerantLoader) or {})  # noqa: S506
+        profile["cf_image_slurm"] = host in slurm_nodes
         key = json.dumps({"profile": profile, "inputs": inputs_hash, "rootfs": rootfs_hash}, sort_keys=True)
         name = "gpu-" + hashlib.sha256(key.encode()).hexdigest()[:16]
         by_name.setdefault(name, (profile, []))[1].append(host)
@@ -122,7 +128,8 @@ def lab_images(plan: Any, tree: Any) -> tuple[ImageSpec, ...]:
     rootfs = wanted_stamp()["hash"]
     servers = {d.name: tree.host_vars(d.name) for d in plan.devices if d.kind == DeviceKind.SERVER}
     inputs = build_inputs_hash(paths.playbooks_dir(), paths.roles_dir(), paths.data_root())
-    specs = plan_images(servers, inputs, rootfs)
+    slurm_nodes = frozenset(n.name for n in plan.slurm.nodes) if plan.slurm is not None else frozenset()
+    specs = plan_images(servers, inputs, rootfs, slurm_nodes)
     controls = [d.name for d in plan.devices if d.kind == DeviceKind.CONTROL]
     bin_dir: Path | None = None
     if controls and "kubernetes" in plan.schedulers:
