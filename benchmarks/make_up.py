@@ -10,7 +10,8 @@
   second  then a second `clusterforge up` of the same stack (nothing to create; the checks run again)
 
 Each line of output is stamped as it arrives; the figures are when the set-up finished, the golden
-image was ready, the lab was up, each group was provisioned and verified, and the total. Every run
+image was ready, the lab was up, each group was provisioned and verified, the Slurm and Kubernetes steps
+were done, and the total, with the 1-minute load average at the start and the end. Every run
 ends with `make down`. Needs root; prints, never asserts.
 
     python benchmarks/make_up.py [--fresh] [--json]
@@ -39,6 +40,9 @@ MARKS = (
     ("storage_provisioned_s", re.compile(r"HostProvision storage-provision created")),
     ("su01_provisioned_s", re.compile(r"HostProvision su01-provision created")),
     ("su01_verified_s", re.compile(r"Verification su01-verify created")),
+    ("slurm_controller_s", re.compile(r"HostProvision slurm-controller created")),
+    ("kubernetes_s", re.compile(r"HostProvision kubernetes-control-plane created")),
+    ("slurm_nodes_s", re.compile(r"HostProvision slurm-nodes created")),
 )
 
 
@@ -77,8 +81,9 @@ def main() -> int:
     figures: dict[str, object] = {"kind": "fresh" if args.fresh else "warm", "checkout": str(checkout)}
     try:
         subprocess.run(["make", "-s", "down"], cwd=checkout, env=env, capture_output=True)
+        figures["load_at_start"] = os.getloadavg()[0]
         total, marks, tail = timed(["make", "up"], checkout, env)
-        figures.update(marks, make_up_s=total)
+        figures.update(marks, make_up_s=total, load_at_end=os.getloadavg()[0])
         figures["resources"] = next((ln.strip() for ln in tail if "updated:" in ln and "to create" in ln), "")
         figures["checks"] = [ln.strip() for ln in tail if ln.startswith("verify ")]
         second, _, tail = timed(["bash", "-c", ". scripts/env.sh && clusterforge up inventory/lab.yaml --stack lab"

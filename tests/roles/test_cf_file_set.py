@@ -25,7 +25,7 @@ def test_writes_once_then_changes_nothing_then_only_what_differs(tmp_path: Path)
     root = tmp_path / "etc"
     pki = root / "pki"
     files = {str(pki / "ca.key"): "secret\n", str(root / "admin.conf"): "kind: Config\n"}
-    first = _run(tmp_path, directories=[{"path": str(root), "mode": "0755"}, {"path": str(pki), "mode": "0700"}],
+    first = _run(tmp_path, directories=[str(root), {"path": str(pki), "mode": "0700"}],
                  files=files, mode="0600")
     assert first["changed"] is True, first
     assert first["changed_paths"] == [str(root), str(pki), *files]
@@ -58,3 +58,27 @@ def test_bad_mode_and_relative_path_are_refused(tmp_path: Path):
     relative = _run(tmp_path, files={"etc/../a": "x"})
     assert relative.get("failed") is True and "is not a normalised absolute path" in relative["msg"]
     assert not (tmp_path / "a").exists()
+
+
+def test_owner_and_group_are_enforced(tmp_path: Path):
+    target = tmp_path / "slurm.conf"
+    target.write_text("ClusterName=lab\n")
+    os.chown(target, 65534, 65534)
+    os.chmod(target, 0o644)
+    result = _run(tmp_path, files={str(target): "ClusterName=lab\n"}, owner="root", group="root")
+    assert result["changed_paths"] == [str(target)], result
+    assert (target.stat().st_uid, target.stat().st_gid) == (0, 0)
+    assert _run(tmp_path, files={str(target): "ClusterName=lab\n"}, owner="root", group="root")["changed"] is False
+    unknown = _run(tmp_path, files={str(target): "x"}, owner="no-such-user-cf")
+    assert unknown.get("failed") is True and "no such user or group" in unknown["msg"]
+
+
+def test_absent_files_are_removed_and_a_directory_is_refused(tmp_path: Path):
+    stale = tmp_path / "gpu-operator-values.yaml"
+    stale.write_text("old\n")
+    result = _run(tmp_path, absent=[str(stale), str(tmp_path / "never-there.yaml")])
+    assert result["changed_paths"] == [str(stale)] and not stale.exists(), result
+    assert _run(tmp_path, absent=[str(stale)])["changed"] is False
+    (tmp_path / "dir").mkdir()
+    refused = _run(tmp_path, absent=[str(tmp_path / "dir")])
+    assert refused.get("failed") is True and "is a directory" in refused["msg"] and (tmp_path / "dir").is_dir()

@@ -35,6 +35,8 @@ REFUSAL_LINK = "BUILD-WITH-CLUSTERFORGE"
 # Files of playbooks/ that belong in the collection (ansible.cfg and the callback stay with the repo).
 _PLAYBOOK_FILES = ("site.yml", "group_vars", "vars")
 _IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache", "*.retry", REFUSAL_LINK)
+# a role's library/ becomes the collection's plugins/modules (_modules)
+_IGNORED_IN_ROLES = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache", "*.retry", REFUSAL_LINK, "library")
 # `role: name` in a play's roles list (mapping or flow style); FQCNs (with dots) are left alone.
 _ROLE_REF = re.compile(r"(\brole:\s*)([a-z_][a-z0-9_]*)(?=\s*[,}\n])")
 
@@ -88,6 +90,29 @@ def _roles(repo_root: Path) -> list[str]:
     return names
 
 
+def _modules(repo_root: Path, roles: list[str], out: Path) -> list[str]:
+    """The roles' own modules (roles/*/library, where a role links the one it shares) as the collection's
+    plugins/modules: a role inside a collection does not load a library/ of its own, and a short module
+    name in a collection's role resolves to its collection first."""
+    seen: dict[str, bytes] = {}
+    for role in roles:
+        library = repo_root / "roles" / role / "library"
+        for module in sorted(library.glob("*.py")) if library.is_dir() else []:
+            data = module.read_bytes()
+            if seen.setdefault(module.name, data) != data:
+                raise CollectionError(f"{module}: another role's library has a different {module.name}")
+    for name, data in sorted(seen.items()):
+        out.mkdir(parents=True, exist_ok=True)
+        (out / name).write_bytes(data)
+    return [name.removesuffix(".py") for name in sorted(seen)]
+
+
+def _fqcn_modules(text: str, modules: list[str], prefix: str) -> str:
+    """A role's tasks with each task key naming one of the roles' own modules given as its FQCN."""
+    names = "|".join(re.escape(m) for m in modules)
+    return re.sub(rf"(?m)^(\s*(?:-\s+)?)({names}):(?=\s)", lambda m: f"{m.group(1)}{prefix}{m.group(2)}:", text)
+
+
 def _fqcn_playbook(text: str, roles: list[str], prefix: str) -> str:
     """The site playbook with every short role name replaced by its FQCN."""
 
@@ -113,7 +138,11 @@ def assemble(tree: Path, repo_root: Path | None = None) -> Path:
         raise CollectionError(f"{license_file} is missing; the collection ships the project's licence")
     shutil.copy2(license_file, tree / "LICENSE")
     for role in roles:
-        shutil.copytree(repo_root / "roles" / role, tree / "roles" / role, ignore=_IGNORED)
+        shutil.copytree(repo_root / "roles" / role, tree / "roles" / role, ignore=_IGNORED_IN_ROLES)
+    modules = _modules(repo_root, roles, tree / "plugins" / "modules")
+    prefix = f"{info.namespace}.{info.name}."
+    for tasks in sorted((tree / "roles").glob("*/tasks/*.yml")) if modules else []:
+        tasks.write_text(_fqcn_modules(tasks.read_text(), modules, prefix))
     playbooks = tree / "playbooks"
     playbooks.mkdir()
     for name in _PLAYBOOK_FILES:
