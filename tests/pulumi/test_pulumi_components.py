@@ -261,13 +261,12 @@ def _depends_on(monkeypatch, tmp_path: Path, **overrides) -> dict[str, set[str]]
     return seen
 
 
-def test_the_control_node_steps_wait_for_the_lab_and_slurmd_for_the_hosts(monkeypatch, tmp_path):
-    """In the lab the Kubernetes step (kwok's simulated kubelets) and the Slurm controller need only the control
-    node: they wait for the lab, not for the storage servers or an SU, and not for each other; slurmd waits for
-    the controller and for every SU and the storage servers converged."""
+def test_both_schedulers_wait_for_the_hosts_and_not_for_each_other(monkeypatch, tmp_path):
+    """The Kubernetes step and the Slurm controller start once the storage servers and every SU are converged,
+    side by side (neither waits for the other); slurmd after the controller."""
     seen = _depends_on(monkeypatch, tmp_path, target="lab")
     for step in ("kubernetes-control-plane", "slurm-controller"):
-        assert "lab" in seen[step] and not {"su01", "storage-provision"} & seen[step], seen[step]
-    assert {"lab", "su01", "storage-provision", "slurm-controller"} <= seen["slurm-nodes"], seen["slurm-nodes"]
+        assert {"lab", "su01", "storage-provision"} <= seen[step], seen[step]
     assert "kubernetes-control-plane" not in seen["slurm-controller"] | seen["slurm-nodes"]
-    assert not seen["kubernetes-control-plane"] & {"slurm-controller", "slurm-nodes"}
+    assert "slurm-controller" in seen["slurm-nodes"] and not seen["kubernetes-control-plane"] & {"slurm-controller",
+                                                                                                  "slurm-nodes"}

@@ -70,17 +70,13 @@ class Site(pulumi.ComponentResource):
         self.units = [ScalableUnit(f"su{u.su:02d}", u, child, lab=self.lab, after=[*after_storage, *self.metal])
                       for u in args.units]
         # both schedulers' steps need only the converged hosts, and run side by side (both reach the control node;
-        # neither role installs what the other's does): 83 s off a warm lab `up` against Slurm after Kubernetes.
-        # What runs on the control node alone waits only for the site switches and the lab: Slurm's controller,
-        # and in the lab the whole Kubernetes step (its GPU nodes are kwok's simulated kubelets, not the hosts);
-        # slurmd waits for the units' hosts as well.
+        # neither role installs what the other's does): 83 s off a warm lab `up` against Slurm after Kubernetes
         after_hosts = [*after_storage, *self.units, *([self.lab] if self.lab else [])]
-        after_control = [*site_switches, *([self.lab] if self.lab else [])]
         self.kubernetes = (Kubernetes("kubernetes", args.kubernetes, child,
                                       ssh_config=self.lab.ssh_config if self.lab is not None else None,
-                                      after=after_control if self.lab is not None else after_hosts)
+                                      after=after_hosts)
                            if args.kubernetes is not None else None)
-        self.slurm = (Slurm("slurm", args.slurm, child, after=after_control, nodes_after=after_hosts,
+        self.slurm = (Slurm("slurm", args.slurm, child, after=after_hosts,
                             ssh_config=self.lab.ssh_config if self.lab is not None else None)
                       if args.slurm is not None else None)
         self.register_outputs({

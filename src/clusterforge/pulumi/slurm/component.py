@@ -4,9 +4,7 @@ MungeKey generates the cluster's MUNGE key (a secret); two HostProvisions run pl
 over the `slurm_controller` group (MUNGE, MariaDB, slurmdbd, slurmctld, the accounts) and, after it,
 one over `slurm_nodes` (MUNGE, slurmd), each with the key as a secret extra var. Each names the
 systemd units that must run on its hosts: one that is not (slurmctld killed) is drift, and the next
-`up` starts it again. The controller's run waits for `after` (the site switches and the lab: it needs
-only the control node), the nodes' for the controller's and `nodes_after` (every SU provisioned); both
-beside the Kubernetes step (site.py).
+`up` starts it again. It runs after every SU is provisioned, beside the Kubernetes step (site.py).
 """
 
 from __future__ import annotations
@@ -40,8 +38,7 @@ class Slurm(pulumi.ComponentResource):
     """clusterforge:slurm:Slurm — outputs `controller_runs`, `node_runs`."""
 
     def __init__(self, name: str, args: SlurmArgs, opts: pulumi.ResourceOptions | None = None,
-                 ssh_config: pulumi.Input[str] | None = None, after: Sequence[pulumi.Resource] = (),
-                 nodes_after: Sequence[pulumi.Resource] = ()) -> None:
+                 ssh_config: pulumi.Input[str] | None = None, after: Sequence[pulumi.Resource] = ()) -> None:
         super().__init__("clusterforge:slurm:Slurm", name, None, opts)
         self.munge_key = MungeKey(f"{name}-munge-key", MungeKeyArgs(args.cluster), pulumi.ResourceOptions(parent=self))
         secret = self.munge_key.key.apply(lambda key: {"cf_slurm_munge_key": key})
@@ -51,5 +48,5 @@ class Slurm(pulumi.ComponentResource):
             pulumi.ResourceOptions(parent=self, depends_on=[*after, self.munge_key]))
         self.nodes = HostProvision(
             f"{name}-nodes", dataclasses.replace(args.nodes, secret_vars=secret, **ssh),
-            pulumi.ResourceOptions(parent=self, depends_on=[*nodes_after, self.controller]))
+            pulumi.ResourceOptions(parent=self, depends_on=[self.controller]))
         self.register_outputs({"controller_runs": self.controller.runs, "node_runs": self.nodes.runs})
