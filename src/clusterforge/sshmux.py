@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["private_control_dir", "ansible_env", "close_masters", "CONTROL_PATH"]
+__all__ = ["private_control_dir", "ansible_env", "close_masters", "stop_strays", "CONTROL_PATH"]
 
 CONTROL_PATH = "%(directory)s/%%C"  # Ansible interpolates %(directory)s; ssh expands %C
 # /tmp, not the run's work dir: a unix socket path must stay under 108 bytes (sun_path).
@@ -45,6 +46,24 @@ def close_masters(directory: Path) -> None:
                            timeout=10, check=False, stdin=subprocess.DEVNULL)
 
 
+def stop_strays(directory: Path) -> list[int]:
+    """SIGTERM every ssh master of directory that has no socket to be asked through: one started as the run
+    was interrupted, before its socket existed, daemonises and would stay for ControlPersist. A master
+    names its socket in its process title (``ssh: DIR/HASH [mux]``), and directory is this run's own."""
+    title = f"ssh: {directory}/".encode()
+    stopped = []
+    for entry in Path("/proc").iterdir() if Path("/proc").is_dir() else []:
+        if not entry.name.isdigit():
+            continue
+        try:
+            if (entry / "cmdline").read_bytes().startswith(title):
+                os.kill(int(entry.name), signal.SIGTERM)
+                stopped.append(int(entry.name))
+        except (OSError, ValueError):
+            continue  # gone, or not ours to read
+    return stopped
+
+
 @contextmanager
 def private_control_dir() -> Iterator[Path]:
     directory = Path(tempfile.mkdtemp(prefix="cf-cp-", dir=_BASE))
@@ -54,5 +73,6 @@ def private_control_dir() -> Iterator[Path]:
     finally:
         try:
             close_masters(directory)
+            stop_strays(directory)
         finally:
             shutil.rmtree(directory, ignore_errors=True)
