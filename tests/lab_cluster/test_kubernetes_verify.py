@@ -129,3 +129,26 @@ def test_a_stopped_api_server_is_drift_and_the_next_run_starts_it(kube_cluster, 
         time.sleep(2)
     assert probe() == {}
     assert CoreV1Api(kube_cluster.api).read_node(expected["gpu_nodes"][0]["name"]).metadata.name
+
+
+def test_a_restart_recorded_by_a_killed_run_is_done_by_the_next(kube_cluster, lab_cluster, expected):
+    """A run killed after writing a changed file and before restarting its service leaves the restart recorded
+    on the host (roles/k8s_control_plane: restart-pending); the next run, which finds every file unchanged,
+    restarts that service, clears the record and reports the change; the run after it changes nothing."""
+    import subprocess
+
+    control = expected["control_nodes"][0]["name"]
+
+    def on_control(command: str) -> str:
+        return subprocess.run(["ssh", "-F", str(lab_cluster.ssh_config), "-o", "BatchMode=yes", control, command],
+                              check=True, capture_output=True, text=True, timeout=60).stdout.strip()
+
+    started = "systemctl show --property=ActiveEnterTimestampMonotonic --value kube-scheduler"
+    before = on_control(started)
+    on_control("printf 'kube-scheduler\\n' > /etc/kubernetes/restart-pending")  # as a killed run leaves it
+    again = kube_cluster.run()
+    assert again.ok, again.failed_hosts
+    assert again.changed_per_host[control] > 0, again.changed_per_host
+    assert on_control(started) != before  # restarted
+    assert on_control("test -e /etc/kubernetes/restart-pending && echo left || echo cleared") == "cleared"
+    assert kube_cluster.run().changed_per_host == {control: 0}
