@@ -18,6 +18,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -47,16 +48,17 @@ def close_masters(directory: Path) -> None:
 
 
 def stop_strays(directory: Path) -> list[int]:
-    """SIGTERM every ssh master of directory that has no socket to be asked through: one started as the run
-    was interrupted, before its socket existed, daemonises and would stay for ControlPersist. A master
-    names its socket in its process title (``ssh: DIR/HASH [mux]``), and directory is this run's own."""
-    title = f"ssh: {directory}/".encode()
+    """SIGTERM every process that still uses directory: an ssh master that had no socket when close_masters
+    looked (one an interrupted run's dying workers started), which daemonises and would stay for
+    ControlPersist, or a client on its way to becoming one. ssh names the directory in its arguments
+    (ControlPath) and a master in its process title (``ssh: DIR/HASH [mux]``); directory is this run's own."""
+    needle = f"{directory}/".encode()
     stopped = []
     for entry in Path("/proc").iterdir() if Path("/proc").is_dir() else []:
-        if not entry.name.isdigit():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
             continue
         try:
-            if (entry / "cmdline").read_bytes().startswith(title):
+            if needle in (entry / "cmdline").read_bytes():
                 os.kill(int(entry.name), signal.SIGTERM)
                 stopped.append(int(entry.name))
         except (OSError, ValueError):
@@ -73,6 +75,9 @@ def private_control_dir() -> Iterator[Path]:
     finally:
         try:
             close_masters(directory)
-            stop_strays(directory)
         finally:
-            shutil.rmtree(directory, ignore_errors=True)
+            shutil.rmtree(directory, ignore_errors=True)  # from here on no new master can bind a socket in it
+            for _ in range(10):  # those that bound one before, until a look finds none (at most ~1 s)
+                if not stop_strays(directory):
+                    break
+                time.sleep(0.1)
