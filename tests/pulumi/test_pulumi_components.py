@@ -208,10 +208,10 @@ def test_no_control_nodes_no_kubernetes_step(tmp_path: Path):
     assert not [r for r in mocks.resources if r.typ == "clusterforge:kubernetes:Kubernetes"]
 
 
-def test_slurm_gets_a_secret_munge_key_and_a_controller_then_a_node_step(tmp_path: Path):
+def test_slurm_gets_a_secret_munge_key_and_a_controller_and_a_node_step(tmp_path: Path):
     """The lab asks for Slurm: a MungeKey (its key an additional secret output), one HostProvision of
     playbooks/slurm.yml over slurm_controller (the first control node, its units probed) and one over
-    slurm_nodes (every GPU server) after it; the key only in secret_vars."""
+    slurm_nodes (every GPU server); the key only in secret_vars."""
     from clusterforge.pulumi.slurm.component import CONTROLLER_UNITS, NODE_UNITS
 
     mocks, plan = _declare(tmp_path, target="lab", provision=True, image=False)
@@ -262,11 +262,11 @@ def _depends_on(monkeypatch, tmp_path: Path, **overrides) -> dict[str, set[str]]
 
 
 def test_both_schedulers_wait_for_the_hosts_and_not_for_each_other(monkeypatch, tmp_path):
-    """The Kubernetes step and the Slurm controller start once the storage servers and every SU are converged,
-    side by side (neither waits for the other); slurmd after the controller."""
+    """The Kubernetes step and both Slurm steps start once the storage servers and every SU's hosts are
+    provisioned (the SU's provisioning, not its host checks), side by side: none waits for another, slurmd
+    not for the controller (its role waits for slurmctld to see the node)."""
     seen = _depends_on(monkeypatch, tmp_path, target="lab")
-    for step in ("kubernetes-control-plane", "slurm-controller"):
-        assert {"lab", "su01", "storage-provision"} <= seen[step], seen[step]
-    assert "kubernetes-control-plane" not in seen["slurm-controller"] | seen["slurm-nodes"]
-    assert "slurm-controller" in seen["slurm-nodes"] and not seen["kubernetes-control-plane"] & {"slurm-controller",
-                                                                                                  "slurm-nodes"}
+    steps = ("kubernetes-control-plane", "slurm-controller", "slurm-nodes")
+    for step in steps:
+        assert {"lab", "su01-provision", "storage-provision"} <= seen[step], seen[step]
+        assert not seen[step] & {"su01", "su01-verify", *steps}, seen[step]

@@ -70,8 +70,11 @@ class Site(pulumi.ComponentResource):
         self.units = [ScalableUnit(f"su{u.su:02d}", u, child, lab=self.lab, after=[*after_storage, *self.metal])
                       for u in args.units]
         # both schedulers' steps need only the converged hosts, and run side by side (both reach the control node;
-        # neither role installs what the other's does): 83 s off a warm lab `up` against Slurm after Kubernetes
-        after_hosts = [*after_storage, *self.units, *([self.lab] if self.lab else [])]
+        # neither role installs what the other's does): 83 s off a warm lab `up` against Slurm after Kubernetes.
+        # They wait for each SU's provisioning, not for its host checks (which the schedulers' roles do not touch:
+        # they run beside them); a unit without provisioning is waited for whole.
+        converged = [u.provision if u.provision is not None else u for u in self.units]
+        after_hosts = [*after_storage, *converged, *([self.lab] if self.lab else [])]
         self.kubernetes = (Kubernetes("kubernetes", args.kubernetes, child,
                                       ssh_config=self.lab.ssh_config if self.lab is not None else None,
                                       after=after_hosts)

@@ -1,8 +1,10 @@
-"""Slurm component: the controller on the control node, then slurmd on the GPU servers.
+"""Slurm component: the controller on the control node and slurmd on the GPU servers, side by side.
 
 MungeKey generates the cluster's MUNGE key (a secret); two HostProvisions run playbooks/slurm.yml, one
-over the `slurm_controller` group (MUNGE, MariaDB, slurmdbd, slurmctld, the accounts) and, after it,
-one over `slurm_nodes` (MUNGE, slurmd), each with the key as a secret extra var. Each names the
+over the `slurm_controller` group (MUNGE, MariaDB, slurmdbd, slurmctld, the accounts) and, at the same
+time, one over `slurm_nodes` (MUNGE, slurmd), each with the key as a secret extra var. A slurmd that
+starts before slurmctld answers the controller's registration request when it comes up, and the node
+role ends waiting until slurmctld reports the node responding, so neither run needs the other's end. Each names the
 systemd units that must run on its hosts: one that is not (slurmctld killed) is drift, and the next
 `up` starts it again. It runs after every SU is provisioned, beside the Kubernetes step (site.py).
 """
@@ -48,5 +50,5 @@ class Slurm(pulumi.ComponentResource):
             pulumi.ResourceOptions(parent=self, depends_on=[*after, self.munge_key]))
         self.nodes = HostProvision(
             f"{name}-nodes", dataclasses.replace(args.nodes, secret_vars=secret, **ssh),
-            pulumi.ResourceOptions(parent=self, depends_on=[self.controller]))
+            pulumi.ResourceOptions(parent=self, depends_on=[*after, self.munge_key]))
         self.register_outputs({"controller_runs": self.controller.runs, "node_runs": self.nodes.runs})
