@@ -74,6 +74,14 @@ def test_validate_file_runs_without_the_app_or_rich(tmp_path: Path) -> None:
     assert _heavy(modules, ("typer", "click", "rich", "clusterforge.cli.app", "clusterforge.cli._common")) == []
 
 
+def test_render_file_out_dir_runs_without_the_app_or_rich(tmp_path: Path) -> None:
+    """`render FILE --out DIR` likewise (cli/rendering); the switch configs of lab.yaml (SONiC's FRR) still
+    load Jinja2, so it is not in this list (tests/unit/test_switch_writers.py: EOS and Cumulus do not)."""
+    modules = loaded_after(tmp_path, "render", "inventory/lab.yaml", "--out", str(tmp_path / "out"))
+    assert "clusterforge.render.registry" in modules and (tmp_path / "out" / "switches").is_dir()
+    assert _heavy(modules, ("typer", "click", "rich", "clusterforge.cli.app", "clusterforge.cli._common")) == []
+
+
 def test_package_version_is_pyproject_version() -> None:
     """`--version` prints clusterforge.__version__ without reading the installed metadata."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]

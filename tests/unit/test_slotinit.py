@@ -10,9 +10,12 @@ import pytest
 
 from clusterforge.plan.objects import Device, Endpoint, Interface, Link
 from clusterforge.plan.slotinit import slot_init
+from clusterforge.render.switches._cumulus.schema import NvueInterface
+from clusterforge.render.switches._eos.schema import EosEthernetInterface
+from clusterforge.render.switches._frr.router_bgp import BgpNeighbor
 
 
-@pytest.mark.parametrize("cls", [Interface, Endpoint, Link, Device])
+@pytest.mark.parametrize("cls", [Interface, Endpoint, Link, Device, EosEthernetInterface, NvueInterface, BgpNeighbor])
 def test_the_parameters_are_the_fields(cls):
     params = inspect.signature(cls).parameters
     fields = dataclasses.fields(cls)

@@ -4,7 +4,8 @@ anything is imported, every other command line handed to the typer app (clusterf
 Start-up is part of every command's time: this module imports nothing beyond the standard library's
 ``sys``, and the command modules import what a command needs inside the command (test_cli_imports.py).
 `clusterforge validate FILE`, a command line with nothing for the app to parse, runs without it
-(cli/validation.validate_main): the same lines and exit codes, a third less start-up.
+(cli/validation.validate_main): the same lines and exit codes, a third less start-up; so does
+`clusterforge render FILE --out DIR` (cli/rendering.render_main).
 """
 
 from __future__ import annotations
@@ -34,6 +35,14 @@ def main() -> None:
         from clusterforge.cli.validation import validate_main
 
         validate_main(file)
+        return
+    from clusterforge.cli.rendering import fast_argv as render_argv
+
+    render = render_argv(sys.argv[1:])
+    if render is not None:  # `render FILE --out DIR`: likewise (cli/rendering)
+        from clusterforge.cli.rendering import render_main
+
+        render_main(*render)
         return
     from clusterforge.gcpause import paused_gc
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from clusterforge.cli._console import PlainLines, emit_json
 from clusterforge.gcpause import paused_gc
 
-__all__ = ["validate_declaration", "validate_main", "fast_argv"]
+__all__ = ["validate_declaration", "validate_main", "fast_argv", "plain_words"]
 
 Say = Callable[[str], None]
 
@@ -57,18 +57,25 @@ def fast_argv(argv: list[str]) -> str | None:
     path parsing could refuse); no shell-completion request in the environment; not on Windows, where
     click expands wildcards in the arguments first.
     """
-    if len(argv) != 2 or argv[0] != "validate" or os.name == "nt":
+    if len(argv) != 2 or argv[0] != "validate" or not plain_words(argv[1:]):
         return None
-    file = argv[1]
-    if not file or file.startswith("-"):
-        return None
-    try:
-        file.encode("utf-8")
-    except UnicodeEncodeError:
-        return None
-    if any(name.startswith("_") and name.endswith("_COMPLETE") and value for name, value in os.environ.items()):
-        return None
-    return file
+    return argv[1]
+
+
+def plain_words(words: list[str]) -> bool:
+    """Every word is one the app would read as a plain argument: not empty, no option (``-...``), no lone
+    surrogate; and no shell-completion request in the environment, not on Windows (cli/rendering too)."""
+    if os.name == "nt":
+        return False
+    for word in words:
+        if not word or word.startswith("-"):
+            return False
+        try:
+            word.encode("utf-8")
+        except UnicodeEncodeError:
+            return False
+    return not any(name.startswith("_") and name.endswith("_COMPLETE") and value
+                   for name, value in os.environ.items())
 
 
 def validate_main(file: str) -> None:

@@ -4,7 +4,8 @@ Pipeline (AVD-style, each step its own module):
   facts.py              index the Plan once: ports, peers, addresses per switch
   structured_config.py  per-switch typed structured config (_<nos>/schema.py: one frozen record per
                         section), one pure function per key (_<nos>/)
-  device_config.py      format the structured config: JSON dumps and Jinja2 templates
+  device_config.py      format the structured config: JSON dumps, plain formatting (EOS, Cumulus:
+                        _<nos>/running_config.py, startup_yaml.py) and Jinja2 templates
                         (templates/switch/<nos>/, one template per section)
   network_os.py         the NOS table: one driver per NOS (_<nos>/driver.py: builder, writer,
                         file names, Ansible network vars, containerlab kind)

@@ -7,9 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 from clusterforge.render.jsontext import to_json
+from clusterforge.render.switches.header import HEADER_TEXT
 from clusterforge.render.switches.network_os import driver_for
 from clusterforge.render.switches.structured_config import StructuredConfig
-from clusterforge.render.switches.templates import HEADER_TEXT, render_template
+from clusterforge.render.switches.templates import render_template
 
 __all__ = ["device_files", "fabric_files", "HEADER_TEXT", "to_json"]
 

@@ -1,6 +1,8 @@
 """Where the Jinja2 templates live and the one environment that formats them.
 
-Templates are package data (templates/switch/<nos>/), found by clusterforge.paths.
+Templates are package data (templates/switch/<nos>/), found by clusterforge.paths. Jinja2 is imported
+when the first template is rendered: EOS and Cumulus are formatted in Python (`_eos/running_config.py`,
+`_cumulus/startup_yaml.py`), so a render of those alone never loads it.
 """
 
 from __future__ import annotations
@@ -8,15 +10,15 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
-
-from jinja2 import Environment, FileSystemLoader, StrictUndefined, Template
+from typing import TYPE_CHECKING, Any
 
 from clusterforge import paths
+from clusterforge.render.switches.header import HEADER_TEXT
+
+if TYPE_CHECKING:
+    from jinja2 import Environment, Template
 
 __all__ = ["templates_dir", "environment", "render_template", "HEADER_TEXT"]
-
-HEADER_TEXT = "Rendered by clusterforge from the Plan. Do not edit: change the inventory declaration."
 
 
 def templates_dir() -> Path:
@@ -25,6 +27,8 @@ def templates_dir() -> Path:
 
 @lru_cache(maxsize=4)
 def _environment(root: str) -> Environment:
+    from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
     env = Environment(
         loader=FileSystemLoader(root),
         undefined=StrictUndefined,  # a missing key is a renderer bug, never an empty line
@@ -34,10 +38,6 @@ def _environment(root: str) -> Environment:
         autoescape=False,
     )
     env.filters["json"] = lambda value: json.dumps(value)
-    # a frame's section, rendered on its own: what `{% include %}` wrote, without the frame's generator
-    # passing on every piece of the section's text (half the calls of a switch config's render)
-    env.globals["render_section"] = lambda name, config: _template(root, name).render(header=HEADER_TEXT,
-                                                                                      config=config)
     return env
 
 

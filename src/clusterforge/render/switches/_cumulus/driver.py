@@ -8,15 +8,15 @@ from types import MappingProxyType
 from clusterforge import nos
 from clusterforge.render.switches._cumulus import cumulus_structured_config
 from clusterforge.render.switches._cumulus.schema import CumulusConfig
+from clusterforge.render.switches._cumulus.startup_yaml import startup_yaml
 from clusterforge.render.switches.driver import NosDriver
-from clusterforge.render.switches.templates import render_template
 from clusterforge.vocab import Nos
 
 __all__ = ["CUMULUS"]
 
 
 def _write(structured: CumulusConfig) -> dict[str, str]:
-    return {"startup.yaml": render_template("switch/cumulus/startup.yaml.j2", config=structured.sections())}
+    return {"startup.yaml": startup_yaml(structured)}
 
 
 def _apply(device_dir: str, _names: frozenset[str]) -> str:

@@ -1,16 +1,16 @@
 """Cumulus Linux's structured config as typed records: one frozen record per `set` section of startup.yaml.
 
 Section and field names follow NVUE's object model (schemas/nvue_object_model.json, NVIDIA's NVUE command
-reference); the templates (templates/switch/cumulus/<section>.j2) read exactly these fields, and
-`sections()` is what they are given: the sections that apply, in startup.yaml's order.
+reference); startup_yaml.py formats exactly these fields, a `set` section per field of CumulusConfig
+in its order.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
-from typing import Any
+from dataclasses import dataclass
 
+from clusterforge.plan.slotinit import slot_init
 from clusterforge.render.switches._frr.router_bgp import RouterBgp
 
 __all__ = ["NvueSystem", "NvueVrrpGroup", "NvueInterface", "NvueBridge", "NvuePfcWatchdog", "NvueEcn", "NvueEts",
@@ -29,8 +29,9 @@ class NvueVrrpGroup:  # interface <svi> ip vrrp virtual-router <id>
     addresses: tuple[str, ...]
 
 
+@slot_init  # one per port (or session) of every switch: plan/slotinit.py
 @dataclass(frozen=True, slots=True)
-class NvueInterface:  # interface <id>: every field present, so the template never guesses what is absent
+class NvueInterface:  # interface <id>: every field present, so the writer never guesses what is absent
     name: str  # lo, eth0, swpN, vlanN
     type: str  # loopback, eth, swp, svi
     description: str = ""
@@ -117,10 +118,6 @@ class CumulusConfig:
     router: NvueRouter | None
     vrf: Mapping[str, RouterBgp] | None  # BGP sessions and originated prefixes, in VRF default
     nvue: NvueWords
-
-    def sections(self) -> dict[str, Any]:
-        """What the templates read: the sections that apply, and `nvue`."""
-        return {f.name: value for f in fields(self) if (value := getattr(self, f.name)) or f.name == "nvue"}
 
 
 RECORDS = (NvueSystem, NvueVrrpGroup, NvueInterface, NvueBridge, NvuePfcWatchdog, NvueEcn, NvueEts, NvueQos,

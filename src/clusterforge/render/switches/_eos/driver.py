@@ -7,16 +7,16 @@ from types import MappingProxyType
 
 from clusterforge import nos
 from clusterforge.render.switches._eos import eos_structured_config
+from clusterforge.render.switches._eos.running_config import running_config
 from clusterforge.render.switches._eos.schema import EosConfig
 from clusterforge.render.switches.driver import NosDriver
-from clusterforge.render.switches.templates import render_template
 from clusterforge.vocab import Nos
 
 __all__ = ["EOS"]
 
 
 def _write(structured: EosConfig) -> dict[str, str]:
-    return {"running-config": render_template("switch/eos/running-config.j2", config=structured.sections())}
+    return {"running-config": running_config(structured)}
 
 
 def _apply(device_dir: str, _names: frozenset[str]) -> str:

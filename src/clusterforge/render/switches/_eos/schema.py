@@ -3,15 +3,14 @@
 Section and field names are those of pyavd's eos_cli_config_gen input schema where it has the key
 (ethernet_interfaces[].ip_address, vlan_interfaces[].ip_virtual_router_addresses, vrrp_ids[].priority_level,
 ip_virtual_router_mac_address, ...), so tests/fabric/eos_avd.py maps them onto AVD's schema key for key;
-the templates (templates/switch/eos/<section>.j2) read exactly these fields. `sections()` is what they
-are given: the sections that apply, in running-config order.
+running_config.py formats exactly these fields, a section per field of EosConfig in its order.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
-from typing import Any
+from dataclasses import dataclass
 
+from clusterforge.plan.slotinit import slot_init
 from clusterforge.render.switches._frr.router_bgp import RouterBgp
 
 __all__ = ["EosDscpLine", "EosQos", "EosPriorityFlowControl", "EosTxQueue", "EosQosProfile", "EosVlan",
@@ -61,6 +60,7 @@ class EosVlan:  # vlan <id>
     name: str
 
 
+@slot_init  # one per port (or session) of every switch: plan/slotinit.py
 @dataclass(frozen=True, slots=True)
 class EosEthernetInterface:  # interface Ethernet<n>/1: routed (ip_address), access or trunk
     name: str
@@ -134,10 +134,6 @@ class EosConfig:
     ip_virtual_router_mac_address: str | None  # anycast (VARP) gateways' MAC
     ip_routing: EosIpRouting
     router_bgp: RouterBgp | None
-
-    def sections(self) -> dict[str, Any]:
-        """What the templates read: the sections that apply."""
-        return {f.name: value for f in fields(self) if (value := getattr(self, f.name)) is not None}
 
 
 RECORDS = (EosDscpLine, EosQos, EosPriorityFlowControl, EosTxQueue, EosQosProfile, EosVlan, EosEthernetInterface,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from clusterforge.plan.slotinit import slot_init
 from clusterforge.render.switches.facts import SwitchFacts, address_of, network_of
 
 __all__ = ["BgpNeighbor", "RouterBgp", "router_bgp", "ECMP_MIN_PATHS"]
@@ -19,6 +20,7 @@ __all__ = ["BgpNeighbor", "RouterBgp", "router_bgp", "ECMP_MIN_PATHS"]
 ECMP_MIN_PATHS = 64
 
 
+@slot_init  # one per port (or session) of every switch: plan/slotinit.py
 @dataclass(frozen=True, slots=True)
 class BgpNeighbor:
     """One numbered eBGP session: the peer's /31 address and ASN, named after the peer's port."""

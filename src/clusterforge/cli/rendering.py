@@ -1,0 +1,98 @@
+"""`clusterforge render FILE --out DIR` (or `-o DIR`, `--out=DIR`) run without the typer app, as
+`validate FILE` is (cli/validation): typer, click and Rich are a sixth of a small render's CPU.
+
+It keeps the app's rules (cli/core.render, cli/_output.write_out, cli/app.run): the same lines through
+the same consoles (cli/_console.PlainLines), exit 1 for a wrong declaration or a file name that would
+leave DIR, 3 for DIR refused or a failing disk, 130 on Ctrl-C, a closed stdout pipe ending the command
+with status 1. Anything else the app would answer (another spelling, an `--out` it refuses, help,
+completion) goes to the app. test_render_fast_path.py runs both ways on the same command lines.
+"""
+
+from __future__ import annotations
+
+import errno
+import gc
+import os
+import sys
+from pathlib import Path
+
+from clusterforge.cli._console import PlainLines
+from clusterforge.cli.validation import plain_words
+from clusterforge.gcpause import paused_gc
+
+__all__ = ["fast_argv", "render_main"]
+
+
+def fast_argv(argv: list[str]) -> tuple[str, Path] | None:
+    """(FILE, DIR) for ``render FILE --out DIR`` as the app would read it, else None (the app runs)."""
+    if not argv or argv[0] != "render":
+        return None
+    words = argv[1:]
+    if len(words) == 2 and words[1].startswith("--out="):
+        file, raw = words[0], words[1].removeprefix("--out=")
+    elif len(words) == 3 and words[1] in ("--out", "-o"):
+        file, raw = words[0], words[2]
+    else:
+        return None
+    if not plain_words([file, raw]):
+        return None
+    from clusterforge.outdir import OutputRefused, check_out_arg
+
+    try:
+        return file, check_out_arg(raw)
+    except OutputRefused:  # the app's usage error, worded by click
+        return None
+
+
+def render_main(file: str, out_dir: Path) -> None:
+    """`clusterforge render FILE --out DIR`, with the app's lines and exit codes."""
+    lines = PlainLines()
+    enabled = gc.isenabled()
+    gc.disable()  # loading, planning and rendering make no reference cycles (clusterforge.gcpause)
+    try:
+        status = _render(Path(file), out_dir, lines)
+        gc.freeze()  # nothing for the collections at exit to free (cli/validation.validate_main)
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except OSError as exc:
+        if exc.errno == errno.EPIPE:  # the reader went away: exit 1 without a traceback, as click does
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            sys.exit(1)
+        lines.err(f"error: {exc}")
+        sys.exit(3)
+    finally:
+        if enabled:
+            gc.enable()
+    if status:
+        sys.exit(status)
+
+
+def _render(file: Path, out_dir: Path, lines: PlainLines) -> int:
+    with paused_gc():  # the model, planner and renderer modules: thousands of classes, no garbage
+        from clusterforge.loading import DeclarationError, load_and_plan
+        from clusterforge.outdir import OutputRefused, PathEscape, write_tree
+        from clusterforge.render import render_all
+
+    try:
+        _, plan, _ = load_and_plan(file)
+    except DeclarationError as exc:
+        for problem in exc.problems:
+            lines.err(str(problem))
+        return 1
+    files = render_all(plan)
+    try:
+        write_tree(out_dir, files)
+    except PathEscape as exc:
+        lines.err(f"error: {out_dir}: {exc}; nothing was written")
+        return 1
+    except OutputRefused as exc:
+        lines.err(f"error: {exc}")
+        return 3
+    except OSError as exc:
+        lines.err(
+            f"error: writing {out_dir}: {exc.strerror or exc}"
+            f"{f' ({exc.filename})' if exc.filename else ''}; nothing under it was replaced"
+        )
+        return 3
+    lines.out(f"wrote {len(files)} files under {out_dir}")
+    return 0
