@@ -10,14 +10,10 @@ completion) goes to the app. test_render_fast_path.py runs both ways on the same
 
 from __future__ import annotations
 
-import errno
-import gc
-import os
-import sys
 from pathlib import Path
 
 from clusterforge.cli._console import PlainLines
-from clusterforge.cli.validation import plain_words
+from clusterforge.cli.validation import plain_words, run_plain
 from clusterforge.gcpause import paused_gc
 
 __all__ = ["fast_argv", "render_main"]
@@ -47,24 +43,8 @@ def fast_argv(argv: list[str]) -> tuple[str, Path] | None:
 def render_main(file: str, out_dir: Path) -> None:
     """`clusterforge render FILE --out DIR`, with the app's lines and exit codes."""
     lines = PlainLines()
-    enabled = gc.isenabled()
-    gc.disable()  # loading, planning and rendering make no reference cycles (clusterforge.gcpause)
-    try:
-        status = _render(Path(file), out_dir, lines)
-        gc.freeze()  # nothing for the collections at exit to free (cli/validation.validate_main)
-    except KeyboardInterrupt:
-        sys.exit(130)
-    except OSError as exc:
-        if exc.errno == errno.EPIPE:  # the reader went away: exit 1 without a traceback, as click does
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-            sys.exit(1)
-        lines.err(f"error: {exc}")
-        sys.exit(3)
-    finally:
-        if enabled:
-            gc.enable()
-    if status:
-        sys.exit(status)
+    # loading, planning and rendering make no reference cycles (clusterforge.gcpause): cli/validation.run_plain
+    run_plain(lambda: _render(Path(file), out_dir, lines), lines)
 
 
 def _render(file: Path, out_dir: Path, lines: PlainLines) -> int:

@@ -87,10 +87,17 @@ def validate_main(file: str) -> None:
     # cycles: clusterforge.gcpause). A caller in the same process keeps those objects for good, as it
     # keeps the modules. Files are closed where they are used; stdout and stderr are flushed after each
     # line and at exit as before.
+    run_plain(lambda: validate_declaration(Path(file), False, lines.out, lines.err), lines)
+
+
+def run_plain(command: Callable[[], int], lines: PlainLines) -> None:
+    """Run a command of the fast paths (validate, cli/rendering's render) with the app's exit codes: the collector
+    off and what is alive at the end frozen (above), 130 on an interrupt, 1 on a closed pipe, 3 on another OS
+    error, the command's status otherwise."""
     enabled = gc.isenabled()
     gc.disable()
     try:
-        status = validate_declaration(Path(file), False, lines.out, lines.err)
+        status = command()
         gc.freeze()
     except KeyboardInterrupt:
         sys.exit(130)
