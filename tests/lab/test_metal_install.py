@@ -1,19 +1,27 @@
-"""A bare-metal install for real, stopped by its faults: the VM and BMC of part A (lab.metal_server), the
-provisioning network, the preseed of inventory/lab-metal.yaml's server, iPXE, the Debian installer.
+"""A bare-metal install for real, through its faults to the end: the VM and BMC of part A (lab.metal_server), the
+provisioning network, iPXE, the deploy ramdisk writing the server's disk image (the image method), the first
+boot of the installed disk through the BMC, SSH with the host key the image carries.
 
-One module-scoped set-up (the server's lab bridges and the oob gateway, no container lab) shared by:
+One module-scoped set-up (the server's lab bridges, the oob gateway and an address on the management bridge, so
+this machine reaches the installed server as the lab's control host does; no container lab), used in order:
 * the install timing out: one line naming the server, the VM powered off, the record left ``installing``
   (so MetalServer's diff installs it again: tests/unit/test_metal_server_diff.py);
-* power lost mid-install (the VM's QEMU destroyed under the BMC once the installer kernel was fetched): one
-  line naming the server, found by the BMC's power state;
-* an interrupt (Ctrl-C) during the wait: the VM powered off, the record ``installing``.
-Teardown removes the VM, its BMC and libvirtd, the provisioning network and the bridges, also on failure.
-About 3 min here (TCG: three power-ons to iPXE). A whole install is not run: this machine's Debian mirror
-serves no udebs (README, "Bare metal").
+* power lost mid-install (the VM's QEMU destroyed under the BMC while the root file system streams): one line
+  naming the server, found by the BMC's power state;
+* an interrupt (Ctrl-C) during the wait: the VM powered off, the record ``installing``;
+* a disk image part that is not the one its manifest names (replaced on the boot server once the server
+  netboots): the ramdisk's SHA-256 check refuses it, one line naming the server and the part;
+* then the next install, with no hand repair, takes the server from whatever those left to installed: its
+  hostname, NIC names, addresses and MTUs are the plan's, its root file system grew to the partition, and a
+  second look finds it installed (what MetalServer's diff asks).
+The OS image here is the lab's rootfs plus the kernel (no golden layer: the whole `up` of inventory/lab-metal.yaml
+deploys the GPU servers' golden image; README "Bare metal"). Teardown removes the VM, its BMC and libvirtd, the
+provisioning network and the bridges, also on failure. About 8 min here (TCG).
 """
 
 from __future__ import annotations
 
+import gzip
 import os
 import shutil
 import subprocess
@@ -26,8 +34,9 @@ from clusterforge.lab import bootnet, links, names, netinstall
 
 LAB = "cfmetalit"
 pytestmark = pytest.mark.skipif(
-    os.geteuid() != 0 or not shutil.which("qemu-system-x86_64") or not os.path.exists(bootnet.NETBOOT_DIR / "linux"),
-    reason="needs root, QEMU/OVMF and debian-installer-12-netboot-amd64 (scripts/setup.sh)")
+    os.geteuid() != 0 or not shutil.which("qemu-system-x86_64") or not shutil.which("sfdisk")
+    or not shutil.which("grub-mkstandalone") or not shutil.which("mcopy"),
+    reason="needs root, QEMU/OVMF, fdisk, grub-efi-amd64-bin and mtools (scripts/setup.sh)")
 
 
 @pytest.fixture(scope="module")
@@ -50,13 +59,16 @@ def request_for():
     _, (host,) = split(topology, [server])
     facts = plan.bmcs[server]
     oob = names.bridge_name(LAB, "oob")
+    mgmt = host.nics[0]
+    gateway = netaddr.IPNetwork(mgmt.ip)
     try:
         for bridge in {oob, *(n.bridge for n in host.nics)}:
             subprocess.run(["ip", "link", "add", bridge, "type", "bridge"], capture_output=True)
             subprocess.run(["ip", "link", "set", bridge, "up"], check=True)
         subprocess.run(["ip", "addr", "add", f"{facts.gateway}/{facts.prefix}", "dev", oob], capture_output=True)
+        subprocess.run(["ip", "addr", "add", f"{gateway[1]}/{gateway.prefixlen}", "dev", mgmt.bridge],
+                       capture_output=True)
         key, public_key = ensure_lab_key(LAB)
-        mgmt = host.nics[0]
 
         def make(timeout_s: float) -> InstallRequest:
             return InstallRequest(
@@ -64,8 +76,8 @@ def request_for():
                 bmc_password="lab-test-only", bmc_address_cidr=f"{facts.address}/{facts.prefix}",
                 bmc_gateway=facts.gateway, oob_bridge=oob, bios=dict(facts.bios),
                 provisioning=bootnet.ProvisioningNet(LAB, provisioning_subnet(plan)), ssh_public_key=public_key,
-                ssh_identity=key, host_proxy=HttpEndpoint(str(netaddr.IPNetwork(mgmt.ip)[1]), 3142),
-                timeout_s=timeout_s)  # fmt: skip
+                ssh_identity=key, host_proxy=HttpEndpoint(str(gateway[1]), 3142), timeout_s=timeout_s,
+                method="image", image=None)  # fmt: skip
 
         yield make
     finally:
@@ -107,9 +119,9 @@ def test_power_lost_mid_install_is_found_through_the_bmc(request_for):
     req = request_for(timeout_s=900)
     lines: list[str] = []
 
-    def pull_the_plug() -> None:  # once the installer kernel is on its way: QEMU dies, as with a power cut
+    def pull_the_plug() -> None:  # while the root file system streams onto the disk: QEMU dies, as in a power cut
         deadline = time.monotonic() + 600
-        while time.monotonic() < deadline and not any("installer kernel" in line for line in lines):
+        while time.monotonic() < deadline and not any("streaming the root file system" in line for line in lines):
             time.sleep(1)
         libvirt.open(libvirtd.uri(LAB)).lookupByName(domain_name(LAB, req.host.name)).destroy()
 
@@ -118,7 +130,8 @@ def test_power_lost_mid_install_is_found_through_the_bmc(request_for):
     with pytest.raises(netinstall.InstallError) as err:
         install(req, progress=lambda h, m: lines.append(m))
     cutter.join(5)
-    assert str(err.value).startswith(f"{req.host.name}: powered off during the install (last step: loading the")
+    assert str(err.value).startswith(f"{req.host.name}: powered off during the install (last step: streaming the"
+                                     " root file system")
     assert record(LAB, req.host.name)["status"] == "installing"
 
 
@@ -128,10 +141,67 @@ def test_an_interrupt_powers_the_server_off_and_leaves_it_for_the_next_up(reques
     req = request_for(timeout_s=900)
 
     def interrupted(*args, **kwargs):
-        raise KeyboardInterrupt  # Ctrl-C while waiting for the installer
+        raise KeyboardInterrupt  # Ctrl-C while waiting for the install
 
     monkeypatch.setattr(metal_install.netinstall, "wait_installed", interrupted)
     with pytest.raises(KeyboardInterrupt):
         metal_install.install(req)
     assert metal_install.record(LAB, req.host.name)["status"] == "installing"
     assert _power(req.host.name) != "running"
+
+
+def test_an_image_part_that_is_not_the_manifests_is_refused_by_the_ramdisk(request_for):
+    from clusterforge.lab.metal_install import install, record
+
+    req = request_for(timeout_s=900)
+    served = bootnet.boot_dir(LAB) / "image" / req.host.name / "root.gz"
+
+    def swap(host: str | None, message: str) -> None:  # once the boot is armed: another file in its place
+        if "network boot set" in message:
+            tmp = served.with_name(".swap")
+            with gzip.open(tmp, "wb", compresslevel=1) as out:
+                out.write(b"\0" * (4 << 20))
+            os.replace(tmp, served)
+
+    with pytest.raises(netinstall.InstallError) as err:
+        install(req, progress=swap)
+    message = str(err.value)
+    assert message.startswith(f"{req.host.name}: the deploy ramdisk stopped: root.gz arrived with SHA-256 ")
+    assert "\n" not in message and "the next `up` installs it again" in message
+    assert record(LAB, req.host.name)["status"] == "installing"
+
+
+def test_the_next_install_takes_it_to_installed_as_the_plan_says(request_for):
+    import json
+
+    import netaddr
+
+    from clusterforge.lab.metal_install import install, is_installed, record
+
+    req = request_for(timeout_s=1200)
+    lines: list[str] = []
+    data = install(req, progress=lambda h, m: lines.append(m))
+    assert data["status"] == "installed" and record(LAB, req.host.name)["status"] == "installed"
+    assert any("booting the installed disk" in line for line in lines)
+    conf = netinstall.ssh_conf_dir(LAB) / f"{req.host.name}.conf"
+
+    def on_host(command: str) -> str:
+        return subprocess.run(["ssh", "-F", str(conf), req.host.name, command], capture_output=True, text=True,
+                              timeout=60, check=True).stdout
+
+    assert on_host("hostname").strip() == req.host.name
+    links_now = {i["ifname"]: i for i in json.loads(on_host("ip -json addr show"))}
+    for nic in req.host.nics:  # every planned NIC, by its as-built MAC, under its planned name and address
+        have = links_now.get(nic.name)
+        assert have is not None, f"{nic.name} missing: {sorted(links_now)}"
+        assert have["address"] == nic.mac and have["mtu"] == nic.mtu
+        if nic.ip:
+            ip = netaddr.IPNetwork(nic.ip)
+            assert {(a["local"], a["prefixlen"]) for a in have["addr_info"] if a["family"] == "inet"} \
+                == {(str(ip.ip), ip.prefixlen)}
+    root_bytes = json.loads((bootnet.boot_dir(LAB).parent / "metal-install" / req.host.name / "image"
+                             / "image.json").read_text())["root_bytes"]
+    grown = int(on_host("findmnt -bno SIZE /").strip())
+    assert grown > root_bytes * 2, f"the root file system did not grow to its partition ({grown} bytes)"
+    assert "PRIVATE" not in on_host("cat /proc/cmdline")
+    assert is_installed(LAB, req.host.name)  # what MetalServer's diff asks: a second `up` leaves it alone

@@ -122,11 +122,16 @@ class RedfishBmc:
             nics = tuple(Nic(str(n.identity), n.mac_address or n.permanent_mac_address)
                          for n in system.ethernet_interfaces.get_members())
             boot = system.boot
+            disks: tuple[int, ...] = ()
+            try:  # SimpleStorage is optional in Redfish; a BMC without it reports no disks
+                disks = tuple(sorted((int(b) for b in system.simple_storage.disks_sizes_bytes if b), reverse=True))
+            except (sx.SushyError, AttributeError, TypeError, ValueError):
+                disks = ()
             return SystemInventory(
                 manufacturer=system.manufacturer, model=system.model, serial=system.serial_number,
                 uuid=system.uuid, bios_version=system.bios_version, power_state=_value(system.power_state),
                 boot_mode=_value(boot.mode), boot_target=_value(boot.target), boot_enabled=_value(boot.enabled),
-                nics=nics,
+                nics=nics, disk_bytes=disks,
             )  # fmt: skip
 
     def power_state(self) -> str | None:

@@ -68,12 +68,13 @@ class SystemInventory:
     boot_target: str | None  # the current override target (Pxe, Hdd, ...)
     boot_enabled: str | None  # Once | Continuous | Disabled
     nics: tuple[Nic, ...] = ()
+    disk_bytes: tuple[int, ...] = ()  # the sizes of the disks the BMC reports (SimpleStorage), largest first
 
     def to_dict(self) -> dict[str, object]:
         return {"manufacturer": self.manufacturer, "model": self.model, "serial": self.serial, "uuid": self.uuid,
                 "bios_version": self.bios_version, "power_state": self.power_state, "boot_mode": self.boot_mode,
                 "boot_target": self.boot_target, "boot_enabled": self.boot_enabled,
-                "nics": [{"id": n.id, "mac": n.mac} for n in self.nics]}
+                "nics": [{"id": n.id, "mac": n.mac} for n in self.nics], "disk_bytes": list(self.disk_bytes)}
 
 
 def same_value(have: object, want: object) -> bool:

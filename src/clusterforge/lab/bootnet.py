@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -27,6 +28,7 @@ from pathlib import Path
 
 import netaddr
 
+from clusterforge.render.deploy import DEPLOY_FILES, PART_NAMES, DiskImage, render_deploy_ipxe
 from clusterforge.render.dnsmasq import IPXE_LOADER, BootNetwork, Reservation, render_dnsmasq
 from clusterforge.render.netboot_values import HttpEndpoint
 from clusterforge.render.preseed import InstallTarget, render_ipxe, render_preseed
@@ -34,7 +36,7 @@ from clusterforge.render.preseed import InstallTarget, render_ipxe, render_prese
 from . import aptproxy, names, netns
 from .util import LabError, file_lock, lab_dir, lab_home, run, write_atomic, write_json_atomic
 
-__all__ = ["SEGMENT", "BOOT_HOST", "HTTP_PORT", "SYSLOG_PORT", "ProvisioningNet", "bridge", "boot_dir",
+__all__ = ["SEGMENT", "BOOT_HOST", "HTTP_PORT", "SYSLOG_PORT", "ProvisioningNet", "Deploy", "bridge", "boot_dir",
            "up", "down", "forget", "ensure_network", "NETBOOT_DIR", "IPXE_DIR"]
 
 SEGMENT = "metal-prov"
@@ -79,6 +81,16 @@ class ProvisioningNet:
     @property
     def installer_proxy(self) -> HttpEndpoint:
         return HttpEndpoint.of("installer_proxy", self.proxy_ip, aptproxy.PORT)
+
+
+@dataclass(frozen=True)
+class Deploy:
+    """The image method's boot: the deploy ramdisk (``lab.deploy_ramdisk``) and the server's disk image
+    (``lab.os_image``) in place of the installer and its preseed."""
+
+    ramdisk: Path  # holds vmlinuz and initrd.gz
+    image_dir: Path  # holds head.gz and tail.gz
+    image: DiskImage
 
 
 def bridge(lab: str) -> str:
@@ -126,10 +138,14 @@ def ensure_network(net: ProvisioningNet) -> None:
     run(["ip", "-n", ns, "link", "set", "dev", BOOT_IF, "up"])
 
 
-def _link_or_copy(src: Path, dst: Path) -> None:
+def _link_or_copy(src: Path, dst: Path, *, exact: bool = False) -> None:
+    """``dst`` as ``src`` (a hard link where one can be made); ``exact``: kept only when it is ``src`` itself."""
     if not src.is_file():
         raise LabError(f"{src} is missing: install debian-installer-12-netboot-amd64 and ipxe (scripts/setup.sh)")
-    if dst.exists() and dst.stat().st_size == src.stat().st_size and dst.stat().st_mtime >= src.stat().st_mtime:
+    if exact and dst.exists() and os.path.samefile(src, dst):
+        return
+    if not exact and dst.exists() and dst.stat().st_size == src.stat().st_size \
+            and dst.stat().st_mtime >= src.stat().st_mtime:
         return
     tmp = dst.with_name(f".{dst.name}.tmp")
     tmp.unlink(missing_ok=True)
@@ -140,20 +156,31 @@ def _link_or_copy(src: Path, dst: Path) -> None:
     os.replace(tmp, dst)
 
 
-def _files(net: ProvisioningNet, target: InstallTarget | None, reservations: dict[str, list[str]]) -> str:
-    """Write the boot tree (``target``'s script and preseed: arming its netboot); returns the dnsmasq
-    config's hash (a change restarts dnsmasq)."""
+def _files(net: ProvisioningNet, target: InstallTarget | None, reservations: dict[str, list[str]],
+           deploy: Deploy | None = None) -> str:
+    """Write the boot tree (``target``'s script and preseed or disk image: arming its netboot); returns the
+    dnsmasq config's hash (a change restarts dnsmasq)."""
     root = boot_dir(net.lab)
-    for sub in ("tftp", "netboot", "ipxe", "preseed"):
+    for sub in ("tftp", "netboot", "ipxe", "preseed", "deploy", "image"):
         (root / sub).mkdir(parents=True, exist_ok=True)
     _link_or_copy(IPXE_DIR / IPXE_LOADER, root / "tftp" / IPXE_LOADER)
-    for name in ("linux", "initrd.gz"):
-        _link_or_copy(NETBOOT_DIR / name, root / "netboot" / name)
-    for sub in ("ipxe", "preseed"):
+    if deploy is None:
+        for name in ("linux", "initrd.gz"):
+            _link_or_copy(NETBOOT_DIR / name, root / "netboot" / name)
+    for sub in ("ipxe", "preseed", "image"):
         for old in (root / sub).iterdir():
             if old.name.rsplit(".", 1)[0] not in reservations:
-                old.unlink()
-    if target is not None:
+                shutil.rmtree(old) if old.is_dir() and not old.is_symlink() else old.unlink()
+    if target is not None and deploy is not None:
+        for name in DEPLOY_FILES:
+            _link_or_copy(deploy.ramdisk / name, root / "deploy" / name)
+        (root / "image" / target.host).mkdir(exist_ok=True)
+        for name in PART_NAMES:
+            _link_or_copy(deploy.image_dir / name, root / "image" / target.host / name, exact=True)
+        (root / "preseed" / f"{target.host}.cfg").unlink(missing_ok=True)
+        write_atomic(root / "ipxe" / f"{target.host}.ipxe", render_deploy_ipxe(target, deploy.image), 0o644)
+    elif target is not None:
+        shutil.rmtree(root / "image" / target.host, ignore_errors=True)
         write_atomic(root / "preseed" / f"{target.host}.cfg", render_preseed(target), 0o644)
         write_atomic(root / "ipxe" / f"{target.host}.ipxe", render_ipxe(target), 0o644)
     boot = BootNetwork(interface=BOOT_IF, address=f"{net.boot_ip}/{netaddr.IPNetwork(net.subnet).prefixlen}",
@@ -186,15 +213,16 @@ def _stop(pid: int | None, marker: str) -> bool:
     return True
 
 
-def up(net: ProvisioningNet, target: InstallTarget) -> dict:
+def up(net: ProvisioningNet, target: InstallTarget, deploy: Deploy | None = None) -> dict:
     """Create (or complete) the provisioning network, reserve an address for ``target``'s boot NIC (beside
-    the other servers' reservations) and arm its netboot. Idempotent: running services with the same
+    the other servers' reservations) and arm its netboot: the deploy ramdisk and its disk image with
+    ``deploy``, else the Debian installer and its preseed. Idempotent: running services with the same
     reservations are kept; a changed reservation restarts dnsmasq and the boot server."""
     with file_lock(boot_dir(net.lab).parent / ".metal-boot.lock"):
-        return _up_locked(net, target)
+        return _up_locked(net, target, deploy)
 
 
-def _up_locked(net: ProvisioningNet, target: InstallTarget) -> dict:
+def _up_locked(net: ProvisioningNet, target: InstallTarget, deploy: Deploy | None) -> dict:
     import json
 
     for tool in ("dnsmasq",):
@@ -210,10 +238,12 @@ def _up_locked(net: ProvisioningNet, target: InstallTarget) -> dict:
     if ip is None or ip in taken:
         ip = next(net.host_ip(i) for i in range(1 << 16) if net.host_ip(i) not in taken)
     reservations[target.host] = [target.boot_mac, ip]
-    conf_hash = _files(net, target, reservations)
+    conf_hash = _files(net, target, reservations, deploy)
     hosts = {ip: host for host, (_, ip) in sorted(reservations.items())}
     root = boot_dir(lab)
-    if state.get("conf_hash") != conf_hash or state.get("hosts") != hosts:
+    # a boot server started by another version of its code (an upgrade) is restarted too
+    code = hashlib.sha256(Path(__file__).with_name("bootserve.py").read_bytes()).hexdigest()[:16]
+    if state.get("conf_hash") != conf_hash or state.get("hosts") != hosts or state.get("bootserve_code") != code:
         _stop(state.get("dnsmasq_pid"), str(root / "dnsmasq.conf"))
         _stop(state.get("bootserve_pid"), _MARK)
         state.pop("dnsmasq_pid", None)
@@ -235,7 +265,7 @@ def _up_locked(net: ProvisioningNet, target: InstallTarget) -> dict:
         mirror = urlsplit(host_mirror()).hostname or "deb.debian.org"
         state["proxy_pid"] = aptproxy.start(net.proxy_ip, lab_home() / "aptcache", sorted({mirror, "deb.debian.org"}),
                                             root / "aptproxy.log")
-    state.update(conf_hash=conf_hash, hosts=hosts, subnet=net.subnet, reservations=reservations)
+    state.update(conf_hash=conf_hash, hosts=hosts, subnet=net.subnet, reservations=reservations, bootserve_code=code)
     write_json_atomic(_state_path(lab), state)
     return state
 

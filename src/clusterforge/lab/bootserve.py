@@ -4,8 +4,10 @@ Runs inside the boot namespace (``ip netns exec <ns> python -m clusterforge.lab.
 dnsmasq (DHCP + TFTP). It serves, to the address DHCP reserved for a host and no other, that
 host's iPXE script (``GET /ipxe/boot.ipxe`` returns ``ipxe/<host>.ipxe``: iPXE asks for one URL, the
 source address says who asks; served until that host's install calls back: a later boot of the
-installed server finds no script and boots its disk) and preseed (``preseed/<host>.cfg``), and to any
-installer the netboot kernel and initrd (``netboot/linux``, ``netboot/initrd.gz``); nothing else.
+installed server finds no script and boots its disk), preseed (``preseed/<host>.cfg``) and disk image
+(``image/<host>/head.gz`` and ``tail.gz``, the image method), and to any reserved address the netboot
+kernel and initrd (``netboot/linux``, ``netboot/initrd.gz``) and the deploy ramdisk (``deploy/vmlinuz``,
+``deploy/initrd.gz``); nothing else.
 It takes the installer's
 completion callback ``GET /done/<host>/<host key blob>`` (the
 late_command's last step: the installed system's SSH host key, so the first SSH connection checks
@@ -38,6 +40,8 @@ __all__ = ["EVENTS", "read_events"]
 
 EVENTS = "events.jsonl"
 _NETBOOT = ("linux", "initrd.gz")
+_DEPLOY = ("vmlinuz", "initrd.gz")  # the deploy ramdisk (image method: lab.deploy_ramdisk)
+_IMAGE = ("head.gz", "root.gz", "tail.gz")  # a server's disk image (lab.os_image), to that server only
 _KEY_BLOB = re.compile(r"^[A-Za-z0-9+/]{40,700}={0,2}$")
 _KEY_TYPE = "ssh-ed25519"
 _MAX_SYSLOG = 512
@@ -105,11 +109,20 @@ class _Handler(BaseHTTPRequestHandler):
         elif len(parts) == 3 and parts[1] == "netboot" and parts[2] in _NETBOOT:
             self._send(self.root / "netboot" / parts[2], "application/octet-stream")
             _record(events, host, "fetch", parts[2])
-        elif len(parts) == 4 and parts[1] == "done" and parts[2] == host and _KEY_BLOB.match(parts[3]):
+        elif len(parts) == 3 and parts[1] == "deploy" and parts[2] in _DEPLOY \
+                and (self.root / "deploy" / parts[2]).is_file():
+            self._send(self.root / "deploy" / parts[2], "application/octet-stream")
+            _record(events, host, "fetch", f"deploy {parts[2]}")
+        elif (len(parts) == 4 and parts[1] == "image" and parts[2] == host and parts[3] in _IMAGE
+              and (self.root / "image" / host / parts[3]).is_file()):
+            _record(events, host, "fetch", f"image {parts[3]}")
+            self._send(self.root / "image" / host / parts[3], "application/octet-stream")
+        elif len(parts) >= 4 and parts[1] == "done" and parts[2] == host and _KEY_BLOB.match("/".join(parts[3:])):
+            # (a base64 key blob may hold '/': the rest of the path is the blob)
             # disarm: the installer reboots next, and a BMC may keep the network boot (sushy-tools keeps a
             # Once override as Continuous); iPXE then finds no script and the firmware boots the disk
             (self.root / "ipxe" / f"{host}.ipxe").unlink(missing_ok=True)
-            _record(events, host, "done", f"{_KEY_TYPE} {parts[3]}")
+            _record(events, host, "done", f"{_KEY_TYPE} {'/'.join(parts[3:])}")
             self.send_response(204)
             self.end_headers()
         else:

@@ -7,9 +7,16 @@
 2. the system's inventory read through Redfish (model, serial, BIOS version, NICs with MACs) into the
    as-built record ``.lab/<lab>/metal-install/<server>.json``;
 3. the declared BIOS attributes (Bios/Settings: they apply at the next reset, which the power-on is);
-4. the boot served (``bootnet``: DHCP reservation for the boot NIC's as-built MAC, iPXE, the preseed
-   rendered from the plan), one-time UEFI network boot, power on (a reset when it was on: a re-image);
-5. the wait for the installer (``netinstall``, bounded), then SSH on the management address.
+4. the boot served (``bootnet``: DHCP reservation for the boot NIC's as-built MAC, iPXE), one-time UEFI
+   network boot, power on (a reset when it was on: a re-image). Two methods:
+
+   * ``image`` (the default; what Ironic's direct deploy and MAAS do): the server's disk image is made
+     here first (``os_image``: the profile's OS tree, golden layer included, plus this server's identity,
+     NIC names and addresses, SSH host key), the deploy ramdisk (``deploy_ramdisk``) writes and checks it
+     and powers the server off; the server is then booted from its disk through the BMC;
+   * ``debian-installer``: Debian's netboot installer with the preseed rendered from the plan (it needs a
+     mirror that serves the installer's udebs);
+5. the wait for the install (``netinstall``, bounded), then SSH on the management address.
 
 The record says ``installing`` from step 4 until the SSH check passes, then ``installed``; anything that
 stops in between (timeout, power lost, Ctrl-C) leaves ``installing``, and the next run installs again:
@@ -34,10 +41,12 @@ from . import bootnet, netinstall
 from .metal_topology import MetalHost
 from .util import LabError, Progress, _noop, lab_dir, write_json_atomic
 
-__all__ = ["InstallRequest", "install", "record", "is_installed", "remove", "record_path"]
+__all__ = ["InstallRequest", "install", "record", "is_installed", "remove", "record_path", "METHODS"]
 
 INSTALL_TIMEOUT_S = 1800.0
 SSH_TIMEOUT_S = 600.0
+POWER_OFF_WAIT_S = 120.0  # the deploy ramdisk powers the server off after its callback
+METHODS = ("image", "debian-installer")
 
 
 @dataclass(frozen=True)
@@ -57,6 +66,8 @@ class InstallRequest:
     ssh_identity: Path
     host_proxy: HttpEndpoint | None  # the lab's apt proxy on the management plane
     timeout_s: float = INSTALL_TIMEOUT_S
+    method: str = "image"  # image | debian-installer (model.management.Management.install)
+    image: str | None = None  # the golden image (lab.image) the server's software profile boots, if any
 
 
 def record_path(lab: str, server: str) -> Path:
@@ -124,6 +135,41 @@ def _machine(req: InstallRequest, progress: Progress):
                                password=req.bmc_password, ca_file=handle.ca_file))
 
 
+def _deploy(req: InstallRequest, target: InstallTarget, disks: tuple[int, ...], progress: Progress) -> bootnet.Deploy:
+    """The image method's boot: the OS tree of the server's profile, its disk image, the deploy ramdisk."""
+    from clusterforge.render.host_os import host_files
+
+    from . import deploy_ramdisk, os_image
+    from .aptproxy import apt_conf
+    from .image import layers_for
+    from .metal_vm import DISK_GB
+
+    tree = os_image.os_tree(layers_for(req.image), progress=progress)
+    ramdisk = deploy_ramdisk.ensure_ramdisk(tree)
+    disk_bytes = disks[0] if disks else DISK_GB << 30  # a BMC without SimpleStorage: the lab VM's disk
+    _, host_key = os_image.host_key(req.lab, req.host.name)
+    proxy = apt_conf(req.host_proxy.host, req.host_proxy.port) if req.host_proxy else None
+    files = host_files(target, host_key_public=host_key, mgmt_ip=req.device.management_ip, proxy_conf=proxy)
+    image = os_image.host_image(req.lab, req.host.name, tree, files, disk_bytes=disk_bytes,
+                                esp_mib=target.disk.esp_mib, progress=progress)
+    return bootnet.Deploy(ramdisk=ramdisk, image_dir=os_image.image_dir(req.lab, req.host.name), image=image)
+
+
+def _boot_disk(req: InstallRequest, bmc, progress: Progress) -> None:
+    """After the deploy ramdisk's callback: wait for its power-off (forced after a while), boot the disk."""
+    deadline = time.monotonic() + POWER_OFF_WAIT_S
+    while bmc.power_state() != "Off":
+        if time.monotonic() > deadline:
+            progress(req.host.name, f"install: still on {POWER_OFF_WAIT_S:.0f} s after the image was written;"
+                                    " powering it off through the BMC")
+            bmc.power("off")
+            break
+        time.sleep(2)
+    bmc.boot_once("hdd")
+    bmc.power("on")
+    progress(req.host.name, "install: booting the installed disk")
+
+
 def boot_mac(lab: str, server: str) -> str:
     from .metal_topology import vm_mac
 
@@ -150,7 +196,10 @@ def install(req: InstallRequest, progress: Progress = _noop) -> dict[str, Any]:
         if change.sent:
             progress(name, f"BIOS: {', '.join(sorted(change.sent))} set (apply at the next reset)")
         target = _target(req, pxe_mac, {n.name: n.mac for n in req.host.nics})
-        bootnet.up(req.provisioning, target)
+        if req.method not in METHODS:
+            raise LabError(f"{name}: install method {req.method!r} is not one of {', '.join(METHODS)}")
+        deploy = _deploy(req, target, inventory.disk_bytes, progress) if req.method == "image" else None
+        bootnet.up(req.provisioning, target, deploy)
         offset = netinstall.events_offset(req.lab)
         was_on = bmc.power_state() == "On"
         bmc.boot_once("pxe", uefi=True)
@@ -159,11 +208,17 @@ def install(req: InstallRequest, progress: Progress = _noop) -> dict[str, Any]:
         try:
             key = netinstall.wait_installed(req.lab, name, timeout_s=req.timeout_s, offset=offset,
                                             powered=lambda: bmc.power_state() == "On", progress=progress)
+            if deploy is not None and key.split()[:2] != deploy.image.host_key.split()[:2]:
+                raise netinstall.InstallError(f"{name}: the deploy ramdisk reported another SSH host key than"
+                                              " its image's; the next `up` installs it again")
+            if deploy is not None:
+                _boot_disk(req, bmc, progress)
         except BaseException:
             _stop_installer(bmc)
             raise
         # the installed disk from now on (the lab's BMC keeps a Once network boot as Continuous)
-        bmc.boot_once("hdd")
+        if deploy is None:
+            bmc.boot_once("hdd")
         netinstall.ssh_entry(req.lab, name, req.device.management_ip or "", key, req.ssh_identity)
         installed_s = time.monotonic() - t0
         netinstall.wait_ssh(req.lab, name, timeout_s=SSH_TIMEOUT_S, progress=progress)
@@ -189,6 +244,9 @@ def remove(lab: str, server: str) -> None:
     stop_metal_server(lab, server)
     netinstall.remove_ssh_entry(lab, server)
     record_path(lab, server).unlink(missing_ok=True)
+    import shutil
+
+    shutil.rmtree(record_path(lab, server).with_suffix(""), ignore_errors=True)  # its disk image and host key
     if bootnet.forget(lab, server) == 0:  # the last one: the provisioning network and the lab's libvirtd go too
         from .metal_debris import teardown_metal
 

@@ -25,8 +25,9 @@ from .kvm_probe import ovmf_runs_under_kvm
 from .util import LabError, lab_dir, run
 
 __all__ = ["OVMF_CODE", "OVMF_VARS", "VmNic", "MetalVm", "vm_dir", "domain_name", "mac_address", "define_vm",
-           "remove_vm", "blank_disk", "vm_state"]
+           "remove_vm", "blank_disk", "vm_state", "DISK_GB"]
 
+DISK_GB = 16  # the lab VM's disk (GiB)
 OVMF_CODE = Path("/usr/share/OVMF/OVMF_CODE_4M.fd")
 OVMF_VARS = Path("/usr/share/OVMF/OVMF_VARS_4M.fd")
 _BRIDGE_OK = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
@@ -118,7 +119,7 @@ def _connect(lab: str):
     return libvirt.open(libvirtd.ensure(lab))
 
 
-def blank_disk(lab: str, server: str, size_gb: int = 16) -> Path:
+def blank_disk(lab: str, server: str, size_gb: int = DISK_GB) -> Path:
     """A new, empty qcow2 disk in place of the server's (the VM must be off): a server that arrives blank."""
     disk = vm_dir(lab, server) / "disk.qcow2"
     disk.parent.mkdir(parents=True, exist_ok=True)
@@ -129,7 +130,7 @@ def blank_disk(lab: str, server: str, size_gb: int = 16) -> Path:
 
 
 def define_vm(lab: str, server: str, bridges: Sequence[str], *, macs: Sequence[str] | None = None,
-              disk_gb: int = 16, memory_mib: int = 2048, vcpus: int = 2, accel: str = "auto") -> MetalVm:
+              disk_gb: int = DISK_GB, memory_mib: int = 2048, vcpus: int = 2, accel: str = "auto") -> MetalVm:
     """Define the server's VM (idempotent: an existing disk and variable store are kept), powered off if new."""
     if not bridges:
         raise LabError(f"{server}: a lab VM needs at least one NIC bridge")

@@ -2,7 +2,8 @@
 
 The boot server (``bootserve``) writes what each installer fetched, its syslog and its completion
 callback to ``events.jsonl``; ``wait_installed`` follows that file for one server and turns the
-installer's steps (debian-installer's main-menu items) into progress lines. It ends when the callback
+installer's steps (debian-installer's main-menu items, or the deploy ramdisk's ``cf-deploy:`` lines) into
+progress lines. It ends when the callback
 arrives (the installed system's SSH host key), or raises ``InstallError`` — one line naming the server —
 when the deadline passes, when the server's power goes off before the callback (``powered`` says so:
 the BMC's power state), or when it is interrupted. ``ssh_entry`` then writes the host's known_hosts line
@@ -39,6 +40,13 @@ STEPS = {
     "finish-install": "finishing the installation",
 }
 _MENU = re.compile(r"main-menu\[\d+\]: INFO: Menu item '([a-z0-9-]+)' selected")
+# the deploy ramdisk's own lines (image method: lab.deploy_ramdisk)
+_DEPLOY_STEP = re.compile(r"cf-deploy: step: (.+)$")
+_DEPLOY_FAILED = re.compile(r"cf-deploy: FAILED: (.+)$")
+_FETCHED = {"preseed": "preseed fetched", "ipxe script": "netbooting (iPXE)", "linux": "loading the installer kernel",
+            "initrd.gz": "loading the installer initrd", "deploy vmlinuz": "loading the deploy kernel",
+            "deploy initrd.gz": "loading the deploy ramdisk", "image head.gz": "writing the GPT and the ESP",
+            "image root.gz": "streaming the root file system", "image tail.gz": "writing the backup GPT"}  # fmt: skip
 _URL = re.compile(r"(?:anna|net-retriever|wget)\[\d+\]: (http://\S+?):?$")
 # what the installer logs when it cannot go on (with priority=critical it would stop at a dialog and wait)
 _FATAL = (
@@ -89,11 +97,17 @@ def wait_installed(lab: str, host: str, *, timeout_s: float, powered: Callable[[
                 progress(host, f"install: finished in {secs:.0f} s; the installed system reported its host key")
                 return ssh_public_key(f"{host}.host_key", what)
             if kind == "fetch":
-                last_step = {"preseed": "preseed fetched", "ipxe script": "netbooting (iPXE)",
-                             "linux": "loading the installer kernel", "initrd.gz": "loading the installer initrd"
-                             }.get(what, what)  # fmt: skip
-                progress(host, f"install: {last_step}")
+                last_step = _FETCHED.get(what, what)
+                progress(host, f"install: {last_step} ({time.monotonic() - start:.0f} s)")
             elif kind == "syslog":
+                failed = _DEPLOY_FAILED.search(what)
+                if failed:
+                    raise InstallError(f"{host}: the deploy ramdisk stopped: {failed.group(1)} (last step:"
+                                       f" {last_step}); the next `up` installs it again")
+                step = _DEPLOY_STEP.search(what)
+                if step:
+                    last_step = step.group(1)
+                    progress(host, f"install: {last_step} ({time.monotonic() - start:.0f} s)")
                 m = _MENU.search(what)
                 if m and m.group(1) in STEPS:
                     last_step = STEPS[m.group(1)]

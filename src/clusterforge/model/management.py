@@ -111,6 +111,10 @@ class Management(Declared):
     boot_target: Literal["pxe", "uefi_http"] = Field(default="pxe", description="one-time network boot source")
     bios: dict[BiosName, BiosValue] = Field(default={}, max_length=256, description="BIOS attributes to apply"
                                             " (Redfish Bios/Settings, applied at the next reset)")
+    install: Literal["image", "debian-installer"] = Field(
+        default="image", description="how a blank server gets its OS: `image` (a deploy ramdisk writes the"
+        " server's disk image, as Ironic and MAAS do) or `debian-installer` (Debian's netboot installer and a"
+        " preseed; needs a mirror that serves the installer's udebs)")
 
 
 class Baremetal(Declared):

@@ -34,6 +34,7 @@ class BmcFacts:
     boot_mode: str  # uefi
     boot_target: str  # pxe | uefi_http
     bios: tuple[tuple[str, str | int | bool], ...]  # declared attributes, sorted by name
+    install: str = "image"  # image | debian-installer
 
     @property
     def url(self) -> str:
@@ -75,6 +76,6 @@ def bmc_facts(spec: ClusterSpec, devices: list[Device] | tuple[Device, ...]) -> 
             port=management.port, username=management.credentials.username,
             password=management.credentials.password, ca=management.ca, verify_tls=management.verify_tls,
             boot_mode=management.boot_mode, boot_target=management.boot_target,
-            bios=tuple(sorted(management.bios.items())),
+            bios=tuple(sorted(management.bios.items())), install=management.install,
         )  # fmt: skip
     return out

@@ -65,9 +65,10 @@ def lab_bmc_password(lab: str) -> str:
     return path.read_text().strip()
 
 
-def metal_servers(plan: Plan, topology: LabTopology, bmc_password: pulumi.Input[str] | None
-                  ) -> tuple[LabTopology, tuple[MetalServerArgs, ...]]:
-    """The container topology without the bare-metal servers, and their MetalServer inputs."""
+def metal_servers(plan: Plan, topology: LabTopology, bmc_password: pulumi.Input[str] | None,
+                  images: dict[str, str] | None = None) -> tuple[LabTopology, tuple[MetalServerArgs, ...]]:
+    """The container topology without the bare-metal servers, and their MetalServer inputs (``images``: the
+    golden image each server's software profile boots, by server: the image method deploys it)."""
     from clusterforge.lab import names, overlay
     from clusterforge.lab.aptproxy import PORT
     from clusterforge.lab.metal_topology import split
@@ -93,6 +94,7 @@ def metal_servers(plan: Plan, topology: LabTopology, bmc_password: pulumi.Input[
             "oob_bridge": names.bridge_name(lab, "oob"), "bios": dict(facts.bios),
             "provisioning_subnet": subnet, "ssh_public_key": public_key.strip(), "ssh_identity": str(key_path),
             "host_proxy": [topology.control.address, PORT],
+            "method": facts.install, "image": (images or {}).get(host.name),
         }  # fmt: skip
         text = json.dumps(request, sort_keys=True, default=str)
         out.append(MetalServerArgs(lab=lab, server=host.name, request_json=text,

@@ -156,12 +156,11 @@ def _image_args(plan: Plan, tree: RenderedTree, settings: StackSettings) -> tupl
     only)."""
     if settings.target != "lab" or not settings.image or not settings.provision or settings.playbook:
         return ()
-    metal = set(getattr(plan, "bmcs", {}) or {})  # bare-metal servers install their own OS: no image for them
-    specs = [(spec, tuple(h for h in spec.hosts if h not in metal)) for spec in lab_images(plan, tree)]
-    return tuple(HostImageArgs(name=spec.name, profile=spec.profile, hosts=hosts,
+    # a bare-metal server's image is built too: the image method deploys it inside the server's disk image
+    return tuple(HostImageArgs(name=spec.name, profile=spec.profile, hosts=spec.hosts,
                                work_dir=str(settings.work_dir / "image" / spec.name),
                                extravars={**spec.extravars, "cf_lab": True}, playbook=spec.playbook)
-                 for spec, hosts in specs if hosts)
+                 for spec in lab_images(plan, tree) if spec.hosts)
 
 
 def _lab_args(plan: Plan, tree: RenderedTree, images: tuple[HostImageArgs, ...] = (),
@@ -169,7 +168,8 @@ def _lab_args(plan: Plan, tree: RenderedTree, images: tuple[HostImageArgs, ...] 
     """The container lab, and the bare-metal servers (VMs behind BMCs) taken out of it."""
     from clusterforge.lab.from_plan import lab_topology
 
-    topology, metal = metal_servers(plan, lab_topology(plan, tree), bmc_password)
+    topology, metal = metal_servers(plan, lab_topology(plan, tree), bmc_password,
+                                    {host: i.name for i in images for host in i.hosts})
     if images:
         topology = booting(topology, [ImageSpec(i.name, i.profile, i.hosts) for i in images])
     topology_json = topology.model_dump_json()

@@ -1,8 +1,9 @@
 """MetalServer: a bare-metal server brought from blank to installed through its BMC (lab target).
 
 Create runs ``clusterforge.lab.metal_install.install``: inventory over Redfish into the as-built record,
-BIOS attributes, one-time UEFI network boot, power on, the Debian install from the preseed rendered from
-the Plan, SSH on the management address. The SU's HostProvision depends on it, so the roles and the host
+BIOS attributes, one-time UEFI network boot, power on, the install (the server's disk image written by the
+deploy ramdisk, or the Debian installer with the preseed rendered from the Plan), SSH on the management
+address. The SU's HostProvision depends on it, so the roles and the host
 checks reach the server only once it is installed. ``diff`` reads the server as it is now: an install
 that did not finish (timeout, power lost, Ctrl-C: the record still says ``installing``) or a server that
 no longer answers SSH with its install's host key is drift, and the update installs it again; an
@@ -66,7 +67,7 @@ def _request(props: dict[str, Any]):
         provisioning=bootnet.ProvisioningNet(r["lab"], r["provisioning_subnet"]),
         ssh_public_key=r["ssh_public_key"], ssh_identity=Path(r["ssh_identity"]),
         host_proxy=HttpEndpoint(proxy[0], proxy[1]) if proxy else None,
-        timeout_s=float(r.get("timeout_s", 1800)),
+        timeout_s=float(r.get("timeout_s", 1800)), method=r.get("method", "debian-installer"), image=r.get("image"),
     )  # fmt: skip
 
 

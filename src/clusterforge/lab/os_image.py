@@ -1,0 +1,307 @@
+"""The disk images the image method deploys: one OS tree per software profile, one disk image per server.
+
+``os_tree`` is what every bare-metal server of a profile runs, built once and cached by content
+(``.lab/metal-os/<hash>/tree``): the lab's Debian 12 rootfs with the profile's golden image layer over it
+(``lab.image``: what the roles install, captured once, as the container lab's servers boot it) and what a
+machine needs that a container does not: Debian's kernel and its initramfs (``linux-image-amd64``,
+installed with apt in a chroot of the tree), and systemd-networkd enabled. No host's identity is in it.
+
+``host_image`` makes one server's disk from it without mounting anything (mkfs.ext4 -d, mtools, sfdisk on
+plain files): GPT (sfdisk), an EFI system partition holding a stand-alone GRUB at the firmware's fallback
+path ``\\EFI\\BOOT\\BOOTX64.EFI`` with its configuration embedded (``render.host_os.grub_cfg``), and the root
+file system: the tree (hard-linked into a stage, never changed) plus the server's own files
+(``render.host_os.host_files``) and its SSH host key, made here so the first SSH connection can check it.
+It is written in three compressed parts with a manifest of offsets and SHA-256 sums
+(``render.deploy.DiskImage``): the GPT and the used start of the ESP, the root file system (sized to its
+content, grown to its partition at first boot), the backup GPT; a changed input is a new
+image, an unchanged one is found by its key. Temporary files are removed; only the compressed halves stay.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import time
+import uuid as uuidlib
+from collections.abc import Iterator
+from pathlib import Path
+
+from clusterforge.render.deploy import PART_NAMES, DiskImage, ImagePart
+from clusterforge.render.host_os import MIB, FileSpec, fstab, grub_cfg, sfdisk_script
+
+from .rootfs import current_stamp, rootfs_path
+from .util import LabError, Progress, _noop, file_lock, lab_home, run, write_atomic
+
+__all__ = ["OS_PACKAGES", "os_tree", "host_image", "TAIL_BYTES", "image_dir"]
+
+VERSION = 1
+OS_PACKAGES = ("linux-image-amd64",)
+TAIL_BYTES = MIB  # the backup GPT's 33 sectors, in the disk's last MiB
+_EXT4_FEATURES = "^metadata_csum_seed,^orphan_file"  # GRUB 2.06 reads ext4 without these
+_GRUB_MODULES = "part_gpt ext2 fat search search_fs_uuid linux normal serial terminal echo gzio"
+_ENABLE = (("multi-user.target.wants", "systemd-networkd.service"),
+           ("sockets.target.wants", "systemd-networkd.socket"),
+           ("network-online.target.wants", "systemd-networkd-wait-online.service"))  # fmt: skip
+
+
+def _key(obj: object) -> str:
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+@contextlib.contextmanager
+def _mounted(argv: list[str], point: Path) -> Iterator[Path]:
+    point.mkdir(parents=True, exist_ok=True)
+    run([*argv, point])
+    try:
+        yield point
+    finally:
+        run(["umount", "-l", point], check=False)
+
+
+def _chroot_install(tree: Path, packages: tuple[str, ...], log: Path) -> None:
+    """apt-get install in a chroot of the tree (this machine's network; the Debian sources only: a golden
+    layer's extra repositories are not asked), services kept from starting (policy-rc.d)."""
+    policy = tree / "usr/sbin/policy-rc.d"
+    write_atomic(policy, "#!/bin/sh\nexit 101\n", 0o755)
+    shutil.copyfile("/etc/resolv.conf", tree / "etc/resolv.conf")
+    env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "DEBIAN_FRONTEND": "noninteractive", "LC_ALL": "C"}
+    apt = ["chroot", str(tree), "apt-get", "-q", "-o", "Dir::Etc::sourceparts=-", "-o", "APT::Sandbox::User=root"]
+    binds = []
+    try:
+        for sub, argv in (("proc", ["mount", "-t", "proc", "proc"]), ("sys", ["mount", "-t", "sysfs", "sysfs"]),
+                          ("dev", ["mount", "--bind", "/dev"])):
+            (tree / sub).mkdir(exist_ok=True)
+            run([*argv, tree / sub])
+            binds.append(tree / sub)
+        with log.open("ab") as out:
+            for step in (["update"], ["install", "-y", "--no-install-recommends", *packages], ["clean"]):
+                done = subprocess.run([*apt, *step], stdout=out, stderr=subprocess.STDOUT, env=env, timeout=1800)
+                if done.returncode != 0:
+                    raise LabError(f"apt-get {step[0]} in the OS image failed ({done.returncode}); see {log}")
+    finally:
+        for point in reversed(binds):
+            run(["umount", "-l", point], check=False)
+        policy.unlink(missing_ok=True)
+        write_atomic(tree / "etc/resolv.conf", "")
+    for lists in (tree / "var/lib/apt/lists").glob("*_*"):
+        lists.unlink()
+
+
+def _enable_networkd(tree: Path) -> None:
+    units = tree / "etc/systemd/system"
+    for wants, unit in _ENABLE:
+        link = units / wants / unit
+        link.parent.mkdir(parents=True, exist_ok=True)
+        if not link.is_symlink():
+            link.symlink_to(f"/lib/systemd/system/{unit}")
+        masked = units / unit
+        if masked.is_symlink() and os.readlink(masked) == "/dev/null":
+            masked.unlink()
+
+
+def os_tree(layers: tuple[Path, ...] = (), progress: Progress = _noop) -> Path:
+    """The OS tree for the rootfs under ``layers`` (a golden image's layer, topmost first), cached."""
+    base = rootfs_path()
+    stamp = current_stamp(base)
+    if not stamp:
+        raise LabError(f"the lab's rootfs {base} is not built (scripts/lab-rootfs.sh)")
+    key = _key({"v": VERSION, "rootfs": stamp.get("hash"), "layers": [str(p) for p in layers],
+                "packages": OS_PACKAGES})  # fmt: skip
+    home = lab_home() / "metal-os"
+    final = home / key
+    if (final / "os.json").is_file():
+        return final / "tree"
+    home.mkdir(parents=True, exist_ok=True)
+    with file_lock(home / ".lock"):
+        if (final / "os.json").is_file():
+            return final / "tree"
+        t0 = time.monotonic()
+        tmp = home / f".{key}.tmp"
+        _wipe(tmp)
+        tmp.mkdir()
+        try:
+            progress(None, f"OS image {key}: copying the rootfs{' and its golden layer' if layers else ''}")
+            if layers:
+                lower = ":".join(str(p) for p in (*layers, base))
+                with _mounted(["mount", "-t", "overlay", "cf-os-image", "-o", f"ro,lowerdir={lower}"],
+                              tmp / "merged") as merged:
+                    run(["cp", "-a", f"{merged}/.", tmp / "tree"], timeout=1800)
+            else:
+                run(["cp", "-a", f"{base}/.", tmp / "tree"], timeout=1800)
+            (tmp / "merged").rmdir() if (tmp / "merged").is_dir() else None
+            progress(None, f"OS image {key}: installing {', '.join(OS_PACKAGES)} (apt in a chroot)")
+            _chroot_install(tmp / "tree", OS_PACKAGES, tmp / "apt.log")
+            _enable_networkd(tmp / "tree")
+            if not (tmp / "tree" / "vmlinuz").is_symlink() or not (tmp / "tree" / "initrd.img").is_symlink():
+                raise LabError(f"the OS image has no /vmlinuz and /initrd.img after installing {OS_PACKAGES[0]}")
+            write_atomic(tmp / "os.json", json.dumps({"key": key, "rootfs": stamp.get("hash"),
+                                                      "layers": [str(p) for p in layers], "packages": OS_PACKAGES,
+                                                      "seconds": round(time.monotonic() - t0, 1)}, indent=1) + "\n")
+            _wipe(final)
+            os.rename(tmp, final)
+        except BaseException:
+            _wipe(tmp)
+            raise
+        progress(None, f"OS image {key}: built in {time.monotonic() - t0:.0f} s")
+    return final / "tree"
+
+
+def _wipe(path: Path) -> None:
+    if path.exists():
+        run(["umount", "-l", path / "merged"], check=False)
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def image_dir(lab: str, server: str) -> Path:
+    from .util import lab_dir
+
+    return lab_dir(lab) / "metal-install" / server / "image"
+
+
+def _host_key(where: Path, server: str) -> tuple[Path, str]:
+    """The server's SSH host key, made once per server (0600 in the lab's state, never in Git or a log)."""
+    key = where / "ssh_host_ed25519_key"
+    if not key.is_file() or not key.with_suffix(".pub").is_file():
+        where.mkdir(parents=True, exist_ok=True)
+        for p in (key, key.with_suffix(".pub")):
+            p.unlink(missing_ok=True)
+        run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", f"root@{server}", "-f", key])
+    os.chmod(key, 0o600)
+    return key, key.with_suffix(".pub").read_text().strip()
+
+
+def host_key(lab: str, server: str) -> tuple[Path, str]:
+    return _host_key(image_dir(lab, server).parent / "hostkey", server)
+
+
+def _used_bytes(fat_image: Path) -> int:
+    """Bytes up to the end of the last MiB of a new FAT image that holds anything: FAT allocates from the
+    start, and the free clusters after that are never read, so they need not be sent."""
+    last = 0
+    with fat_image.open("rb") as f:
+        index = 0
+        while chunk := f.read(MIB):
+            if chunk.count(0) != len(chunk):
+                last = index + 1
+            index += 1
+    return last * MIB
+
+
+def _gzip_to(src_parts: list[tuple[Path, int]], out: Path) -> str:
+    """Concatenate (file, bytes) parts through gzip -1 into ``out``; returns the SHA-256 of ``out``."""
+    digest = hashlib.sha256()
+    with out.open("wb") as raw:
+
+        class _Tee:
+            def write(self, data: bytes) -> int:
+                digest.update(data)
+                return raw.write(data)
+
+            def flush(self) -> None:
+                raw.flush()
+
+        with gzip.GzipFile(fileobj=_Tee(), mode="wb", compresslevel=1, mtime=0) as gz:  # type: ignore[arg-type]
+            for path, size in src_parts:
+                left = size
+                with path.open("rb") as f:
+                    while left > 0:
+                        chunk = f.read(min(left, 4 * MIB))
+                        if not chunk:
+                            raise LabError(f"{path} is shorter than {size} bytes")
+                        gz.write(chunk)
+                        left -= len(chunk)
+        raw.flush()
+        os.fsync(raw.fileno())
+    return digest.hexdigest()
+
+
+def host_image(lab: str, server: str, tree: Path, files: dict[str, FileSpec], *, disk_bytes: int,
+               esp_mib: int, progress: Progress = _noop) -> DiskImage:
+    """The server's disk image (head.gz, tail.gz, image.json in ``image_dir``), made when its inputs changed."""
+    where = image_dir(lab, server)
+    key_path, key_pub = host_key(lab, server)
+    os_stamp = json.loads((tree.parent / "os.json").read_text())
+    inputs = {"v": VERSION, "os": os_stamp["key"], "files": {p: [f.text, f.mode] for p, f in sorted(files.items())},
+              "host_key": key_pub, "disk_bytes": disk_bytes, "esp_mib": esp_mib}
+    key = _key(inputs)
+    manifest = where / "image.json"
+    with contextlib.suppress(OSError, ValueError, KeyError):
+        have = json.loads(manifest.read_text())
+        if have["key"] == key and all((where / name).is_file() for name in PART_NAMES):
+            return DiskImage.from_dict(have["image"])
+    t0 = time.monotonic()
+    stage_root = where.parent / ".image-build"
+    shutil.rmtree(stage_root, ignore_errors=True)
+    stage_root.mkdir(parents=True)
+    try:
+        ids = uuidlib.uuid5(uuidlib.NAMESPACE_URL, f"clusterforge:{lab}:{server}:{key}")
+        root_uuid, disk_id = str(ids), str(uuidlib.uuid5(ids, "disk"))
+        esp_id = ids.hex[:4].upper() + "-" + ids.hex[4:8].upper()
+        stage = stage_root / "root"
+        progress(server, f"disk image: staging the root file system ({key})")
+        run(["cp", "-al", f"{tree}/.", stage], timeout=900)
+        every = {**files, "etc/fstab": FileSpec(fstab(root_uuid, esp_id))}
+        for rel, spec in every.items():
+            dst = stage / rel
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            dst.unlink(missing_ok=True)  # a hard link into the tree: replaced, never written through
+            write_atomic(dst, spec.text, spec.mode)
+        (stage / "root/.ssh").chmod(0o700)
+        hk = stage / "etc/ssh/ssh_host_ed25519_key"
+        hk.unlink(missing_ok=True)
+        shutil.copyfile(key_path, hk)
+        os.chmod(hk, 0o600)
+        (stage / "boot/efi").mkdir(parents=True, exist_ok=True)
+        used = int(run(["du", "-sx", "--block-size=1", stage], timeout=600).stdout.split()[0])
+        root_bytes = (used * 11 // 10 + 256 * MIB) // MIB * MIB  # it grows to the partition at first boot
+        if (1 + esp_mib) * MIB + root_bytes + TAIL_BYTES > disk_bytes:
+            raise LabError(f"{server}: the OS image needs {root_bytes // MIB} MiB of root file system;"
+                           f" the disk is {disk_bytes // MIB} MiB")
+        progress(server, f"disk image: root file system {root_bytes // MIB} MiB (mkfs.ext4 -d)")
+        root_img = stage_root / "root.ext4"
+        run(["mkfs.ext4", "-q", "-F", "-O", _EXT4_FEATURES, "-U", root_uuid, "-L", "cf-root", "-E",
+             "lazy_itable_init=1,lazy_journal_init=1", "-d", stage, root_img, f"{root_bytes // 1024}k"], timeout=1800)
+        cfg = stage_root / "grub.cfg"
+        write_atomic(cfg, grub_cfg(root_uuid))
+        efi = stage_root / "BOOTX64.EFI"
+        run(["grub-mkstandalone", "-O", "x86_64-efi", "-o", efi, f"--modules={_GRUB_MODULES}",
+             "--install-modules=" + _GRUB_MODULES, "--locales=", "--fonts=", "--themes=",
+             f"boot/grub/grub.cfg={cfg}"], timeout=300)
+        esp = stage_root / "esp.img"
+        run(["mkfs.vfat", "-C", "-F", "32", "-n", "CF-ESP", "-i", esp_id.replace("-", ""), esp,
+             str(esp_mib * 1024)])
+        run(["mmd", "-i", esp, "::/EFI", "::/EFI/BOOT"])
+        run(["mcopy", "-i", esp, efi, "::/EFI/BOOT/BOOTX64.EFI"])
+        disk = stage_root / "disk.gpt"
+        with disk.open("wb") as f:
+            f.truncate(disk_bytes)
+        run(["sfdisk", "-q", "--no-reread", "--no-tell-kernel", disk],
+            input=sfdisk_script(disk_bytes=disk_bytes, esp_mib=esp_mib, root_uuid=root_uuid, disk_id=disk_id))
+        tail = stage_root / "tail.bin"
+        with disk.open("rb") as f, tail.open("wb") as out:
+            f.seek(disk_bytes - TAIL_BYTES)
+            out.write(f.read(TAIL_BYTES))
+        progress(server, "disk image: compressing (gzip -1)")
+        root_offset = (1 + esp_mib) * MIB
+        pieces = (("head.gz", 0, [(disk, MIB), (esp, _used_bytes(esp))]),
+                  ("root.gz", root_offset, [(root_img, root_bytes)]),
+                  ("tail.gz", disk_bytes - TAIL_BYTES, [(tail, TAIL_BYTES)]))  # fmt: skip
+        parts = tuple(ImagePart(name, offset, _gzip_to(src, stage_root / name)) for name, offset, src in pieces)
+        image = DiskImage(disk_bytes=disk_bytes, parts=parts, host_key=" ".join(key_pub.split()[:2]))
+        where.mkdir(parents=True, exist_ok=True)
+        manifest.unlink(missing_ok=True)  # no manifest names half-replaced parts
+        for name in PART_NAMES:
+            os.replace(stage_root / name, where / name)
+        sent = sum((where / name).stat().st_size for name in PART_NAMES)
+        write_atomic(manifest, json.dumps({"key": key, "image": image.to_dict(), "root_bytes": root_bytes,
+                                           "gz_bytes": sent, "seconds": round(time.monotonic() - t0, 1)},
+                                          indent=1) + "\n")
+        progress(server, f"disk image: {sent // MIB} MiB compressed, made in {time.monotonic() - t0:.0f} s")
+        return image
+    finally:
+        shutil.rmtree(stage_root, ignore_errors=True)

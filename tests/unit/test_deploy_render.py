@@ -1,0 +1,154 @@
+"""The image method's rendered pieces: the deploy ramdisk's command line and iPXE script, the server's own
+files, its fstab, GRUB configuration and partition table, and the ramdisk's driver order.
+
+Pure functions, each checked against what reads it where that tool is on this machine: sfdisk writes the
+partition table to a sparse file and reads it back, grub-script-check parses the GRUB configuration,
+systemd's own parser is the lab install (tests/lab/test_metal_install.py boots the image and looks at the
+NICs' names and addresses), dash parses the ramdisk's /init."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+
+import pytest
+
+from clusterforge.lab.deploy_ramdisk import INIT, UDHCPC_SCRIPT, module_order
+from clusterforge.render.deploy import DiskImage, ImagePart, deploy_kernel_args, render_deploy_ipxe
+from clusterforge.render.host_os import ESP_TYPE, MIB, ROOT_TYPE, fstab, grub_cfg, host_files, sfdisk_script
+from clusterforge.render.netboot_values import NetbootValueError
+
+from test_netboot_render import KEY, target
+
+ROOT_UUID = "0b3e4c1a-5d7e-4f39-8a1b-2c3d4e5f6a7b"
+DISK = 16 << 30
+
+
+def image(**kw) -> DiskImage:
+    parts = kw.pop("parts", (ImagePart("head.gz", 0, "a" * 64), ImagePart("root.gz", 513 * MIB, "b" * 64),
+                             ImagePart("tail.gz", DISK - MIB, "c" * 64)))
+    return DiskImage(disk_bytes=kw.pop("disk_bytes", DISK), parts=parts, host_key=kw.pop("host_key", KEY))
+
+
+def test_the_command_line_carries_the_checked_image_and_nothing_else():
+    args = deploy_kernel_args(target(), image())
+    words = dict(w.split("=", 1) for w in args.split() if "=" in w)
+    assert words["cf.host"] == "su01-r01-gpu01" and words["cf.mac"] == "52:54:00:cf:00:01"
+    assert words["cf.server"] == "198.19.250.2:8080" and words["cf.log"] == "198.19.250.2:5514"
+    assert words["cf.disk"] == "/dev/vda" and words["cf.bytes"] == str(DISK)
+    assert words["cf.parts"] == f"head.gz:0:{'a' * 64},root.gz:{513 * MIB}:{'b' * 64},tail.gz:{DISK - MIB}:{'c' * 64}"
+    assert words["cf.key"] == KEY.split()[1]
+    assert not any(c in args for c in "'\"`$;&|\n")
+    script = render_deploy_ipxe(target(), image()).splitlines()
+    assert script[0] == "#!ipxe" and script[-1] == "boot"
+    assert script[1].startswith("kernel http://198.19.250.2:8080/deploy/vmlinuz initrd=initrd.gz cf.host=")
+    assert script[2] == "initrd http://198.19.250.2:8080/deploy/initrd.gz"
+
+
+@pytest.mark.parametrize("bad, field", [
+    (dict(parts=(ImagePart("head.gz", 0, "A" * 64), ImagePart("root.gz", 0, "b" * 64),
+                 ImagePart("tail.gz", 0, "c" * 64))), "image.head.gz.sha256"),
+    (dict(parts=(ImagePart("head.gz", 0, "a" * 64), ImagePart("root.gz", 7, "b" * 64),
+                 ImagePart("tail.gz", 0, "c" * 64))), "image.root.gz.offset"),
+    (dict(parts=(ImagePart("head.gz", 0, "a" * 64), ImagePart("tail.gz", DISK, "c" * 64))), "image.parts"),
+    (dict(parts=(ImagePart("head.gz", 0, "a" * 64), ImagePart("root.gz; reboot", 0, "b" * 64),
+                 ImagePart("tail.gz", 0, "c" * 64))), "image.parts"),
+    (dict(disk_bytes=1000), "image.disk_bytes"),
+    (dict(host_key="ssh-ed25519 AAAA x; reboot"), "image.host_key"),
+])  # fmt: skip
+def test_a_bad_image_value_is_refused_naming_its_field(bad, field):
+    with pytest.raises(NetbootValueError) as err:
+        deploy_kernel_args(target(), image(**bad))
+    assert err.value.field == field
+
+
+def test_the_manifest_round_trips_through_json():
+    img = image()
+    assert DiskImage.from_dict(json.loads(json.dumps(img.to_dict()))) == img
+
+
+def test_the_servers_files_name_and_address_every_nic_by_the_plan():
+    files = host_files(target(), host_key_public=KEY, mgmt_ip="198.18.8.11", proxy_conf="Acquire::x;\n")
+    assert files["etc/hostname"].text == "su01-r01-gpu01\n"
+    assert "198.18.8.11\tsu01-r01-gpu01\n" in files["etc/hosts"].text
+    assert files["root/.ssh/authorized_keys"].text == KEY + "\n" and files["root/.ssh/authorized_keys"].mode == 0o600
+    assert files["etc/systemd/network/10-clusterforge-mgmt0.link"].text == (
+        "[Match]\nMACAddress=52:54:00:cf:01:01\n\n[Link]\nName=mgmt0\n")
+    mgmt = files["etc/systemd/network/20-clusterforge-mgmt0.network"].text
+    assert "Address=198.18.8.11/24\n" in mgmt and "Gateway=198.18.8.1\n" in mgmt and "MTUBytes=1500\n" in mgmt
+    rail = files["etc/systemd/network/20-clusterforge-rail0.network"].text
+    assert "Address=198.18.0.1/31\n" in rail and "MTUBytes=9000\n" in rail
+    assert "[Route]\nDestination=198.18.0.0/22\nGateway=198.18.0.0\nMetric=100\n" in rail
+    assert files["etc/apt/apt.conf.d/01clusterforge-proxy"].text == "Acquire::x;\n"
+    assert files["etc/machine-id"].text == ""  # systemd makes one at first boot
+    assert not any("PRIVATE" in f.text for f in files.values())
+
+
+def test_a_nic_without_a_planned_address_takes_dhcp():
+    from test_netboot_render import device
+
+    files = host_files(target(dev=device(ip=None, gateway=None)), host_key_public=KEY, mgmt_ip=None, proxy_conf=None)
+    assert "DHCP=ipv4\n" in files["etc/systemd/network/20-clusterforge-mgmt0.network"].text
+    assert "etc/apt/apt.conf.d/01clusterforge-proxy" not in files
+
+
+def test_fstab_and_grub_refuse_what_is_not_a_uuid():
+    with pytest.raises(NetbootValueError) as err:
+        grub_cfg("x; reboot")
+    assert err.value.field == "root.uuid"
+    with pytest.raises(NetbootValueError):
+        fstab(ROOT_UUID, "12345678")
+    assert fstab(ROOT_UUID, "0B3E-4C1A").splitlines() == [
+        f"UUID={ROOT_UUID} / ext4 errors=remount-ro,x-systemd.growfs 0 1",
+        "UUID=0B3E-4C1A /boot/efi vfat umask=0077,nofail 0 2"]
+
+
+@pytest.mark.skipif(not shutil.which("grub-script-check"), reason="grub-common not installed (scripts/setup.sh)")
+def test_grub_parses_the_configuration(tmp_path):
+    cfg = tmp_path / "grub.cfg"
+    cfg.write_text(grub_cfg(ROOT_UUID))
+    done = subprocess.run(["grub-script-check", cfg], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    cfg.write_text(grub_cfg(ROOT_UUID).replace("boot\n", "if true; then\n"))  # the check can fail
+    assert subprocess.run(["grub-script-check", cfg], capture_output=True).returncode != 0
+
+
+@pytest.mark.skipif(not shutil.which("sfdisk"), reason="fdisk not installed (scripts/setup.sh)")
+def test_sfdisk_writes_the_layout_it_is_given(tmp_path):
+    disk = tmp_path / "disk"
+    with disk.open("wb") as f:
+        f.truncate(DISK)
+    script = sfdisk_script(disk_bytes=DISK, esp_mib=512, root_uuid=ROOT_UUID, disk_id=ROOT_UUID)
+    subprocess.run(["sfdisk", "-q", "--no-reread", "--no-tell-kernel", disk], input=script, text=True, check=True)
+    table = json.loads(subprocess.run(["sfdisk", "--json", disk], capture_output=True, text=True,
+                                      check=True).stdout)["partitiontable"]
+    assert table["label"] == "gpt" and table["id"] == ROOT_UUID.upper()
+    esp, root = table["partitions"]
+    assert (esp["start"], esp["size"], esp["type"]) == (2048, 512 * MIB // 512, ESP_TYPE)
+    assert root["start"] == 513 * MIB // 512 and root["type"] == ROOT_TYPE and root["uuid"] == ROOT_UUID.upper()
+    assert root["start"] + root["size"] <= DISK // 512 - 33  # the backup GPT's sectors stay free
+    with pytest.raises(NetbootValueError):
+        sfdisk_script(disk_bytes=100 * MIB, esp_mib=512, root_uuid=ROOT_UUID, disk_id=ROOT_UUID)
+
+
+def test_drivers_load_after_their_dependencies():
+    dep = ("kernel/drivers/net/virtio_net.ko: kernel/drivers/net/net_failover.ko kernel/net/core/failover.ko\n"
+           "kernel/drivers/net/net_failover.ko: kernel/net/core/failover.ko\n"
+           "kernel/net/core/failover.ko:\n"
+           "kernel/drivers/block/virtio_blk.ko:\n"
+           "kernel/drivers/nvme/host/nvme.ko: kernel/drivers/nvme/host/nvme-core.ko\n"
+           "kernel/drivers/nvme/host/nvme-core.ko:\n")
+    order = module_order(dep, {"virtio_blk"}, ("virtio_net", "virtio_blk", "nvme", "no_such_driver"))
+    assert order == ["kernel/net/core/failover.ko", "kernel/drivers/net/net_failover.ko",
+                     "kernel/drivers/net/virtio_net.ko", "kernel/drivers/nvme/host/nvme-core.ko",
+                     "kernel/drivers/nvme/host/nvme.ko"]
+
+
+@pytest.mark.skipif(not shutil.which("dash"), reason="no dash")
+@pytest.mark.parametrize("script", [INIT, UDHCPC_SCRIPT])
+def test_the_ramdisk_scripts_parse(script):
+    done = subprocess.run(["dash", "-n"], input=script, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert subprocess.run(["dash", "-n"], input=script + "\nif true; then\n", capture_output=True,
+                          text=True).returncode != 0
