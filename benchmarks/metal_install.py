@@ -5,11 +5,13 @@
     python benchmarks/metal_install.py --up       # `clusterforge up inventory/lab-metal.yaml --stack metal --yes`
                                                   # under flock /work/lab.lock, timed, then `destroy`
 
-Prints one line per step with the seconds since the start (BMC answering, inventory, BIOS, power on, iPXE,
-installer kernel, preseed, each installer step, installed, SSH) and the total, or the one-line error the
-bring-up stopped with. Root only. The first mode makes only what one server needs (the lab's bridges for
-its NICs, the oob bridge with the BMC's gateway address) under the lab name ``cfbench-metal`` and removes
-it all at the end, also after a failure.
+Prints one line per step with the seconds since the start (BMC answering, inventory, BIOS, the OS and disk
+images (image method), power on, iPXE, the deploy ramdisk's or the installer's steps, installed, SSH) and the
+total, or the one-line error the bring-up stopped with. Root only. The first mode makes only what one server
+needs (the lab's bridges for its NICs, the oob bridge with the BMC's gateway address, the management
+bridge's gateway address so SSH reaches the installed server) under the lab name ``cfbench-metal`` and
+removes it all at the end, also after a failure. ``--method debian-installer`` times the installer instead
+of the image; ``--image NAME`` deploys that golden image (``.lab/images/NAME``) inside the disk image.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ INVENTORY = ROOT / "inventory" / "lab-metal.yaml"
 LAB = "cfbench-metal"
 
 
-def one_server(timeout_s: float) -> int:
+def one_server(timeout_s: float, method: str = "image", image: str | None = None) -> int:
     import netaddr
 
     from clusterforge.lab import bootnet, links, names
@@ -60,13 +62,16 @@ def one_server(timeout_s: float) -> int:
             subprocess.run(["ip", "addr", "add", gateway, "dev", oob], capture_output=True)
         key, public_key = ensure_lab_key(LAB)
         mgmt = next(n for n in host.nics if n.name == "mgmt0")
+        if mgmt.ip:
+            net = netaddr.IPNetwork(mgmt.ip)
+            subprocess.run(["ip", "addr", "add", f"{net[1]}/{net.prefixlen}", "dev", mgmt.bridge], capture_output=True)
         req = InstallRequest(
             lab=LAB, device=plan.device(server), host=host, bmc_url=facts.url, bmc_username=facts.username,
             bmc_password="benchmark-only", bmc_address_cidr=f"{facts.address}/{facts.prefix}",
             bmc_gateway=facts.gateway, oob_bridge=oob, bios=dict(facts.bios),
             provisioning=bootnet.ProvisioningNet(LAB, provisioning_subnet(plan)), ssh_public_key=public_key,
             ssh_identity=key, host_proxy=HttpEndpoint(str(netaddr.IPNetwork(mgmt.ip or "0.0.0.0/32")[1]), 3142),
-            timeout_s=timeout_s,
+            timeout_s=timeout_s, method=method, image=image,
         )  # fmt: skip
         try:
             record = install(req, progress=say)
@@ -98,8 +103,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--up", action="store_true", help="time the whole `up` of the metal lab")
     parser.add_argument("--timeout", type=float, default=1800, help="install timeout, seconds")
+    parser.add_argument("--method", choices=("image", "debian-installer"), default="image")
+    parser.add_argument("--image", default=None, help="a golden image name to deploy (image method)")
     args = parser.parse_args()
-    return whole_up() if args.up else one_server(args.timeout)
+    return whole_up() if args.up else one_server(args.timeout, args.method, args.image)
 
 
 if __name__ == "__main__":

@@ -37,7 +37,7 @@ from clusterforge.render.host_os import MIB, FileSpec, fstab, grub_cfg, sfdisk_s
 from .rootfs import current_stamp, rootfs_path
 from .util import LabError, Progress, _noop, file_lock, lab_home, run, write_atomic
 
-__all__ = ["OS_PACKAGES", "os_tree", "host_image", "TAIL_BYTES", "image_dir"]
+__all__ = ["OS_PACKAGES", "os_tree", "host_image", "host_key", "forget_host_key", "TAIL_BYTES", "image_dir"]
 
 VERSION = 1
 OS_PACKAGES = ("linux-image-amd64",)
@@ -177,6 +177,11 @@ def _host_key(where: Path, server: str) -> tuple[Path, str]:
 
 def host_key(lab: str, server: str) -> tuple[Path, str]:
     return _host_key(image_dir(lab, server).parent / "hostkey", server)
+
+
+def forget_host_key(lab: str, server: str) -> None:
+    """The next image of the server gets a new SSH host key (``replace``: a swapped machine)."""
+    shutil.rmtree(image_dir(lab, server).parent / "hostkey", ignore_errors=True)
 
 
 def _used_bytes(fat_image: Path) -> int:
