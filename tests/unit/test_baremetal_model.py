@@ -51,6 +51,22 @@ def test_every_server_of_a_managed_model_gets_its_oob_address_as_bmc(tmp_path):
         assert facts.password.pulumi == "bmcPassword" and facts.password.vault is None
         assert dict(facts.bios) == {"ProcTurboMode": "Disabled", "NumCores": 10, "QuietBoot": True}
         assert (facts.boot_mode, facts.boot_target, facts.verify_tls) == ("uefi", "pxe", True)
+        assert facts.install == "image"  # the default install method
+
+
+def test_the_install_method_reaches_the_servers_install_request(tmp_path):
+    from clusterforge.lab.from_plan import lab_topology
+    from clusterforge.pulumi.metal import metal_servers
+    from clusterforge.pulumi.providers.metal_server import install_request
+    from clusterforge.render import render_tree
+
+    _, plan, _ = load_and_plan(_declare(tmp_path, MODEL_BLOCK + "      install: debian-installer\n"))
+    assert {f.install for f in plan.bmcs.values()} == {"debian-installer"}
+    server = next(iter(plan.bmcs))
+    _, metal = metal_servers(plan, lab_topology(plan, render_tree(plan)), "pw", {server: "gpu-0123456789abcdef"})
+    requests = {m.server: install_request(m.request_json, "pw") for m in metal}
+    assert requests[server].method == "debian-installer" and requests[server].image == "gpu-0123456789abcdef"
+    assert all(r.image is None for name, r in requests.items() if name != server)
 
 
 def test_no_declaration_no_bmcs():
@@ -85,6 +101,7 @@ def test_an_su_management_replaces_the_models(tmp_path):
     ("NumCores: 10", "NumCores: 'ten; reboot'", "bios.NumCores", "BIOS attribute value"),
     ("NumCores: 10", "NumCores: 99999999999", "bios.NumCores", "BIOS attribute value"),
     ("kind: redfish", "kind: ipmi", "kind", "'redfish'"),
+    ("bios: {", "install: 'image; reboot'\n      bios: {", "install", "'image' or 'debian-installer'"),
 ])
 def test_hostile_management_is_refused_at_file_line_field(tmp_path, old, new, field, words):
     block = MODEL_BLOCK.replace(old, new)

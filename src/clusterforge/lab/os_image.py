@@ -300,7 +300,8 @@ def host_image(lab: str, server: str, tree: Path, files: dict[str, FileSpec], *,
         image = DiskImage(disk_bytes=disk_bytes, parts=parts, host_key=" ".join(key_pub.split()[:2]))
         where.mkdir(parents=True, exist_ok=True)
         manifest.unlink(missing_ok=True)  # no manifest names half-replaced parts
-        for name in PART_NAMES:
+        for name in PART_NAMES:  # 0600: the root file system holds the server's SSH host key
+            os.chmod(stage_root / name, 0o600)
             os.replace(stage_root / name, where / name)
         sent = sum((where / name).stat().st_size for name in PART_NAMES)
         write_atomic(manifest, json.dumps({"key": key, "image": image.to_dict(), "root_bytes": root_bytes,
