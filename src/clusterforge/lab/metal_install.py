@@ -28,10 +28,10 @@ from __future__ import annotations
 import contextlib
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from clusterforge.plan import Device
 from clusterforge.render.netboot_values import HttpEndpoint
@@ -46,6 +46,8 @@ __all__ = ["InstallRequest", "install", "record", "is_installed", "remove", "rec
 INSTALL_TIMEOUT_S = 1800.0
 SSH_TIMEOUT_S = 600.0
 POWER_OFF_WAIT_S = 120.0  # the deploy ramdisk powers the server off after its callback
+BMC_BUSY_S = 60.0  # how long a BMC that does not answer is asked again during an install
+T = TypeVar("T")
 METHODS = ("image", "debian-installer")
 
 
@@ -155,19 +157,60 @@ def _deploy(req: InstallRequest, target: InstallTarget, disks: tuple[int, ...], 
     return bootnet.Deploy(ramdisk=ramdisk, image_dir=os_image.image_dir(req.lab, req.host.name), image=image)
 
 
+def _patient(call: Callable[[], T], budget_s: float = BMC_BUSY_S) -> T:
+    """A BMC call during an install, retried while the BMC does not answer (a busy BMC: sushy-tools on a loaded
+    machine, a real one while it resets) for up to ``budget_s``; other refusals, and a BMC still silent after
+    that, raise its one-line ``BmcError``. Only for calls that are safe to repeat."""
+    from clusterforge.baremetal.types import BmcError
+
+    deadline = time.monotonic() + budget_s
+    while True:
+        try:
+            return call()
+        except BmcError as exc:
+            if exc.kind != "unreachable" or time.monotonic() > deadline:
+                raise
+            time.sleep(3)
+
+
 def _boot_disk(req: InstallRequest, bmc, progress: Progress) -> None:
     """After the deploy ramdisk's callback: wait for its power-off (forced after a while), boot the disk."""
     deadline = time.monotonic() + POWER_OFF_WAIT_S
-    while bmc.power_state() != "Off":
+    while _patient(bmc.power_state) != "Off":
         if time.monotonic() > deadline:
             progress(req.host.name, f"install: still on {POWER_OFF_WAIT_S:.0f} s after the image was written;"
                                     " powering it off through the BMC")
-            bmc.power("off")
+            _patient(lambda: bmc.power("off"))
             break
         time.sleep(2)
-    bmc.boot_once("hdd")
-    bmc.power("on")
+    _patient(lambda: bmc.boot_once("hdd"))
+    _patient(lambda: bmc.power("on"))
     progress(req.host.name, "install: booting the installed disk")
+
+
+def _network_install(req: InstallRequest, bmc, target: InstallTarget, deploy: bootnet.Deploy | None,
+                     progress: Progress) -> str:
+    """Arm the boot, network-boot the server, wait for the install; returns the installed system's host key.
+    The image method then boots the written disk (recorded as ``written`` first, so a run stopped after
+    this point boots it again instead of writing it)."""
+    name = req.host.name
+    bootnet.up(req.provisioning, target, deploy)
+    offset = netinstall.events_offset(req.lab)
+    was_on = bmc.power_state() == "On"
+    bmc.boot_once("pxe", uefi=True)
+    bmc.power("reset" if was_on else "on")
+    progress(name, "one-time UEFI network boot set; " + ("reset" if was_on else "powered on"))
+    key = netinstall.wait_installed(req.lab, name, timeout_s=req.timeout_s, offset=offset,
+                                    powered=lambda: _patient(bmc.power_state) == "On", progress=progress)
+    if deploy is None:  # the installed disk from now on (the lab's BMC keeps a Once network boot as Continuous)
+        _patient(lambda: bmc.boot_once("hdd"))
+        return key
+    if key.split()[:2] != deploy.image.host_key.split()[:2]:
+        raise netinstall.InstallError(f"{name}: the deploy ramdisk reported another SSH host key than its"
+                                      " image's; the next `up` installs it again")
+    _write(req.lab, name, written=[p.sha256 for p in deploy.image.parts])
+    _boot_disk(req, bmc, progress)
+    return key
 
 
 def boot_mac(lab: str, server: str) -> str:
@@ -189,6 +232,7 @@ def install(req: InstallRequest, progress: Progress = _noop) -> dict[str, Any]:
         if missing:
             raise LabError(f"{name}: the BMC reports no NIC with MAC {', '.join(missing)}"
                            f" (it reports {', '.join(sorted(by_mac)) or 'none'})")
+        prior = record(req.lab, name)
         _write(req.lab, name, status="installing", asbuilt=inventory.to_dict(), started_at=time.time())
         progress(name, f"inventory: {inventory.manufacturer} {inventory.model}, serial {inventory.serial},"
                        f" BIOS {inventory.bios_version}, {len(inventory.nics)} NICs")
@@ -199,29 +243,28 @@ def install(req: InstallRequest, progress: Progress = _noop) -> dict[str, Any]:
         if req.method not in METHODS:
             raise LabError(f"{name}: install method {req.method!r} is not one of {', '.join(METHODS)}")
         deploy = _deploy(req, target, inventory.disk_bytes, progress) if req.method == "image" else None
-        bootnet.up(req.provisioning, target, deploy)
-        offset = netinstall.events_offset(req.lab)
-        was_on = bmc.power_state() == "On"
-        bmc.boot_once("pxe", uefi=True)
-        bmc.power("reset" if was_on else "on")
-        progress(name, "one-time UEFI network boot set; " + ("reset" if was_on else "powered on"))
+        sums = [p.sha256 for p in deploy.image.parts] if deploy is not None else None
         try:
-            key = netinstall.wait_installed(req.lab, name, timeout_s=req.timeout_s, offset=offset,
-                                            powered=lambda: bmc.power_state() == "On", progress=progress)
-            if deploy is not None and key.split()[:2] != deploy.image.host_key.split()[:2]:
-                raise netinstall.InstallError(f"{name}: the deploy ramdisk reported another SSH host key than"
-                                              " its image's; the next `up` installs it again")
-            if deploy is not None:
+            if deploy is not None and prior.get("status") == "installing" and prior.get("written") == sums:
+                # the last run's ramdisk wrote and checked this very image, then the run stopped (a BMC that
+                # stopped answering, Ctrl-C): boot the disk rather than write it again
+                progress(name, "install: the disk holds this image (written and checked by the last run);"
+                               " booting it")
+                key = deploy.image.host_key
                 _boot_disk(req, bmc, progress)
+            else:
+                _write(req.lab, name, written=None)
+                key = _network_install(req, bmc, target, deploy, progress)
         except BaseException:
             _stop_installer(bmc)
             raise
-        # the installed disk from now on (the lab's BMC keeps a Once network boot as Continuous)
-        if deploy is None:
-            bmc.boot_once("hdd")
         netinstall.ssh_entry(req.lab, name, req.device.management_ip or "", key, req.ssh_identity)
         installed_s = time.monotonic() - t0
-        netinstall.wait_ssh(req.lab, name, timeout_s=SSH_TIMEOUT_S, progress=progress)
+        try:
+            netinstall.wait_ssh(req.lab, name, timeout_s=SSH_TIMEOUT_S, progress=progress)
+        except netinstall.InstallError as exc:
+            _write(req.lab, name, written=None)  # the image did not come up: the next run writes it again
+            raise netinstall.InstallError(f"{exc}; the next `up` installs it again") from None
         data = _write(req.lab, name, status="installed", host_key=key, finished_at=time.time(),
                       install_seconds=round(installed_s, 1), reachable_seconds=round(time.monotonic() - t0, 1))
         progress(name, f"installed and reachable over SSH in {time.monotonic() - t0:.0f} s")

@@ -148,7 +148,24 @@ def os_tree(layers: tuple[Path, ...] = (), progress: Progress = _noop) -> Path:
             _wipe(tmp)
             raise
         progress(None, f"OS image {key}: built in {time.monotonic() - t0:.0f} s")
+        gone = _prune(home, str(stamp.get("hash")))
+        if gone:
+            progress(None, f"OS image: removed {len(gone)} tree(s) of a rootfs or golden image that is gone")
     return final / "tree"
+
+
+def _prune(home: Path, rootfs_hash: str) -> list[str]:
+    """Remove the OS trees built on another rootfs or on a golden layer that is no longer in the cache."""
+    gone = []
+    for stamp_file in home.glob("*/os.json"):
+        try:
+            built = json.loads(stamp_file.read_text())
+        except (OSError, ValueError):
+            continue
+        if built.get("rootfs") != rootfs_hash or not all(Path(p).is_dir() for p in built.get("layers", [])):
+            _wipe(stamp_file.parent)
+            gone.append(stamp_file.parent.name)
+    return gone
 
 
 def _wipe(path: Path) -> None:
@@ -263,7 +280,7 @@ def host_image(lab: str, server: str, tree: Path, files: dict[str, FileSpec], *,
         os.chmod(hk, 0o600)
         (stage / "boot/efi").mkdir(parents=True, exist_ok=True)
         used = int(run(["du", "-sx", "--block-size=1", stage], timeout=600).stdout.split()[0])
-        root_bytes = (used * 11 // 10 + 256 * MIB) // MIB * MIB  # it grows to the partition at first boot
+        root_bytes = (used * 21 // 20 + 192 * MIB) // MIB * MIB  # it grows to the partition at first boot
         if (1 + esp_mib) * MIB + root_bytes + TAIL_BYTES > disk_bytes:
             raise LabError(f"{server}: the OS image needs {root_bytes // MIB} MiB of root file system;"
                            f" the disk is {disk_bytes // MIB} MiB")
