@@ -11,9 +11,10 @@ this machine reaches the installed server as the lab's control host does; no con
 * an interrupt (Ctrl-C) during the wait: the VM powered off, the record ``installing``;
 * a disk image part that is not the one its manifest names (replaced on the boot server once the server
   netboots): the ramdisk's SHA-256 check refuses it, one line naming the server and the part;
-* then the next install, with no hand repair, takes the server from whatever those left to installed: its
-  hostname, NIC names, addresses and MTUs are the plan's, its root file system grew to the partition, and a
-  second look finds it installed (what MetalServer's diff asks).
+* then the next install, with no hand repair, takes the server from whatever those left to installed; it is
+  interrupted once more just after the ramdisk wrote and checked the image, and the install after that boots
+  that disk instead of writing it again: its hostname, NIC names, addresses and MTUs are the plan's, its root
+  file system grew to the partition, and a second look finds it installed (what MetalServer's diff asks).
 The OS image here is the lab's rootfs plus the kernel (no golden layer: the whole `up` of inventory/lab-metal.yaml
 deploys the GPU servers' golden image; README "Bare metal"). Teardown removes the VM, its BMC and libvirtd, the
 provisioning network and the bridges, also on failure. About 8 min here (TCG).
@@ -179,10 +180,19 @@ def test_the_next_install_takes_it_to_installed_as_the_plan_says(request_for):
     from clusterforge.lab.metal_install import install, is_installed, record
 
     req = request_for(timeout_s=1200)
+
+    def interrupt_at_first_boot(host: str | None, message: str) -> None:
+        if "booting the installed disk" in message:
+            raise KeyboardInterrupt  # Ctrl-C just after the image was written and checked
+
+    with pytest.raises(KeyboardInterrupt):
+        install(req, progress=interrupt_at_first_boot)
+    assert record(LAB, req.host.name)["status"] == "installing" and record(LAB, req.host.name)["written"]
     lines: list[str] = []
-    data = install(req, progress=lambda h, m: lines.append(m))
+    data = install(req, progress=lambda h, m: lines.append(m))  # boots the written disk, does not write it again
     assert data["status"] == "installed" and record(LAB, req.host.name)["status"] == "installed"
-    assert any("booting the installed disk" in line for line in lines)
+    assert any("the disk holds this image" in line for line in lines)
+    assert not any("network boot set" in line for line in lines), lines
     conf = netinstall.ssh_conf_dir(LAB) / f"{req.host.name}.conf"
 
     def on_host(command: str) -> str:
