@@ -9,7 +9,7 @@ from pathlib import Path
 
 import typer
 
-from clusterforge.cli._common import Format, emit_json, err, format_option, load, say, usage_error
+from clusterforge.cli._common import Format, collector_paused, emit_json, err, format_option, load, say, usage_error
 from clusterforge.cli._common import out as stdout
 from clusterforge.cli._output import out_arg, write_out
 
@@ -33,6 +33,7 @@ def _written(kind: str, out_dir: Path, files: dict[str, str], left_out: tuple[st
 
 
 @export_app.command("containerlab")
+@collector_paused
 def containerlab(
     inventory: Path = typer.Argument(..., help="inventory YAML"),
     out_dir: Path = typer.Option(..., "--out", "-o", parser=out_arg, help="output directory: clab.yml and configs/"),
@@ -63,6 +64,7 @@ def containerlab(
 
 
 @export_app.command("batfish")
+@collector_paused
 def batfish(
     inventory: Path = typer.Argument(..., help="inventory YAML"),
     out_dir: Path = typer.Option(..., "--out", "-o", parser=out_arg,
@@ -79,6 +81,7 @@ def batfish(
 
 
 @export_app.command("device-types")
+@collector_paused
 def device_types_cmd(
     inventory: Path = typer.Argument(..., help="inventory YAML"),
     out_dir: Path = typer.Option(..., "--out", "-o", parser=out_arg,
