@@ -21,8 +21,8 @@ from clusterforge.plan import Device, Interface, Plan
 from clusterforge.plan.gateways import FirstHop, PlaneGateway
 from clusterforge.vocab import DeviceKind
 
-__all__ = ["PortFacts", "SwitchFacts", "LinkIndex", "fabric_facts", "link_index", "switch_facts", "switch_nos", "SWITCH_KINDS",
-           "port_sort_key", "network_of", "address_of"]
+__all__ = ["PortFacts", "SwitchFacts", "LinkIndex", "fabric_facts", "link_index", "switch_facts", "switch_nos",
+           "SWITCH_KINDS", "port_sort_key", "network_of", "address_of"]
 
 SWITCH_KINDS = DeviceKind.SWITCHES
 MGMT_INTERFACE = "eth0"
