@@ -197,3 +197,12 @@ def test_layer1_text_is_json_dumps_indent_2(edges: list[tuple[str, str, str, str
                           for a, b, c, d in edges]}
     texts = [_EDGE % tuple(json.dumps(part) for part in edge) for edge in edges]
     assert _layer1_json(texts) == json.dumps(document, indent=2) + "\n"
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_the_switches_of_the_nos_it_reads_are_enough(name: str) -> None:
+    from clusterforge.export.batfish import SWITCH_NOS
+    from clusterforge.render.switches import render_switches
+
+    plan, switch_files = example(name)
+    assert export_batfish(plan, render_switches(plan, SWITCH_NOS)) == export_batfish(plan, switch_files)

@@ -45,7 +45,7 @@ def containerlab(
 ) -> None:
     """clab.yml with the planned nodes, links and startup configs (deploy: containerlab deploy -t clab.yml)."""
     from clusterforge.export import ExportError, export_containerlab
-    from clusterforge.export.containerlab import DEFAULT_IMAGES
+    from clusterforge.export.containerlab import DEFAULT_IMAGES, SWITCH_NOS
     from clusterforge.render.switches import render_switches
 
     images = {}
@@ -56,7 +56,7 @@ def containerlab(
         images[match.group(1)] = match.group(2)
     spec, plan, _ = load(inventory)
     try:
-        exported = export_containerlab(plan, render_switches(plan), images)
+        exported = export_containerlab(plan, render_switches(plan, SWITCH_NOS), images)
     except ExportError as exc:
         say(err, f"{inventory}: containerlab: {exc}")
         raise typer.Exit(1) from None
@@ -73,10 +73,11 @@ def batfish(
 ) -> None:
     """A Batfish snapshot of the switch configs, hosts and physical links (bf.init_snapshot(DIR))."""
     from clusterforge.export import export_batfish
+    from clusterforge.export.batfish import SWITCH_NOS
     from clusterforge.render.switches import render_switches
 
     spec, plan, _ = load(inventory)
-    snapshot = export_batfish(plan, render_switches(plan))
+    snapshot = export_batfish(plan, render_switches(plan, SWITCH_NOS))
     _written("batfish", out_dir, snapshot.files, snapshot.left_out, format)
 
 

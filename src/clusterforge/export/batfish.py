@@ -36,12 +36,19 @@ from clusterforge.export.switch_files import by_switch
 from clusterforge.plan import Plan
 from clusterforge.plan.host_routes import host_routes
 from clusterforge.plan.objects import Device
+from clusterforge.render.switches.network_os import DRIVERS
 from clusterforge.vocab import DeviceKind, Nos, Plane
 
-__all__ = ["BatfishSnapshot", "export_batfish"]
+__all__ = ["BatfishSnapshot", "SWITCH_NOS", "export_batfish"]
 
 _HOST_KINDS = DeviceKind.HOSTS
 _RANCID_EOS = "!RANCID-CONTENT-TYPE: arista\n"
+# NOSes Batfish has no parser for: their switches are left out whatever they render (every driver writes its boot
+# file), so the export reads none of their files
+_NO_PARSER = {Nos.CUMULUS: "Cumulus NVUE startup.yaml has no Batfish parser",
+              Nos.INFINIBAND: "InfiniBand switch, not an IP device"}
+# the NOSes whose rendered files the export reads (render_switches(plan, SWITCH_NOS) renders no other switch)
+SWITCH_NOS = frozenset(DRIVERS) - frozenset(_NO_PARSER)
 # one edge of layer1_topology.json as json.dumps(..., indent=2) writes it inside {"edges": [...]}
 _EDGE = ('    {\n      "node1": {\n        "hostname": %s,\n        "interfaceName": %s\n      },\n'
          '      "node2": {\n        "hostname": %s,\n        "interfaceName": %s\n      }\n    }')
@@ -90,8 +97,11 @@ def export_batfish(plan: Plan, switch_files: Mapping[str, str]) -> BatfishSnapsh
     for device in plan.devices:
         if device.kind in _HOST_KINDS or device.kind == DeviceKind.PDU:
             continue
-        own = rendered.get(device.name, {})
         nos = plan.plane(device.plane).nos if device.plane else None  # the Plan's NOS, never guessed from files
+        if nos in _NO_PARSER:
+            left_out.append(f"{device.name}: {_NO_PARSER[nos]}")
+            continue
+        own = rendered.get(device.name, {})
         if not own:
             left_out.append(f"{device.name}: no rendered config")
             continue
@@ -102,12 +112,6 @@ def export_batfish(plan: Plan, switch_files: Mapping[str, str]) -> BatfishSnapsh
                 files[f"sonic_configs/{device.name}/{name}"] = own[name]
         elif nos == Nos.SONIC:
             left_out.append(f"{device.name}: SONiC without config_db.json and frr.conf (Batfish needs both files)")
-            continue
-        elif nos == Nos.CUMULUS:
-            left_out.append(f"{device.name}: Cumulus NVUE startup.yaml has no Batfish parser")
-            continue
-        elif nos == Nos.INFINIBAND:
-            left_out.append(f"{device.name}: InfiniBand switch, not an IP device")
             continue
         else:
             left_out.append(f"{device.name}: {nos} rendered without the files Batfish reads")

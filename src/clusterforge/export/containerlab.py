@@ -33,11 +33,14 @@ from clusterforge.render.yamltext import to_yaml
 from clusterforge.vocab import DeviceKind, Nos
 
 __all__ = [
-    "DEFAULT_IMAGES", "KIND_BY_NOS", "ContainerlabExport", "ExportError", "export_containerlab", "interface_name",
+    "DEFAULT_IMAGES", "KIND_BY_NOS", "SWITCH_NOS", "ContainerlabExport", "ExportError", "export_containerlab",
+    "interface_name",
 ]
 
 # The NOS drivers' (render/switches/_<nos>/driver.py); a NOS without a kind is left out of the lab.
 KIND_BY_NOS = {nos: d.containerlab_kind for nos, d in DRIVERS.items() if d.containerlab_kind}
+# the NOSes whose rendered files the export reads (render_switches(plan, SWITCH_NOS) renders no other switch)
+SWITCH_NOS = frozenset(KIND_BY_NOS)
 # Image names are the site's choice (--image KIND=IMAGE); these are the common local tags.
 DEFAULT_IMAGES = {
     "sonic-vs": "docker-sonic-vs:latest",

@@ -22,7 +22,7 @@ from clusterforge.plan.gateways import FirstHop, PlaneGateway
 from clusterforge.vocab import DeviceKind
 
 __all__ = ["PortFacts", "SwitchFacts", "LinkIndex", "fabric_facts", "link_index", "switch_facts", "switch_nos",
-           "SWITCH_KINDS", "port_sort_key", "network_of", "address_of"]
+           "switch_nos_of", "SWITCH_KINDS", "port_sort_key", "network_of", "address_of"]
 
 SWITCH_KINDS = DeviceKind.SWITCHES
 MGMT_INTERFACE = "eth0"
@@ -193,11 +193,15 @@ def _plane_of(device: Device) -> str:
     return device.plane
 
 
+def switch_nos_of(plan: Plan, device: Device) -> str:
+    """The NOS a switch's files are written for: its plane's (SwitchFacts.nos)."""
+    return plan.plane(_plane_of(device)).nos
+
+
 def switch_nos(plan: Plan) -> dict[str, str]:
-    """Switch name -> the NOS its files are written for (its plane's: SwitchFacts.nos), in Plan order, without
-    the rest of the facts (export device-types needs only this; all the facts were 2 s of CPU at 512 SUs)."""
-    return {device.name: plan.plane(_plane_of(device)).nos for device in plan.devices
-            if device.kind in SWITCH_KINDS}
+    """Switch name -> switch_nos_of, in Plan order, without the rest of the facts (export device-types needs
+    only this; all the facts were 2 s of CPU at 512 SUs)."""
+    return {device.name: switch_nos_of(plan, device) for device in plan.devices if device.kind in SWITCH_KINDS}
 
 
 def switch_facts(plan: Plan, index: LinkIndex, device: Device) -> SwitchFacts:
