@@ -98,12 +98,10 @@ def _write(data: Any, dumper: type, width: int = 4096, explicit_start: bool = Tr
     return "".join(out)
 
 
-def _line(line: str, text: str, width: int) -> str:
-    """A line ending in the scalar `text`, unless PyYAML might fold it: longer than the width, and a space to
-    break at (plain, single-quoted) or a double-quoted scalar (which breaks anywhere)."""
-    if len(line) > width and (" " in text or text[:1] == '"'):
-        raise _Fallback
-    return line
+def _may_fold(text: str) -> bool:
+    """PyYAML may fold a line longer than the width that ends in this scalar's text: a space to break at (plain,
+    single-quoted) or a double-quoted scalar (which breaks anywhere)."""
+    return " " in text or text[:1] == '"'
 
 
 def _plain(text: str) -> bool:
@@ -168,7 +166,10 @@ def _mapping(data: dict, indent: str, first: str | None, out: list[str], seen: s
         lead = first if i == 0 and first is not None else indent
         text = _scalar(value, ansible)
         if text is not None:
-            out.append(_line(f"{lead}{_key(key)}: {text}\n", text, width))
+            line = f"{lead}{_key(key)}: {text}\n"
+            if len(line) > width and _may_fold(text):
+                raise _Fallback
+            out.append(line)
         elif not value:
             out.append(f"{lead}{_key(key)}: {'{}' if type(value) is dict else '[]'}\n")
         elif type(value) is dict:
@@ -187,7 +188,10 @@ def _sequence(items: list, indent: str, out: list[str], seen: set[int], ansible:
     for item in items:
         text = _scalar(item, ansible)
         if text is not None:
-            out.append(_line(f"{indent}- {text}\n", text, width))
+            line = f"{indent}- {text}\n"
+            if len(line) > width and _may_fold(text):
+                raise _Fallback
+            out.append(line)
         elif not item:
             out.append(f"{indent}- {'{}' if type(item) is dict else '[]'}\n")
         elif type(item) is dict:
