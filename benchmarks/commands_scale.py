@@ -159,6 +159,7 @@ def main() -> None:
                 else:
                     sha, size = _sha_of_tree(out), sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
                 shutil.rmtree(out, ignore_errors=True)
+                os.sync()  # the next run starts with this one's writes and deletions on disk, not still being flushed
                 print(f"{row:<21} {result['wall']:>7.1f} {result['cpu']:>7.1f} {result['rss'] / 1e6:>11,.0f}"
                       f" {result['pss'] / 1e6:>11,.0f} {result['maxrss'] / 1e6:>11,.0f} {size / 1e6:>9,.1f}"
                       f" {load:>5.1f}  {sha}", flush=True)
