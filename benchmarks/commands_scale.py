@@ -6,10 +6,11 @@ a forked worker's pages shared with its parent count twice; and PSS, which split
 every 50 ms, and a SHA-256 of what it wrote (stdout, or every file under the output directory with its
 path), so old and new code can be shown to write the same bytes. Goal: each < 30 s and < 2 GB at 512 SUs.
 
-`--src DIR` runs another source tree (e.g. an older commit's `src/` from `git archive`; its templates and data
-are this checkout's, through CLUSTERFORGE_ROOT); `--against DIR` runs each command with that tree and then
-with --src (or the installed package), one after the other, so old and new share a window. The 1-minute
-load average is printed on every row since the machine is shared.
+`--src DIR` runs another source tree (e.g. an older commit's `src/` from `git worktree add`; its templates and
+data are its checkout's when DIR's parent has templates/, else this checkout's, through CLUSTERFORGE_ROOT);
+`--against DIR` runs each command with that tree and then with --src (or the installed package), one after the
+other, so old and new share a window. The 1-minute load average is printed on every row since the machine is
+shared.
 Usage: python benchmarks/commands_scale.py [--sus N] [--src DIR] [--against DIR] [--only plan,render,...]
 """
 
@@ -118,7 +119,10 @@ def _environment(src: Path | None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     if src:
         env["PYTHONPATH"] = str(src.resolve())
-        env["CLUSTERFORGE_ROOT"] = str(ROOT)  # a tree outside a checkout finds templates/ here
+        # a checkout's src/ reads its own templates (an older commit's may need ones since removed); a tree
+        # outside a checkout finds templates/ here
+        own = src.resolve().parent
+        env["CLUSTERFORGE_ROOT"] = str(own if (own / "templates").is_dir() else ROOT)
     return env
 
 
@@ -155,6 +159,7 @@ def main() -> None:
                 else:
                     sha, size = _sha_of_tree(out), sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
                 shutil.rmtree(out, ignore_errors=True)
+                os.sync()  # the next run starts with this one's writes and deletions on disk, not still being flushed
                 print(f"{row:<21} {result['wall']:>7.1f} {result['cpu']:>7.1f} {result['rss'] / 1e6:>11,.0f}"
                       f" {result['pss'] / 1e6:>11,.0f} {result['maxrss'] / 1e6:>11,.0f} {size / 1e6:>9,.1f}"
                       f" {load:>5.1f}  {sha}", flush=True)

@@ -186,3 +186,23 @@ def test_lab_installs_the_routes_the_plan_gives_hosts() -> None:
             continue
         ours = {(r.dst, r.via, r.dev, r.metric) for r in host_routes(plan, plan.device(host.name))}
         assert {(r.dst, r.via, r.dev, r.metric) for r in host.routes} == ours and ours, host.name
+
+
+@pytest.mark.parametrize("edges", [[], [("a", "b", "c", "d")], [("sw\"1", "Ethernet1/1", "h\u00e4st", "bond0"),
+                                                                  ("x", "y\\z", "u", "v\tw")]])
+def test_layer1_text_is_json_dumps_indent_2(edges: list[tuple[str, str, str, str]]) -> None:
+    from clusterforge.export.batfish import _EDGE, _layer1_json
+
+    document = {"edges": [{"node1": {"hostname": a, "interfaceName": b}, "node2": {"hostname": c, "interfaceName": d}}
+                          for a, b, c, d in edges]}
+    texts = [_EDGE % tuple(json.dumps(part) for part in edge) for edge in edges]
+    assert _layer1_json(texts) == json.dumps(document, indent=2) + "\n"
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_the_switches_of_the_nos_it_reads_are_enough(name: str) -> None:
+    from clusterforge.export.batfish import SWITCH_NOS
+    from clusterforge.render.switches import render_switches
+
+    plan, switch_files = example(name)
+    assert export_batfish(plan, render_switches(plan, SWITCH_NOS)) == export_batfish(plan, switch_files)

@@ -197,3 +197,12 @@ def test_infiniband_switches_are_left_out_with_a_reason() -> None:
     _, _, exported, clab = _export("superpod-4su")
     infiniband = [line for line in exported.left_out if "infiniband" in line]
     assert infiniband and all(line.split(":")[0] not in clab["topology"]["nodes"] for line in infiniband)
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_the_switches_of_the_nos_it_reads_are_enough(name: str) -> None:
+    from clusterforge.export.containerlab import SWITCH_NOS
+    from clusterforge.render.switches import render_switches
+
+    plan, switch_files = example(name)
+    assert export_containerlab(plan, render_switches(plan, SWITCH_NOS)) == export_containerlab(plan, switch_files)

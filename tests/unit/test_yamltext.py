@@ -11,9 +11,13 @@ from clusterforge.render.yamltext import _AnsibleDumper, to_ansible_yaml, to_yam
 _Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 TRICKY = ["550", "12.4", "1.31", "true", "no", "On", "null", "~", "", " x", "x ", "a: b", "a #b", "#x", "-x", "- x",
           "10.0.0.1/31", "2001:db8::1", "190:20:30", "1e3", "0x1F", "0o17", "2026-12-01", "@x", "'q'", '"q"', "x'y",
-          "ä", "---", "...", "<<", "=", "*a", "&a", "!t", "%p", "|", ">", "[a]", "{a}", "a,b", "a\tb", "Ethernet0"]
+          "ä", "---", "...", "<<", "=", "*a", "&a", "!t", "%p", "|", ">", "[a]", "{a}", "a,b", "a\tb", "Ethernet0",
+          "a:", "a:b", "a:b:c", "leaf-01:eth1", "x:/etc/y", "ceos:latest", "a :b", "a  b", "ip link set dev eth0 up",
+          "2001-12-14 21:59:43.10 -5", "2001-12-14t21:59:43.10-05:00", "12:30:00", "1:20", "a b:", "a #b", "a b ",
+          "ab c" * 40, "x\t" * 60, "y" * 150, "q:" * 70]
 strings = st.one_of(st.sampled_from(TRICKY), st.text(max_size=10),
-                    st.from_regex(r"[a-z0-9][a-z0-9._/-]{0,12}", fullmatch=True))
+                    st.from_regex(r"[a-z0-9][a-z0-9._/-]{0,12}", fullmatch=True),
+                    st.from_regex(r"[a-z0-9/][a-z0-9._/: -]{0,40}", fullmatch=True))
 scalars = st.one_of(st.none(), st.booleans(), st.integers(-(2**40), 2**40), strings)
 keys = st.one_of(st.sampled_from(["name", "ip", "cf_su", "members", "a-b", "x.y"]), strings)
 values = st.recursive(scalars, lambda inner: st.one_of(
@@ -30,6 +34,13 @@ def reference(data, dumper=_Dumper) -> str:
 def test_matches_pyyaml(data):
     assert to_yaml(data) == reference(data)
     assert to_ansible_yaml(data) == reference(data, _AnsibleDumper)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(keys, values, max_size=6), st.sampled_from([40, 80, 120]))
+def test_matches_pyyaml_at_a_width_without_a_start(data, width):
+    expected = yaml.dump(data, Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=width)
+    assert to_yaml(data, width=width, explicit_start=False) == expected
 
 
 def test_ansible_strings_with_braces_stay_unsafe():

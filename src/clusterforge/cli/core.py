@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from clusterforge.cli._common import Format, emit_json, err, format_option, load, out, say
+from clusterforge.cli._common import Format, collector_paused, emit_json, err, format_option, load, out, say
 from clusterforge.cli._output import out_arg, write_out
 
 __all__ = ["register", "validate", "plan", "render", "Format"]
@@ -23,6 +23,7 @@ def validate(file: Path = typer.Argument(..., help="inventory YAML"), format: Fo
         raise typer.Exit(status)
 
 
+@collector_paused
 def plan(file: Path = typer.Argument(..., help="inventory YAML"),
          format: Format = typer.Option(Format.table, "--format", "-f", help="table or json")) -> None:
     """Plan a cluster: racks, power, fabrics, addresses, links, BOM."""
@@ -41,6 +42,7 @@ def plan(file: Path = typer.Argument(..., help="inventory YAML"),
         err.print(f"warning: {warning}", markup=False, highlight=False)
 
 
+@collector_paused
 def render(file: Path = typer.Argument(..., help="inventory YAML"),
            out_dir: Path = typer.Option(..., "--out", "-o", help="output directory", parser=out_arg),
            format: Format = format_option()) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import typer
 
-from clusterforge.cli._common import Format, emit_json, err, format_option, load, say, usage_error
+from clusterforge.cli._common import Format, collector_paused, emit_json, err, format_option, load, say, usage_error
 from clusterforge.cli._common import out as stdout
 from clusterforge.cli._output import out_arg, write_out
 
@@ -33,6 +33,7 @@ def _written(kind: str, out_dir: Path, files: dict[str, str], left_out: tuple[st
 
 
 @export_app.command("containerlab")
+@collector_paused
 def containerlab(
     inventory: Path = typer.Argument(..., help="inventory YAML"),
     out_dir: Path = typer.Option(..., "--out", "-o", parser=out_arg, help="output directory: clab.yml and configs/"),
@@ -44,7 +45,7 @@ def containerlab(
 ) -> None:
     """clab.yml with the planned nodes, links and startup configs (deploy: containerlab deploy -t clab.yml)."""
     from clusterforge.export import ExportError, export_containerlab
-    from clusterforge.export.containerlab import DEFAULT_IMAGES
+    from clusterforge.export.containerlab import DEFAULT_IMAGES, SWITCH_NOS
     from clusterforge.render.switches import render_switches
 
     images = {}
@@ -55,7 +56,7 @@ def containerlab(
         images[match.group(1)] = match.group(2)
     spec, plan, _ = load(inventory)
     try:
-        exported = export_containerlab(plan, render_switches(plan), images)
+        exported = export_containerlab(plan, render_switches(plan, SWITCH_NOS), images)
     except ExportError as exc:
         say(err, f"{inventory}: containerlab: {exc}")
         raise typer.Exit(1) from None
@@ -63,6 +64,7 @@ def containerlab(
 
 
 @export_app.command("batfish")
+@collector_paused
 def batfish(
     inventory: Path = typer.Argument(..., help="inventory YAML"),
     out_dir: Path = typer.Option(..., "--out", "-o", parser=out_arg,
@@ -71,14 +73,16 @@ def batfish(
 ) -> None:
     """A Batfish snapshot of the switch configs, hosts and physical links (bf.init_snapshot(DIR))."""
     from clusterforge.export import export_batfish
+    from clusterforge.export.batfish import SWITCH_NOS
     from clusterforge.render.switches import render_switches
 
     spec, plan, _ = load(inventory)
-    snapshot = export_batfish(plan, render_switches(plan))
+    snapshot = export_batfish(plan, render_switches(plan, SWITCH_NOS))
     _written("batfish", out_dir, snapshot.files, snapshot.left_out, format)
 
 
 @export_app.command("device-types")
+@collector_paused
 def device_types_cmd(
     inventory: Path = typer.Argument(..., help="inventory YAML"),
     out_dir: Path = typer.Option(..., "--out", "-o", parser=out_arg,

@@ -17,7 +17,7 @@ from pathlib import Path, PurePosixPath
 
 import typer
 
-from clusterforge.cli._common import Format, emit_json, err, format_option, load, out, print_problems
+from clusterforge.cli._common import Format, collector_paused, emit_json, err, format_option, load, out, print_problems
 from clusterforge.cli._output import out_arg, write_out
 
 __all__ = ["register", "report", "diff", "DiffFormat"]
@@ -113,6 +113,7 @@ def _load_side(source: str, side: Path):
     return spec, plan, []
 
 
+@collector_paused
 def report(file: Path = typer.Argument(..., help="inventory YAML"),
            out_dir: Path = typer.Option(..., "--out", "-o", help="output directory (report/ is written inside)",
                                          parser=out_arg),

@@ -182,9 +182,9 @@ def _pdu_type(key: str, model) -> DeviceType:
 
 def _switch_nos(plan: Plan) -> dict[str, str]:
     """Switch name -> NOS of its plane (InfiniBand planes: infiniband)."""
-    from clusterforge.render.switches.facts import fabric_facts
+    from clusterforge.render.switches.facts import switch_nos
 
-    return {name: facts.nos for name, facts in fabric_facts(plan).items()}
+    return switch_nos(plan)
 
 
 def device_types(spec: ClusterSpec, plan: Plan) -> list[DeviceType]:

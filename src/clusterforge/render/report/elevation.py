@@ -1,6 +1,6 @@
 """Rack elevations: where each device sits, and how the rack stands against power, cooling and weight.
 
-rack_view() turns one Rack of the Plan into drawing coordinates; templates/report/rack.svg.j2 draws them.
+rack_view() turns one Rack of the Plan into drawing coordinates; rack_svg.rack_svg() draws them.
 Nothing is decided here: positions, loads and limits all come from the Plan and the site's Facility.
 """
 
@@ -22,9 +22,7 @@ from clusterforge.render.report.theme import (
     status_for,
 )
 
-__all__ = ["RACK_TEMPLATE", "rack_view", "rack_layout_key"]
-
-RACK_TEMPLATE = "rack.svg.j2"
+__all__ = ["rack_view", "rack_layout_key"]
 
 U_PX = 14
 MARGIN = 12

@@ -20,10 +20,11 @@ from markupsafe import Markup
 from clusterforge import paths
 from clusterforge.plan.objects import Device, Plan
 from clusterforge.render.report.bom import bom_csv, bom_view
-from clusterforge.render.report.elevation import RACK_TEMPLATE, rack_layout_key, rack_view
+from clusterforge.render.report.elevation import rack_layout_key, rack_view
 from clusterforge.render.report.fabric_svg import FABRIC_TEMPLATE, fabric_view
 from clusterforge.render.report.ipplan import ip_plan_view
 from clusterforge.render.report.power import power_view
+from clusterforge.render.report.rack_svg import rack_svg
 from clusterforge.render.report.storage import storage_view
 from clusterforge.render.report.tco import tco
 from clusterforge.render.report.theme import (
@@ -64,7 +65,7 @@ def _rack_list(names: list[str], shown: int = 6) -> str:
     return f"{', '.join(names[:3])}, …, {', '.join(names[-2:])}"
 
 
-def _rack_sections(plan: Plan, env: Environment) -> tuple[dict[str, str], list[dict]]:
+def _rack_sections(plan: Plan) -> tuple[dict[str, str], list[dict]]:
     """Every rack's SVG file, and the page's rack groups (site racks, then each SU)."""
     by_rack: dict[str, list[Device]] = defaultdict(list)
     for device in plan.devices:
@@ -76,12 +77,11 @@ def _rack_sections(plan: Plan, env: Environment) -> tuple[dict[str, str], list[d
     pdus_by_rack = defaultdict(list)
     for pdu in plan.pdus:
         pdus_by_rack[pdu.rack].append(pdu)
-    template = env.get_template(RACK_TEMPLATE)
     files: dict[str, str] = {}
     svgs: dict[str, str] = {}
     for rack in plan.racks:
         view = rack_view(rack, by_rack[rack.name], pdus_by_rack[rack.name], plan.site_info.facility)
-        svgs[rack.name] = template.render(v=view)
+        svgs[rack.name] = rack_svg(view)
         files[f"{PREFIX}/racks/{rack.name}.svg"] = svgs[rack.name]
     grouped = len(plan.racks) > RACKS_SHOWN_INDIVIDUALLY
     sus = sorted({rack.su for rack in plan.racks if rack.su is not None})
@@ -142,7 +142,7 @@ def _overview(plan: Plan, costs: dict[str, Any], power: dict[str, Any]) -> dict[
 
 def render_report(plan: Plan) -> dict[str, str]:
     env = report_environment()
-    files, rack_groups = _rack_sections(plan, env)
+    files, rack_groups = _rack_sections(plan)
     fabric_template = env.get_template(FABRIC_TEMPLATE)
     fabrics = []
     for plane in plan.fabric:

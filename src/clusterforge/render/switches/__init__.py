@@ -17,11 +17,13 @@ switches/_fabric/opensm-partitions.conf for InfiniBand planes.
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from clusterforge.fanout import fan_out
 from clusterforge.plan import Device, Plan
 from clusterforge.render.switches._infiniband import opensm_partitions
 from clusterforge.render.switches.device_config import fabric_files
-from clusterforge.render.switches.facts import SWITCH_KINDS, link_index, switch_facts
+from clusterforge.render.switches.facts import SWITCH_KINDS, link_index, switch_facts, switch_nos_of
 from clusterforge.render.switches.network_os import driver_for
 from clusterforge.render.switches.rendered_switch import SwitchFiles
 
@@ -31,12 +33,15 @@ SWITCHES_DIR = "switches"
 FABRIC_DIR = "_fabric"  # fabric-wide files; switch names never start with "_"
 
 
-def switch_tree(plan: Plan, workers: int | None = None) -> tuple[dict[str, SwitchFiles], dict[str, str]]:
-    """({switch name: its files and NOS}, {fabric-wide file name: text}), in Plan order.
+def switch_tree(plan: Plan, workers: int | None = None, nos: Collection[str] | None = None
+                ) -> tuple[dict[str, SwitchFiles], dict[str, str]]:
+    """({switch name: its files and NOS}, {fabric-wide file name: text}), in Plan order; with `nos`, only the
+    switches whose plane runs one of those NOSes (an export that reads some NOSes' files renders no others).
 
     Each switch is rendered from its own facts, so large plans are split over cores (fanout.py)."""
     index = link_index(plan)
-    switches = [device for device in plan.devices if device.kind in SWITCH_KINDS]
+    switches = [device for device in plan.devices if device.kind in SWITCH_KINDS
+                and (nos is None or switch_nos_of(plan, device) in nos)]
 
     def render(device: Device) -> SwitchFiles:
         facts = switch_facts(plan, index, device)
@@ -48,9 +53,10 @@ def switch_tree(plan: Plan, workers: int | None = None) -> tuple[dict[str, Switc
         opensm_partitions(plan))
 
 
-def render_switches(plan: Plan) -> dict[str, str]:
-    """The writer's layout: switches/<name>/<file> and switches/_fabric/<file>."""
-    per_switch, fabric = switch_tree(plan)
+def render_switches(plan: Plan, nos: Collection[str] | None = None) -> dict[str, str]:
+    """The writer's layout: switches/<name>/<file> and switches/_fabric/<file>; with `nos`, only the switches
+    whose plane runs one of those NOSes (switch_tree)."""
+    per_switch, fabric = switch_tree(plan, nos=nos)
     files = {f"{SWITCHES_DIR}/{name}/{filename}": text for name, texts in per_switch.items()
              for filename, text in texts.items()}
     files.update({f"{SWITCHES_DIR}/{FABRIC_DIR}/{filename}": text for filename, text in fabric.items()})

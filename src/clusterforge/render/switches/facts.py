@@ -21,8 +21,8 @@ from clusterforge.plan import Device, Interface, Plan
 from clusterforge.plan.gateways import FirstHop, PlaneGateway
 from clusterforge.vocab import DeviceKind
 
-__all__ = ["PortFacts", "SwitchFacts", "LinkIndex", "fabric_facts", "link_index", "switch_facts", "SWITCH_KINDS",
-           "port_sort_key", "network_of", "address_of"]
+__all__ = ["PortFacts", "SwitchFacts", "LinkIndex", "fabric_facts", "link_index", "switch_facts", "switch_nos",
+           "switch_nos_of", "SWITCH_KINDS", "port_sort_key", "network_of", "address_of"]
 
 SWITCH_KINDS = DeviceKind.SWITCHES
 MGMT_INTERFACE = "eth0"
@@ -187,12 +187,27 @@ def fabric_facts(plan: Plan) -> dict[str, SwitchFacts]:
             if device.kind in SWITCH_KINDS}
 
 
+def _plane_of(device: Device) -> str:
+    if device.plane is None:
+        raise ValueError(f"{device.name}: a switch with no plane")  # the planners give every switch one
+    return device.plane
+
+
+def switch_nos_of(plan: Plan, device: Device) -> str:
+    """The NOS a switch's files are written for: its plane's (SwitchFacts.nos)."""
+    return plan.plane(_plane_of(device)).nos
+
+
+def switch_nos(plan: Plan) -> dict[str, str]:
+    """Switch name -> switch_nos_of, in Plan order, without the rest of the facts (export device-types needs
+    only this; all the facts were 2 s of CPU at 512 SUs)."""
+    return {device.name: switch_nos_of(plan, device) for device in plan.devices if device.kind in SWITCH_KINDS}
+
+
 def switch_facts(plan: Plan, index: LinkIndex, device: Device) -> SwitchFacts:
     """One switch's facts: its interfaces, and its links' far ends as the index records them."""
     kinds = index.devices
-    if device.plane is None:
-        raise ValueError(f"{device.name}: a switch with no plane")  # the planners give every switch one
-    decl = plan.plane(device.plane)
+    decl = plan.plane(_plane_of(device))
     mgmt = loopback = None
     svis: list[Interface] = []
     routed: dict[str, Interface] = {}
