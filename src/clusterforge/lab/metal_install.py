@@ -46,7 +46,8 @@ __all__ = ["InstallRequest", "install", "record", "is_installed", "remove", "rec
 INSTALL_TIMEOUT_S = 1800.0
 SSH_TIMEOUT_S = 600.0
 POWER_OFF_WAIT_S = 120.0  # the deploy ramdisk powers the server off after its callback
-BMC_BUSY_S = 60.0  # how long a BMC that does not answer is asked again during an install
+BMC_BUSY_S = 300.0  # how long a BMC that does not answer is asked again during an install (a BMC stalled
+# 73 s here while QEMU flushed a 7 GB disk image at power-off; real BMCs go silent for minutes while they reset)
 T = TypeVar("T")
 METHODS = ("image", "debian-installer")
 
