@@ -13,13 +13,12 @@ import shutil
 import subprocess
 
 import pytest
+from test_netboot_render import KEY, target
 
 from clusterforge.lab.deploy_ramdisk import INIT, UDHCPC_SCRIPT, module_order
 from clusterforge.render.deploy import DiskImage, ImagePart, deploy_kernel_args, render_deploy_ipxe
 from clusterforge.render.host_os import ESP_TYPE, MIB, ROOT_TYPE, fstab, grub_cfg, host_files, sfdisk_script
 from clusterforge.render.netboot_values import NetbootValueError
-
-from test_netboot_render import KEY, target
 
 ROOT_UUID = "0b3e4c1a-5d7e-4f39-8a1b-2c3d4e5f6a7b"
 DISK = 16 << 30
