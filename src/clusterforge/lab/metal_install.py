@@ -288,9 +288,9 @@ def remove(lab: str, server: str) -> None:
     stop_metal_server(lab, server)
     netinstall.remove_ssh_entry(lab, server)
     record_path(lab, server).unlink(missing_ok=True)
-    import shutil
+    from .os_image import forget_server
 
-    shutil.rmtree(record_path(lab, server).with_suffix(""), ignore_errors=True)  # its disk image and host key
+    forget_server(lab, server)  # its disk image and host key
     if bootnet.forget(lab, server) == 0:  # the last one: the provisioning network and the lab's libvirtd go too
         from .metal_debris import teardown_metal
 

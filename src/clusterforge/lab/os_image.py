@@ -35,9 +35,10 @@ from clusterforge.render.deploy import PART_NAMES, DiskImage, ImagePart
 from clusterforge.render.host_os import MIB, FileSpec, fstab, grub_cfg, sfdisk_script
 
 from .rootfs import current_stamp, rootfs_path
-from .util import LabError, Progress, _noop, file_lock, lab_home, run, write_atomic
+from .util import LabError, Progress, _noop, file_lock, lab_dir, lab_home, run, write_atomic
 
-__all__ = ["OS_PACKAGES", "os_tree", "host_image", "host_key", "forget_host_key", "TAIL_BYTES", "image_dir"]
+__all__ = ["OS_PACKAGES", "os_tree", "host_image", "host_key", "forget_host_key", "forget_server", "TAIL_BYTES",
+           "image_dir", "server_dir"]
 
 VERSION = 1
 OS_PACKAGES = ("linux-image-amd64",)
@@ -133,7 +134,8 @@ def os_tree(layers: tuple[Path, ...] = (), progress: Progress = _noop) -> Path:
                     run(["cp", "-a", f"{merged}/.", tmp / "tree"], timeout=1800)
             else:
                 run(["cp", "-a", f"{base}/.", tmp / "tree"], timeout=1800)
-            (tmp / "merged").rmdir() if (tmp / "merged").is_dir() else None
+            if (tmp / "merged").is_dir():
+                (tmp / "merged").rmdir()
             progress(None, f"OS image {key}: installing {', '.join(OS_PACKAGES)} (apt in a chroot)")
             _chroot_install(tmp / "tree", OS_PACKAGES, tmp / "apt.log")
             _enable_networkd(tmp / "tree")
@@ -174,14 +176,18 @@ def _wipe(path: Path) -> None:
         shutil.rmtree(path, ignore_errors=True)
 
 
+def server_dir(lab: str, server: str) -> Path:
+    """What the image method keeps of one server: its disk image and its SSH host key."""
+    return lab_dir(lab) / "metal-install" / server
+
+
 def image_dir(lab: str, server: str) -> Path:
-    from .util import lab_dir
-
-    return lab_dir(lab) / "metal-install" / server / "image"
+    return server_dir(lab, server) / "image"
 
 
-def _host_key(where: Path, server: str) -> tuple[Path, str]:
+def host_key(lab: str, server: str) -> tuple[Path, str]:
     """The server's SSH host key, made once per server (0600 in the lab's state, never in Git or a log)."""
+    where = server_dir(lab, server) / "hostkey"
     key = where / "ssh_host_ed25519_key"
     if not key.is_file() or not key.with_suffix(".pub").is_file():
         where.mkdir(parents=True, exist_ok=True)
@@ -192,13 +198,14 @@ def _host_key(where: Path, server: str) -> tuple[Path, str]:
     return key, key.with_suffix(".pub").read_text().strip()
 
 
-def host_key(lab: str, server: str) -> tuple[Path, str]:
-    return _host_key(image_dir(lab, server).parent / "hostkey", server)
-
-
 def forget_host_key(lab: str, server: str) -> None:
     """The next image of the server gets a new SSH host key (``replace``: a swapped machine)."""
-    shutil.rmtree(image_dir(lab, server).parent / "hostkey", ignore_errors=True)
+    shutil.rmtree(server_dir(lab, server) / "hostkey", ignore_errors=True)
+
+
+def forget_server(lab: str, server: str) -> None:
+    """Remove the server's disk image and host key (``destroy``)."""
+    shutil.rmtree(server_dir(lab, server), ignore_errors=True)
 
 
 def _used_bytes(fat_image: Path) -> int:
