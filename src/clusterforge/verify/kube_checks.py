@@ -84,13 +84,20 @@ def _daemonset(apps: Any, core: Any, expected: Mapping[str, Any], timeout_s: flo
 
     def rolled_out() -> tuple[int, int, list[str]] | None:
         try:
-            status = apps.read_namespaced_daemon_set(DAEMONSET, DEVICE_PLUGIN_NAMESPACE).status
+            daemonset = apps.read_namespaced_daemon_set(DAEMONSET, DEVICE_PLUGIN_NAMESPACE)
         except ApiException:
             return None
+        status = daemonset.status
+        # a status the controller wrote before the current spec says nothing about that spec
+        if (status.observed_generation or 0) < (daemonset.metadata.generation or 0):
+            return None
         pods = core.list_namespaced_pod(DEVICE_PLUGIN_NAMESPACE, label_selector="name=nvidia-device-plugin-ds")
-        nodes = sorted(p.spec.node_name for p in pods.items if p.spec.node_name)
-        found = (status.desired_number_scheduled or 0, status.number_ready or 0, nodes)
-        return found if found[0] == found[1] == len(want) and nodes == want else None
+        nodes = sorted(p.spec.node_name for p in pods.items
+                       if p.spec.node_name and p.metadata.deletion_timestamp is None)
+        desired = status.desired_number_scheduled or 0
+        found = (desired, status.number_ready or 0, nodes)
+        current = (status.updated_number_scheduled or 0) == desired
+        return found if current and found[0] == found[1] == len(want) and nodes == want else None
 
     found = _eventually(rolled_out, timeout_s)
     if found is None:
@@ -104,19 +111,33 @@ def _daemonset(apps: Any, core: Any, expected: Mapping[str, Any], timeout_s: flo
     return KubeCheck(f"daemonset {DAEMONSET}", True, f"desired {found[0]} == ready {found[1]} on the GPU nodes")
 
 
-def _quotas(core: Any, expected: Mapping[str, Any]) -> list[KubeCheck]:
+def _quotas(core: Any, expected: Mapping[str, Any], timeout_s: float) -> list[KubeCheck]:
+    """The declared quota in each team's spec, and enforced: the API server's admission compares against the
+    status the quota controller copies from the spec, so a check (and the probe after it) waits for that copy."""
     from kubernetes.client.rest import ApiException
 
+    key = "requests.nvidia.com/gpu"
     out = []
     for team in expected["teams"]:
+        name = team["name"]
+
+        def synced(name: str = name) -> tuple[str | None, str | None] | None:
+            quota = core.read_namespaced_resource_quota(QUOTA, name)
+            spec, status = (quota.spec.hard or {}).get(key), ((quota.status and quota.status.hard) or {}).get(key)
+            return (spec, status) if spec == status else None
+
         try:
-            hard = core.read_namespaced_resource_quota(QUOTA, team["name"]).spec.hard or {}
+            found = _eventually(synced, timeout_s)
+            if found is None:
+                quota = core.read_namespaced_resource_quota(QUOTA, name)
+                found = ((quota.spec.hard or {}).get(key), ((quota.status and quota.status.hard) or {}).get(key))
         except ApiException as exc:
-            out.append(KubeCheck(f"quota {team['name']}", False, f"missing ({exc.status})"))
+            out.append(KubeCheck(f"quota {name}", False, f"missing ({exc.status})"))
             continue
-        got = hard.get("requests.nvidia.com/gpu")
-        out.append(KubeCheck(f"quota {team['name']}", got == str(team["gpus"]),
-                             f"requests.nvidia.com/gpu {got}, declared {team['gpus']}"))
+        got, enforced = found
+        lag = "" if got == enforced else f" (enforced {enforced}: the quota controller has not caught up)"
+        out.append(KubeCheck(f"quota {name}", got == enforced == str(team["gpus"]),
+                             f"{key} {got}, declared {team['gpus']}{lag}"))
     return out
 
 
@@ -172,6 +193,6 @@ def run_kube_checks(api_client: Any, expected: Mapping[str, Any], timeout_s: flo
     checks = _nodes(core, expected, timeout_s)
     checks.append(_runtime_class(node_api))
     checks.append(_daemonset(apps, core, expected, timeout_s))
-    checks += _quotas(core, expected)
+    checks += _quotas(core, expected, timeout_s)
     checks += _probe(core, expected, timeout_s)
     return checks
