@@ -14,7 +14,9 @@ this machine reaches the installed server as the lab's control host does; no con
 * then the next install, with no hand repair, takes the server from whatever those left to installed; it is
   interrupted once more just after the ramdisk wrote and checked the image, and the install after that boots
   that disk instead of writing it again: its hostname, NIC names, addresses and MTUs are the plan's, its root
-  file system grew to the partition, and a second look finds it installed (what MetalServer's diff asks).
+  file system grew to the partition, its clock is synchronized by systemd-timesyncd from the lab's NTP server
+  (lab.timeserve, started here on the management bridge's address), and a second look finds it installed
+  (what MetalServer's diff asks).
 The OS image here is the lab's rootfs plus the kernel (no golden layer: the whole `up` of inventory/lab-metal.yaml
 deploys the GPU servers' golden image; README "Bare metal"). Teardown removes the VM, its BMC and libvirtd, the
 provisioning network and the bridges, also on failure. About 8 min here (TCG).
@@ -31,7 +33,7 @@ import time
 
 import pytest
 
-from clusterforge.lab import bootnet, links, names, netinstall
+from clusterforge.lab import bootnet, links, names, netinstall, timeserve
 
 LAB = "cfmetalit"
 pytestmark = pytest.mark.skipif(
@@ -62,6 +64,7 @@ def request_for():
     oob = names.bridge_name(LAB, "oob")
     mgmt = host.nics[0]
     gateway = netaddr.IPNetwork(mgmt.ip)
+    time_server = None
     try:
         for bridge in {oob, *(n.bridge for n in host.nics)}:
             subprocess.run(["ip", "link", "add", bridge, "type", "bridge"], capture_output=True)
@@ -70,6 +73,7 @@ def request_for():
         subprocess.run(["ip", "addr", "add", f"{gateway[1]}/{gateway.prefixlen}", "dev", mgmt.bridge],
                        capture_output=True)
         key, public_key = ensure_lab_key(LAB)
+        time_server = timeserve.start(LAB, str(gateway[1]))  # the lab's NTP server, as `lab up` starts it
 
         def make(timeout_s: float) -> InstallRequest:
             return InstallRequest(
@@ -78,10 +82,11 @@ def request_for():
                 bmc_gateway=facts.gateway, oob_bridge=oob, bios=dict(facts.bios),
                 provisioning=bootnet.ProvisioningNet(LAB, provisioning_subnet(plan)), ssh_public_key=public_key,
                 ssh_identity=key, host_proxy=HttpEndpoint(str(gateway[1]), 3142), timeout_s=timeout_s,
-                method="image", image=None)  # fmt: skip
+                method="image", image=None, time_servers=(str(gateway[1]),))  # fmt: skip
 
         yield make
     finally:
+        timeserve.stop(time_server)
         remove(LAB, server)
         bootnet.down(LAB)
         links.delete_lab_links(LAB)
@@ -214,4 +219,10 @@ def test_the_next_install_takes_it_to_installed_as_the_plan_says(request_for):
     grown = int(on_host("findmnt -bno SIZE /").strip())
     assert grown > root_bytes * 2, f"the root file system did not grow to its partition ({grown} bytes)"
     assert "PRIVATE" not in on_host("cat /proc/cmdline")
+    # its clock: systemd-timesyncd asks the lab's NTP server and the kernel reports the clock synchronized
+    deadline = time.monotonic() + 90
+    while on_host("timedatectl show -p NTPSynchronized --value").strip() != "yes":
+        assert time.monotonic() < deadline, on_host("timedatectl timesync-status; systemctl status systemd-timesyncd")
+        time.sleep(3)
+    assert on_host("timedatectl show-timesync -p ServerAddress --value").strip() == req.time_servers[0]
     assert is_installed(LAB, req.host.name)  # what MetalServer's diff asks: a second `up` leaves it alone

@@ -92,6 +92,20 @@ def test_a_nic_without_a_planned_address_takes_dhcp():
     assert "etc/apt/apt.conf.d/01clusterforge-proxy" not in files
 
 
+def test_the_time_daemon_asks_the_declared_ntp_servers():
+    files = host_files(target(time_servers=("198.18.8.1", "198.18.8.2")), host_key_public=KEY, mgmt_ip=None,
+                       proxy_conf=None)
+    assert files["etc/systemd/timesyncd.conf.d/50-clusterforge.conf"].text == "[Time]\nNTP=198.18.8.1 198.18.8.2\n"
+    no_servers = host_files(target(), host_key_public=KEY, mgmt_ip=None, proxy_conf=None)
+    assert not any(path.startswith("etc/systemd/timesyncd") for path in no_servers)  # Debian's default pool
+
+
+@pytest.mark.parametrize("bad", ["198.18.8.1\nNTP=203.0.113.9", "ntp.example.com", "127.0.0.1", "198.18.8.1 x"])
+def test_a_time_server_that_is_not_an_address_is_refused_naming_its_field(bad):
+    with pytest.raises(NetbootValueError, match="time_servers"):
+        target(time_servers=("198.18.8.1", bad))
+
+
 def test_fstab_and_grub_refuse_what_is_not_a_uuid():
     with pytest.raises(NetbootValueError) as err:
         grub_cfg("x; reboot")

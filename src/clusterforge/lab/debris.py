@@ -17,7 +17,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import aptproxy, container, links, names, netns, overlay
+from . import aptproxy, container, links, names, netns, overlay, timeserve
 from .util import run
 
 __all__ = ["Cleared", "Holder", "address_holders", "clear", "lab_mounts", "live_pids", "present_labs"]
@@ -127,6 +127,8 @@ def clear(lab: str) -> Cleared:
     held = _link_addresses({link["ifname"] for link in links.lab_root_links(lab)})
     for pid in aptproxy.serving_on(held):  # a proxy outlives the containers: it would hold its address:port
         aptproxy.stop(pid)
+    for pid in timeserve.serving_on(held):  # so does the NTP server
+        timeserve.stop(pid)
     gone_links = links.delete_lab_links(lab)
     gone_ns = []
     for ns in netns.list_lab(lab):

@@ -24,6 +24,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from .debpkg import member_of
 from .util import LabError, file_lock, lab_home, run, write_atomic
 
 __all__ = ["DRIVERS", "INIT", "module_order", "ensure_ramdisk", "ramdisk_dir"]
@@ -128,27 +129,7 @@ def module_order(modules_dep: str, builtin: set[str], wanted: tuple[str, ...]) -
 
 def _busybox(cache: Path) -> Path:
     """Debian's static busybox binary (fetched once with apt-get download, unpacked into the cache)."""
-    out = cache / "busybox"
-    if out.is_file():
-        return out
-    debs = cache / "debs"
-    debs.mkdir(parents=True, exist_ok=True)
-    if not list(debs.glob(f"{BUSYBOX_PACKAGE}_*.deb")):
-        got = subprocess.run(["apt-get", "download", BUSYBOX_PACKAGE], cwd=debs, capture_output=True, text=True,
-                             timeout=300)
-        if got.returncode != 0:
-            why = (got.stderr.strip().splitlines() or ["?"])[-1]
-            raise LabError(f"apt-get download {BUSYBOX_PACKAGE} failed: {why}")
-    deb = sorted(debs.glob(f"{BUSYBOX_PACKAGE}_*.deb"))[-1]
-    unpack = cache / "busybox.unpack"
-    shutil.rmtree(unpack, ignore_errors=True)
-    run(["dpkg-deb", "-x", deb, unpack])
-    tmp = cache / ".busybox.tmp"
-    shutil.copyfile(unpack / "bin" / "busybox", tmp)
-    os.chmod(tmp, 0o755)
-    os.replace(tmp, out)
-    shutil.rmtree(unpack, ignore_errors=True)
-    return out
+    return member_of(cache, BUSYBOX_PACKAGE, "bin/busybox", "busybox")
 
 
 def kernel_of(tree: Path) -> tuple[Path, str]:

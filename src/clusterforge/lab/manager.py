@@ -160,6 +160,7 @@ def up(
         changed = _network(topology, progress, workers)
         if topology.apt_proxy:
             _ensure_apt_proxy(topology, st, progress)
+            _ensure_time_server(topology, st, progress)
 
         stop_orphans(topology, st, progress)
 
@@ -267,6 +268,18 @@ def _ensure_apt_proxy(topology: LabTopology, st: LabState, progress: Progress) -
                          lab_dir(topology.name) / "aptproxy.log")
     st.update(apt_proxy_pid=pid)
     progress(None, f"apt proxy for the hosts on {topology.control.address}:{aptproxy.PORT} ({', '.join(allowed)})")
+
+
+def _ensure_time_server(topology: LabTopology, st: LabState, progress: Progress) -> None:
+    """The hosts' NTP server on the control address (``lab.timeserve``), beside their package source."""
+    from . import timeserve
+
+    if timeserve.running(st.data.get("time_server_pid")):
+        return
+    pid = timeserve.start(topology.name, topology.control.address)
+    st.update(time_server_pid=pid)
+    progress(None, f"NTP server for the hosts on {topology.control.address}:{timeserve.PORT} (chronyd -x,"
+                   " this machine's clock)")
 
 
 def _network(topology: LabTopology, progress: Progress, workers: int) -> bool:
@@ -380,6 +393,10 @@ def _down_locked(lab: str, progress: Progress, grace: float) -> DownResult:
 
     if aptproxy.stop(st.data.get("apt_proxy_pid")):
         progress(None, "apt proxy stopped")
+    from . import timeserve
+
+    if timeserve.stop(st.data.get("time_server_pid")):
+        progress(None, "NTP server stopped")
     gone_links = links.delete_lab_links(lab, list(st.data.get("bridges", {}).values()))
     gone_ns = []
     for d in hosts.values():

@@ -68,6 +68,7 @@ class InstallRequest:
     ssh_public_key: str
     ssh_identity: Path
     host_proxy: HttpEndpoint | None  # the lab's apt proxy on the management plane
+    time_servers: tuple[str, ...] = ()  # NTP servers the installed host asks (the lab's: lab.timeserve)
     timeout_s: float = INSTALL_TIMEOUT_S
     method: str = "image"  # image | debian-installer (model.management.Management.install)
     image: str | None = None  # the golden image (lab.image) the server's software profile boots, if any
@@ -117,6 +118,7 @@ def _target(req: InstallRequest, boot_mac: str, macs: Mapping[str, str]) -> Inst
         req.device, boot_mac=boot_mac, nics=nics, routes=routes, ssh_key=req.ssh_public_key,
         boot_server=req.provisioning.boot_server, syslog_port=bootnet.SYSLOG_PORT,
         installer_proxy=req.provisioning.installer_proxy, host_proxy=req.host_proxy,
+        time_servers=req.time_servers,
     )  # fmt: skip
 
 

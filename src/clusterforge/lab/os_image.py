@@ -4,7 +4,8 @@
 (``.lab/metal-os/<hash>/tree``): the lab's Debian 12 rootfs with the profile's golden image layer over it
 (``lab.image``: what the roles install, captured once, as the container lab's servers boot it) and what a
 machine needs that a container does not: Debian's kernel and its initramfs (``linux-image-amd64``,
-installed with apt in a chroot of the tree), and systemd-networkd enabled. No host's identity is in it.
+installed with apt in a chroot of the tree), systemd-timesyncd (the clock: a container's is its host's), and
+systemd-networkd and systemd-timesyncd enabled. No host's identity is in it.
 
 ``host_image`` makes one server's disk from it without mounting anything (mkfs.ext4 -d, mtools, sfdisk on
 plain files): GPT (sfdisk), an EFI system partition holding a stand-alone GRUB at the firmware's fallback
@@ -41,13 +42,14 @@ __all__ = ["OS_PACKAGES", "os_tree", "host_image", "host_key", "forget_host_key"
            "image_dir", "server_dir"]
 
 VERSION = 1
-OS_PACKAGES = ("linux-image-amd64",)
+OS_PACKAGES = ("linux-image-amd64", "systemd-timesyncd")  # the kernel; the time daemon a server with its own clock runs
 TAIL_BYTES = MIB  # the backup GPT's 33 sectors, in the disk's last MiB
 _EXT4_FEATURES = "^metadata_csum_seed,^orphan_file"  # GRUB 2.06 reads ext4 without these
 _GRUB_MODULES = "part_gpt ext2 fat search search_fs_uuid linux normal serial terminal echo gzio"
 _ENABLE = (("multi-user.target.wants", "systemd-networkd.service"),
            ("sockets.target.wants", "systemd-networkd.socket"),
-           ("network-online.target.wants", "systemd-networkd-wait-online.service"))  # fmt: skip
+           ("network-online.target.wants", "systemd-networkd-wait-online.service"),
+           ("sysinit.target.wants", "systemd-timesyncd.service"))  # fmt: skip
 
 
 def _key(obj: object) -> str:
@@ -93,7 +95,8 @@ def _chroot_install(tree: Path, packages: tuple[str, ...], log: Path) -> None:
         lists.unlink()
 
 
-def _enable_networkd(tree: Path) -> None:
+def _enable_units(tree: Path) -> None:
+    """networkd and timesyncd on, also where the container rootfs masked them."""
     units = tree / "etc/systemd/system"
     for wants, unit in _ENABLE:
         link = units / wants / unit
@@ -138,7 +141,7 @@ def os_tree(layers: tuple[Path, ...] = (), progress: Progress = _noop) -> Path:
                 (tmp / "merged").rmdir()
             progress(None, f"OS image {key}: installing {', '.join(OS_PACKAGES)} (apt in a chroot)")
             _chroot_install(tmp / "tree", OS_PACKAGES, tmp / "apt.log")
-            _enable_networkd(tmp / "tree")
+            _enable_units(tmp / "tree")
             if not (tmp / "tree" / "vmlinuz").is_symlink() or not (tmp / "tree" / "initrd.img").is_symlink():
                 raise LabError(f"the OS image has no /vmlinuz and /initrd.img after installing {OS_PACKAGES[0]}")
             write_atomic(tmp / "os.json", json.dumps({"key": key, "rootfs": stamp.get("hash"),

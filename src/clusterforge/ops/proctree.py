@@ -57,12 +57,13 @@ def snapshot() -> dict[int, Proc]:
 
 
 def lab_daemon(proc: Proc) -> bool:
-    """A lab container (systemd-nspawn or its cgroup launcher) or the lab's apt proxy."""
+    """A lab container (systemd-nspawn or its cgroup launcher), the lab's apt proxy or its NTP server."""
     argv = proc.argv
     if not argv:
         return False
     return (argv[0].endswith("systemd-nspawn") or (argv[0] == "/bin/sh" and "cf-nspawn" in argv)
-            or "clusterforge.lab.aptproxy" in argv)
+            or "clusterforge.lab.aptproxy" in argv
+            or (argv[0].endswith("chronyd") and any(a.endswith("/timeserver/chrony.conf") for a in argv)))
 
 
 def descendants(root: int, procs: dict[int, Proc] | None = None,

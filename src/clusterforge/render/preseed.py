@@ -86,6 +86,7 @@ class InstallTarget:
     mirror_host: str
     mirror_directory: str
     host_proxy: HttpEndpoint | None  # the lab's apt proxy as the installed host reaches it
+    time_servers: tuple[str, ...] = ()  # NTP servers (IPv4) the installed host's time daemon asks
 
 
 def _nic(host: str, nic: HostNic) -> HostNic:
@@ -127,7 +128,7 @@ def install_target(device: Device, *, boot_mac: str, nics: tuple[HostNic, ...], 
                    boot_server: HttpEndpoint, syslog_port: int, installer_proxy: HttpEndpoint,
                    host_proxy: HttpEndpoint | None, routes: tuple[HostRoute, ...] = (),
                    mirror_host: str = "deb.debian.org", mirror_directory: str = "/debian",
-                   disk: DiskLayout | None = None) -> InstallTarget:
+                   disk: DiskLayout | None = None, time_servers: tuple[str, ...] = ()) -> InstallTarget:
     """The checked install inputs of one planned server; raises ``NetbootValueError`` naming the field."""
     name = hostname("host", device.name)
     checked = tuple(_nic(name, n) for n in nics)
@@ -149,6 +150,7 @@ def install_target(device: Device, *, boot_mac: str, nics: tuple[HostNic, ...], 
         syslog_port=HttpEndpoint.of("syslog", boot_server.host, syslog_port).port,
         installer_proxy=installer_proxy, mirror_host=dns_name("mirror.host", mirror_host),
         mirror_directory=mirror_directory, host_proxy=host_proxy,
+        time_servers=tuple(ipv4(f"{name}.time_servers", a) for a in time_servers),
     )  # fmt: skip
 
 

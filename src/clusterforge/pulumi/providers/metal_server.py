@@ -67,6 +67,7 @@ def _request(props: dict[str, Any]):
         provisioning=bootnet.ProvisioningNet(r["lab"], r["provisioning_subnet"]),
         ssh_public_key=r["ssh_public_key"], ssh_identity=Path(r["ssh_identity"]),
         host_proxy=HttpEndpoint(proxy[0], proxy[1]) if proxy else None,
+        time_servers=tuple(r.get("time_servers") or ()),
         timeout_s=float(r.get("timeout_s", 1800)), method=r.get("method", "debian-installer"), image=r.get("image"),
     )  # fmt: skip
 
