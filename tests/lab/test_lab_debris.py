@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 from lab_fixtures import skip_reason
 
-from clusterforge.lab import LabHost, LabInterface, LabSegment, LabTopology, aptproxy, debris, down, up
+from clusterforge.lab import LabHost, LabInterface, LabSegment, LabTopology, aptproxy, debris, down, timeserve, up
 from clusterforge.lab.util import LabError
 from clusterforge.paths import LAB_HOME_ENV, lab_home
 
@@ -117,9 +117,11 @@ def test_up_clears_the_same_lab_killed_in_another_home(homes, monkeypatch):
     try:
         _in_home(monkeypatch, other)
         up(topology)
-        _kill(lab)  # the containers; its apt proxy lives on, bound to the control address
+        _kill(lab)  # the containers; its apt proxy and NTP server live on, bound to the control address
         old_proxy = aptproxy.serving_on({control_ip})
         assert len(old_proxy) == 1
+        old_ntp = timeserve.serving_on({control_ip})
+        assert len(old_ntp) == 1
         _in_home(monkeypatch, here)
         said: list[str] = []
         result = up(topology, progress=lambda host, msg: said.append(msg))
@@ -127,6 +129,9 @@ def test_up_clears_the_same_lab_killed_in_another_home(homes, monkeypatch):
         assert _ssh_hostname(result) == "node1"
         new_proxy = aptproxy.serving_on({control_ip})
         assert len(new_proxy) == 1 and new_proxy != old_proxy
+        new_ntp = timeserve.serving_on({control_ip})
+        assert len(new_ntp) == 1 and new_ntp != old_ntp
+        assert timeserve.query(control_ip)[:2] == (0, 10)
         assert [str(p.parents[3]) for p in debris.lab_mounts(lab)] == [str(here)]  # only this home's root now
     finally:
         _cleanup(monkeypatch, here, lab)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+from pathlib import Path
 
 import pytest
 
@@ -22,8 +23,7 @@ def _free_udp_port() -> int:
 
 
 def test_the_configuration_binds_one_address_and_never_opens_a_command_port(tmp_path):
-    text = timeserve.config("198.18.8.1", tmp_path / "pid", allow="198.18.0.0/15")
-    lines = set(text.splitlines())
+    lines = set(timeserve.directives("198.18.8.1", tmp_path / "pid", allow="198.18.0.0/15"))
     assert {"bindaddress 198.18.8.1", "allow 198.18.0.0/15", "port 123", "cmdport 0", "local stratum 10"} <= lines
     assert not any(line.startswith(("server ", "pool ", "makestep")) for line in lines)  # it follows nothing
 
@@ -50,6 +50,10 @@ def test_it_serves_this_machines_clock_and_is_found_and_stopped(server):
     assert abs(offset) < 0.5
     assert timeserve.running(pid) and pid in timeserve.serving_on({"127.0.0.1"})
     assert timeserve.serving_on({"198.18.250.250"}) == []
+    from clusterforge.ops.proctree import Proc, lab_daemon
+
+    argv = tuple(Path(f"/proc/{pid}/cmdline").read_text().split("\0")[:-1])
+    assert lab_daemon(Proc(pid, 1, pid, "S", argv))  # kept when an interrupted run's leftovers are reaped
     assert timeserve.stop(pid) and not timeserve.running(pid)
     with pytest.raises((OSError, LabError)):
         timeserve.query("127.0.0.1", port, timeout_s=0.5)

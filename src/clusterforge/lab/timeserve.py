@@ -7,7 +7,7 @@ this machine's clock), run with ``-x`` (it never touches this machine's clock) a
 serves this machine's clock as its reference), bound to the control address, answering only the lab's
 addresses, no command port. A site declares its own NTP servers instead.
 
-Detached like the apt proxy; found again by its configuration file (a lab's state may be gone).
+Detached like the apt proxy; found again by its command line (a lab's state, or its home, may be gone).
 """
 
 from __future__ import annotations
@@ -21,25 +21,21 @@ import time
 from pathlib import Path
 
 from .debpkg import member_of
-from .util import LabError, lab_dir, lab_home, write_atomic
+from .util import LabError, lab_dir, lab_home
 
-__all__ = ["PORT", "ALLOW", "config", "start", "running", "stop", "serving_on", "query", "NTP_EPOCH_OFFSET"]
+__all__ = ["PORT", "ALLOW", "directives", "start", "running", "stop", "serving_on", "query", "NTP_EPOCH_OFFSET"]
 
 PORT = 123
 ALLOW = "198.18.0.0/15"  # the lab's address block (RFC 2544): nothing else is answered
 NTP_EPOCH_OFFSET = 2208988800  # seconds from 1900-01-01 (NTP) to 1970-01-01 (Unix)
-_MARK = "clusterforge-timeserver"
+_MARK = "timeserver"  # the lab directory it runs from: .lab/<lab>/timeserver/
 
 
-def config(bind_ip: str, pidfile: Path, port: int = PORT, allow: str = ALLOW) -> str:
-    """chrony.conf (chrony.conf(5)) for a server of this machine's clock on ``bind_ip`` only."""
-    return (f"# {_MARK}: the lab's NTP server (this machine's clock, never set by it: chronyd -x)\n"
-            "local stratum 10\n"
-            f"allow {allow}\n"
-            f"bindaddress {bind_ip}\n"
-            f"port {port}\n"
-            "cmdport 0\n"
-            f"pidfile {pidfile}\n")
+def directives(bind_ip: str, pidfile: Path, port: int = PORT, allow: str = ALLOW) -> tuple[str, ...]:
+    """chrony.conf(5) directives for a server of this machine's clock on ``bind_ip`` only. Given on chronyd's
+    command line (no configuration file is read then), so the process itself says what it serves."""
+    return ("local stratum 10", f"allow {allow}", f"bindaddress {bind_ip}", f"port {port}", "cmdport 0",
+            f"pidfile {pidfile}")
 
 
 def _chronyd() -> Path:
@@ -66,52 +62,55 @@ def query(ip: str, port: int = PORT, timeout_s: float = 2.0) -> tuple[int, int, 
 def start(lab: str, bind_ip: str, port: int = PORT, allow: str = ALLOW) -> int:
     """Start chronyd for ``lab`` on ``bind_ip`` (detached, its own session); its PID once it answers."""
     binary = _chronyd()
-    root = lab_dir(lab) / "timeserver"
+    root = lab_dir(lab) / _MARK
     root.mkdir(parents=True, exist_ok=True)
-    conf = root / "chrony.conf"
-    write_atomic(conf, config(bind_ip, root / "chronyd.pid", port, allow))
-    with (root / "chronyd.log").open("ab") as out:
-        proc = subprocess.Popen([str(binary), "-x", "-d", "-u", "root", "-f", str(conf)], stdout=out, stderr=out,
-                                stdin=subprocess.DEVNULL, start_new_session=True, close_fds=True)
+    log = root / "chronyd.log"
+    with log.open("ab") as out:
+        proc = subprocess.Popen([str(binary), "-x", "-d", "-u", "root", *directives(bind_ip, root / "chronyd.pid",
+                                                                                    port, allow)],
+                                stdout=out, stderr=out, stdin=subprocess.DEVNULL, start_new_session=True,
+                                close_fds=True)
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise LabError(f"the lab's NTP server (chronyd) exited with {proc.returncode}; see {root / 'chronyd.log'}")
+            raise LabError(f"the lab's NTP server (chronyd) exited with {proc.returncode}; see {log}")
         try:
             query(bind_ip, port, timeout_s=0.5)
             return proc.pid
         except (OSError, LabError):
             time.sleep(0.2)
     proc.kill()
-    raise LabError(f"the lab's NTP server did not answer on {bind_ip}:{port}; see {root / 'chronyd.log'}")
+    raise LabError(f"the lab's NTP server did not answer on {bind_ip}:{port}; see {log}")
 
 
-def _conf_of(pid: int) -> str | None:
+def _after(argv: list[str], word: str) -> str | None:
+    return argv[argv.index(word) + 1] if word in argv[:-1] else None
+
+
+def _bound(pid: int) -> str | None:
+    """The address the lab NTP server ``pid`` is bound to; None for any other process. (chronyd parses its
+    command-line directives in place: /proc shows them split into words.)"""
     try:
-        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
     except OSError:
         return None
-    if not argv or not argv[0].endswith(b"chronyd") or b"-f" not in argv:
+    if not argv[0].endswith("chronyd") or f"/{_MARK}/" not in (_after(argv, "pidfile") or ""):
         return None
-    try:
-        text = Path(argv[argv.index(b"-f") + 1].decode()).read_text()
-    except (OSError, IndexError, UnicodeDecodeError):
-        return None
-    return text if _MARK in text else None
+    return _after(argv, "bindaddress")
 
 
 def running(pid: int | None) -> bool:
     """``pid`` is a lab NTP server (not another process that took the PID)."""
-    return pid is not None and pid > 0 and _conf_of(pid) is not None
+    return pid is not None and pid > 0 and _bound(pid) is not None
 
 
 def stop(pid: int | None) -> bool:
     """Stop the lab's chronyd ``pid`` (never another process that took the PID)."""
-    if not pid or _conf_of(pid) is None:
+    if pid is None or not running(pid):
         return False
     os.kill(pid, signal.SIGTERM)
     for _ in range(30):
-        if _conf_of(pid) is None:
+        if not running(pid):
             return True
         time.sleep(0.1)
     os.kill(pid, signal.SIGKILL)
@@ -120,11 +119,4 @@ def stop(pid: int | None) -> bool:
 
 def serving_on(bind_ips: set[str]) -> list[int]:
     """PIDs of the lab NTP servers bound to any of ``bind_ips``."""
-    found = []
-    for d in os.listdir("/proc"):
-        text = _conf_of(int(d)) if d.isdigit() else None
-        bound = {line.split()[1] for line in (text or "").splitlines()
-                 if line.startswith("bindaddress ") and len(line.split()) > 1}
-        if bound & bind_ips:
-            found.append(int(d))
-    return found
+    return [int(d) for d in os.listdir("/proc") if d.isdigit() and _bound(int(d)) in bind_ips]

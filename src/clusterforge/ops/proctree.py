@@ -63,7 +63,7 @@ def lab_daemon(proc: Proc) -> bool:
         return False
     return (argv[0].endswith("systemd-nspawn") or (argv[0] == "/bin/sh" and "cf-nspawn" in argv)
             or "clusterforge.lab.aptproxy" in argv
-            or (argv[0].endswith("chronyd") and any(a.endswith("/timeserver/chrony.conf") for a in argv)))
+            or (argv[0].endswith("chronyd") and any("/timeserver/" in a for a in argv)))  # lab.timeserve
 
 
 def descendants(root: int, procs: dict[int, Proc] | None = None,
