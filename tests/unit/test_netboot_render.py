@@ -47,6 +47,13 @@ def target(**kw):
     return install_target(dev, **args)
 
 
+def test_preseed_points_the_time_daemon_at_the_declared_servers():
+    text = render_preseed(target(time_servers=("198.18.8.1",)))
+    assert "d-i pkgsel/include string python3 systemd-timesyncd\n" in text
+    assert "printf '[Time]\\nNTP=198.18.8.1\\n' > /target/etc/systemd/timesyncd.conf.d/50-clusterforge.conf" in text
+    assert "timesyncd" not in render_preseed(target())
+
+
 def test_preseed_carries_the_plan_and_no_password():
     text = render_preseed(target())
     assert "d-i netcfg/get_hostname string su01-r01-gpu01\n" in text

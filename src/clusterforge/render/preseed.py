@@ -209,6 +209,10 @@ def _late_command(t: InstallTarget) -> str:
     if t.host_proxy is not None:
         conf = f'Acquire::http::Proxy \\"{t.host_proxy.url()}\\";\\nAcquire::https::Proxy \\"DIRECT\\";\\n'
         steps.append(f'printf "{conf}" > /target/etc/apt/apt.conf.d/01clusterforge-proxy')
+    if t.time_servers:  # checked IPv4 addresses (install_target); the same drop-in as the image method's
+        steps += ["mkdir -p /target/etc/systemd/timesyncd.conf.d",
+                  f"printf '[Time]\\nNTP={' '.join(t.time_servers)}\\n'"
+                  " > /target/etc/systemd/timesyncd.conf.d/50-clusterforge.conf"]
     steps += [
         "in-target update-initramfs -u",
         f'wget -q -O /dev/null "{t.boot_server.url(CALLBACK_PATH, t.host)}/$(cut -d" " -f2 {HOST_KEY})"',
@@ -255,7 +259,7 @@ def render_preseed(t: InstallTarget) -> str:
         ("d-i", "apt-setup/non-free", "boolean", "false"),
         ("d-i", "base-installer/install-recommends", "boolean", "false"),
         ("tasksel", "tasksel/first", "multiselect", "ssh-server"),
-        ("d-i", "pkgsel/include", "string", "python3"),
+        ("d-i", "pkgsel/include", "string", "python3 systemd-timesyncd" if t.time_servers else "python3"),
         ("d-i", "pkgsel/upgrade", "select", "none"),
         ("popularity-contest", "popularity-contest/participate", "boolean", "false"),
         ("d-i", "grub-installer/only_debian", "boolean", "true"),
