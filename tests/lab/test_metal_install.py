@@ -24,7 +24,6 @@ provisioning network and the bridges, also on failure. About 8 min here (TCG).
 
 from __future__ import annotations
 
-import gzip
 import os
 import shutil
 import subprocess
@@ -160,19 +159,24 @@ def test_an_image_part_that_is_not_the_manifests_is_refused_by_the_ramdisk(reque
     from clusterforge.lab.metal_install import install, record
 
     req = request_for(timeout_s=900)
-    served = bootnet.boot_dir(LAB) / "image" / req.host.name / "root.gz"
+    from clusterforge.lab.deploy_ramdisk import busybox
+    from clusterforge.render.deploy import PART_NAMES
+
+    root_part = PART_NAMES[1]
+    served = bootnet.boot_dir(LAB) / "image" / req.host.name / root_part
+    other = subprocess.run([busybox(), "lzop", "-1", "-c"], input=b"\0" * (4 << 20), capture_output=True,
+                           check=True).stdout  # a well-formed part, not the manifest's
 
     def swap(host: str | None, message: str) -> None:  # once the boot is armed: another file in its place
         if "network boot set" in message:
             tmp = served.with_name(".swap")
-            with gzip.open(tmp, "wb", compresslevel=1) as out:
-                out.write(b"\0" * (4 << 20))
+            tmp.write_bytes(other)
             os.replace(tmp, served)
 
     with pytest.raises(netinstall.InstallError) as err:
         install(req, progress=swap)
     message = str(err.value)
-    assert message.startswith(f"{req.host.name}: the deploy ramdisk stopped: root.gz arrived with SHA-256 ")
+    assert message.startswith(f"{req.host.name}: the deploy ramdisk stopped: {root_part} arrived with SHA-256 ")
     assert "\n" not in message and "the next `up` installs it again" in message
     assert record(LAB, req.host.name)["status"] == "installing"
 

@@ -25,8 +25,8 @@ DISK = 16 << 30
 
 
 def image(**kw) -> DiskImage:
-    parts = kw.pop("parts", (ImagePart("head.gz", 0, "a" * 64), ImagePart("root.gz", 513 * MIB, "b" * 64),
-                             ImagePart("tail.gz", DISK - MIB, "c" * 64)))
+    parts = kw.pop("parts", (ImagePart("head.lzo", 0, "a" * 64), ImagePart("root.lzo", 513 * MIB, "b" * 64),
+                             ImagePart("tail.lzo", DISK - MIB, "c" * 64)))
     return DiskImage(disk_bytes=kw.pop("disk_bytes", DISK), parts=parts, host_key=kw.pop("host_key", KEY))
 
 
@@ -36,7 +36,8 @@ def test_the_command_line_carries_the_checked_image_and_nothing_else():
     assert words["cf.host"] == "su01-r01-gpu01" and words["cf.mac"] == "52:54:00:cf:00:01"
     assert words["cf.server"] == "198.19.250.2:8080" and words["cf.log"] == "198.19.250.2:5514"
     assert words["cf.disk"] == "/dev/vda" and words["cf.bytes"] == str(DISK)
-    assert words["cf.parts"] == f"head.gz:0:{'a' * 64},root.gz:{513 * MIB}:{'b' * 64},tail.gz:{DISK - MIB}:{'c' * 64}"
+    assert words["cf.parts"] == (f"head.lzo:0:{'a' * 64},root.lzo:{513 * MIB}:{'b' * 64},"
+                                 f"tail.lzo:{DISK - MIB}:{'c' * 64}")
     assert words["cf.key"] == KEY.split()[1]
     assert not any(c in args for c in "'\"`$;&|\n")
     script = render_deploy_ipxe(target(), image()).splitlines()
@@ -46,13 +47,13 @@ def test_the_command_line_carries_the_checked_image_and_nothing_else():
 
 
 @pytest.mark.parametrize("bad, field", [
-    (dict(parts=(ImagePart("head.gz", 0, "A" * 64), ImagePart("root.gz", 0, "b" * 64),
-                 ImagePart("tail.gz", 0, "c" * 64))), "image.head.gz.sha256"),
-    (dict(parts=(ImagePart("head.gz", 0, "a" * 64), ImagePart("root.gz", 7, "b" * 64),
-                 ImagePart("tail.gz", 0, "c" * 64))), "image.root.gz.offset"),
-    (dict(parts=(ImagePart("head.gz", 0, "a" * 64), ImagePart("tail.gz", DISK, "c" * 64))), "image.parts"),
-    (dict(parts=(ImagePart("head.gz", 0, "a" * 64), ImagePart("root.gz; reboot", 0, "b" * 64),
-                 ImagePart("tail.gz", 0, "c" * 64))), "image.parts"),
+    (dict(parts=(ImagePart("head.lzo", 0, "A" * 64), ImagePart("root.lzo", 0, "b" * 64),
+                 ImagePart("tail.lzo", 0, "c" * 64))), "image.head.lzo.sha256"),
+    (dict(parts=(ImagePart("head.lzo", 0, "a" * 64), ImagePart("root.lzo", 7, "b" * 64),
+                 ImagePart("tail.lzo", 0, "c" * 64))), "image.root.lzo.offset"),
+    (dict(parts=(ImagePart("head.lzo", 0, "a" * 64), ImagePart("tail.lzo", DISK, "c" * 64))), "image.parts"),
+    (dict(parts=(ImagePart("head.lzo", 0, "a" * 64), ImagePart("root.lzo; reboot", 0, "b" * 64),
+                 ImagePart("tail.lzo", 0, "c" * 64))), "image.parts"),
     (dict(disk_bytes=1000), "image.disk_bytes"),
     (dict(host_key="ssh-ed25519 AAAA x; reboot"), "image.host_key"),
 ])  # fmt: skip

@@ -89,7 +89,7 @@ class Deploy:
     (``lab.os_image``) in place of the installer and its preseed."""
 
     ramdisk: Path  # holds vmlinuz and initrd.gz
-    image_dir: Path  # holds head.gz and tail.gz
+    image_dir: Path  # holds the image's parts (PART_NAMES)
     image: DiskImage
 
 

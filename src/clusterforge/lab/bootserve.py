@@ -5,7 +5,7 @@ dnsmasq (DHCP + TFTP). It serves, to the address DHCP reserved for a host and no
 host's iPXE script (``GET /ipxe/boot.ipxe`` returns ``ipxe/<host>.ipxe``: iPXE asks for one URL, the
 source address says who asks; served until that host's install calls back: a later boot of the
 installed server finds no script and boots its disk), preseed (``preseed/<host>.cfg``) and disk image
-(``image/<host>/head.gz`` and ``tail.gz``, the image method), and to any reserved address the netboot
+(``image/<host>/<part>``, the image method), and to any reserved address the netboot
 kernel and initrd (``netboot/linux``, ``netboot/initrd.gz``) and the deploy ramdisk (``deploy/vmlinuz``,
 ``deploy/initrd.gz``); nothing else.
 It takes the installer's
@@ -36,12 +36,14 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+from clusterforge.render.deploy import PART_NAMES
+
 __all__ = ["EVENTS", "read_events"]
 
 EVENTS = "events.jsonl"
 _NETBOOT = ("linux", "initrd.gz")
 _DEPLOY = ("vmlinuz", "initrd.gz")  # the deploy ramdisk (image method: lab.deploy_ramdisk)
-_IMAGE = ("head.gz", "root.gz", "tail.gz")  # a server's disk image (lab.os_image), to that server only
+_IMAGE = PART_NAMES  # a server's disk image (lab.os_image), to that server only
 _KEY_BLOB = re.compile(r"^[A-Za-z0-9+/]{40,700}={0,2}$")
 _KEY_TYPE = "ssh-ed25519"
 _MAX_SYSLOG = 512

@@ -27,7 +27,7 @@ from pathlib import Path
 from .debpkg import member_of
 from .util import LabError, file_lock, lab_home, run, write_atomic
 
-__all__ = ["DRIVERS", "INIT", "module_order", "ensure_ramdisk", "ramdisk_dir"]
+__all__ = ["DRIVERS", "INIT", "module_order", "ensure_ramdisk", "ramdisk_dir", "busybox"]
 
 VERSION = 1
 BUSYBOX_PACKAGE = "busybox-static"
@@ -71,7 +71,7 @@ set -o pipefail
 put() {  # put NAME SEEK_BYTES SHA256
   rm -f /tmp/pipe /tmp/sum; mkfifo /tmp/pipe
   sha256sum < /tmp/pipe > /tmp/sum &
-  wget -q -O - "http://$SERVER/image/$HOST/$1" | tee /tmp/pipe | gunzip -c \
+  wget -q -O - "http://$SERVER/image/$HOST/$1" | tee /tmp/pipe | lzop -dc \
     | dd of="$DISK" bs=1048576 seek="$2" oflag=seek_bytes conv=fsync 2>/tmp/dd.err \
     || fail "writing $1 to $DISK: $(tail -n 1 /tmp/dd.err)"
   wait
@@ -130,6 +130,15 @@ def module_order(modules_dep: str, builtin: set[str], wanted: tuple[str, ...]) -
 def _busybox(cache: Path) -> Path:
     """Debian's static busybox binary (fetched once with apt-get download, unpacked into the cache)."""
     return member_of(cache, BUSYBOX_PACKAGE, "bin/busybox", "busybox")
+
+
+def busybox() -> Path:
+    """The ramdisk's busybox, for this machine too: its ``lzop`` compresses the image parts the ramdisk's
+    ``lzop -d`` reads (one implementation on both ends; Debian's lzop package is not needed)."""
+    cache = lab_home() / "deploy"
+    cache.mkdir(parents=True, exist_ok=True)
+    with file_lock(cache / ".lock"):
+        return _busybox(cache)
 
 
 def kernel_of(tree: Path) -> tuple[Path, str]:

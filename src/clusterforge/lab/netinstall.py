@@ -45,8 +45,14 @@ _DEPLOY_STEP = re.compile(r"cf-deploy: step: (.+)$")
 _DEPLOY_FAILED = re.compile(r"cf-deploy: FAILED: (.+)$")
 _FETCHED = {"preseed": "preseed fetched", "ipxe script": "netbooting (iPXE)", "linux": "loading the installer kernel",
             "initrd.gz": "loading the installer initrd", "deploy vmlinuz": "loading the deploy kernel",
-            "deploy initrd.gz": "loading the deploy ramdisk", "image head.gz": "writing the GPT and the ESP",
-            "image root.gz": "streaming the root file system", "image tail.gz": "writing the backup GPT"}  # fmt: skip
+            "deploy initrd.gz": "loading the deploy ramdisk", "image head": "writing the GPT and the ESP",
+            "image root": "streaming the root file system", "image tail": "writing the backup GPT"}  # fmt: skip
+
+
+def _fetched(what: str) -> str:
+    """The step a boot server fetch starts; an image part by its stem (``image root.lzo``: recordings of the
+    gzip parts, ``root.gz``, read the same)."""
+    return _FETCHED.get(what) or _FETCHED.get(what.rsplit(".", 1)[0] if what.startswith("image ") else what, what)
 _URL = re.compile(r"(?:anna|net-retriever|wget)\[\d+\]: (http://\S+?):?$")
 # what the installer logs when it cannot go on (with priority=critical it would stop at a dialog and wait)
 _FATAL = (
@@ -97,7 +103,7 @@ def wait_installed(lab: str, host: str, *, timeout_s: float, powered: Callable[[
                 progress(host, f"install: finished in {secs:.0f} s; the installed system reported its host key")
                 return ssh_public_key(f"{host}.host_key", what)
             if kind == "fetch":
-                last_step = _FETCHED.get(what, what)
+                last_step = _fetched(what)
                 progress(host, f"install: {last_step} ({time.monotonic() - start:.0f} s)")
             elif kind == "syslog":
                 failed = _DEPLOY_FAILED.search(what)

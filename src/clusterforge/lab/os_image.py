@@ -21,7 +21,6 @@ image, an unchanged one is found by its key. Temporary files are removed; only t
 from __future__ import annotations
 
 import contextlib
-import gzip
 import hashlib
 import json
 import os
@@ -42,6 +41,7 @@ __all__ = ["OS_PACKAGES", "os_tree", "host_image", "host_key", "forget_host_key"
            "image_dir", "server_dir"]
 
 VERSION = 1
+IMAGE_FORMAT = 2  # of a server's disk image: 2, lzop parts (1: gzip)
 OS_PACKAGES = ("linux-image-amd64", "systemd-timesyncd")  # the kernel; the time daemon a server with its own clock runs
 TAIL_BYTES = MIB  # the backup GPT's 33 sectors, in the disk's last MiB
 _EXT4_FEATURES = "^metadata_csum_seed,^orphan_file"  # GRUB 2.06 reads ext4 without these
@@ -224,20 +224,19 @@ def _used_bytes(fat_image: Path) -> int:
     return last * MIB
 
 
-def _gzip_to(src_parts: list[tuple[Path, int]], out: Path) -> str:
-    """Concatenate (file, bytes) parts through gzip -1 into ``out``; returns the SHA-256 of ``out``."""
+def _lzop_to(src_parts: list[tuple[Path, int]], out: Path) -> str:
+    """Concatenate (file, bytes) parts through ``busybox lzop -1`` into ``out``; returns the SHA-256 of ``out``."""
+    import threading
+
+    from .deploy_ramdisk import busybox
+
     digest = hashlib.sha256()
-    with out.open("wb") as raw:
+    failed: list[BaseException] = []
+    proc = subprocess.Popen([str(busybox()), "lzop", "-1", "-c"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert proc.stdin is not None and proc.stdout is not None
 
-        class _Tee:
-            def write(self, data: bytes) -> int:
-                digest.update(data)
-                return raw.write(data)
-
-            def flush(self) -> None:
-                raw.flush()
-
-        with gzip.GzipFile(fileobj=_Tee(), mode="wb", compresslevel=1, mtime=0) as gz:  # type: ignore[arg-type]
+    def feed(sink=proc.stdin) -> None:
+        try:
             for path, size in src_parts:
                 left = size
                 with path.open("rb") as f:
@@ -245,20 +244,42 @@ def _gzip_to(src_parts: list[tuple[Path, int]], out: Path) -> str:
                         chunk = f.read(min(left, 4 * MIB))
                         if not chunk:
                             raise LabError(f"{path} is shorter than {size} bytes")
-                        gz.write(chunk)
+                        sink.write(chunk)
                         left -= len(chunk)
-        raw.flush()
-        os.fsync(raw.fileno())
+        except BaseException as exc:  # noqa: BLE001 - reported by the caller's thread
+            failed.append(exc)
+        finally:
+            with contextlib.suppress(OSError):
+                sink.close()
+
+    feeder = threading.Thread(target=feed, daemon=True)
+    feeder.start()
+    try:
+        with out.open("wb") as raw:
+            while chunk := proc.stdout.read(4 * MIB):
+                digest.update(chunk)
+                raw.write(chunk)
+            raw.flush()
+            os.fsync(raw.fileno())
+    finally:
+        feeder.join()
+        proc.stdout.close()
+        rc = proc.wait()
+    if failed:
+        raise failed[0]
+    if rc != 0:
+        raise LabError(f"busybox lzop exited with {rc} compressing {out.name}")
     return digest.hexdigest()
 
 
 def host_image(lab: str, server: str, tree: Path, files: dict[str, FileSpec], *, disk_bytes: int,
                esp_mib: int, progress: Progress = _noop) -> DiskImage:
-    """The server's disk image (head.gz, tail.gz, image.json in ``image_dir``), made when its inputs changed."""
+    """The server's disk image (its parts and image.json in ``image_dir``), made when its inputs changed."""
     where = image_dir(lab, server)
     key_path, key_pub = host_key(lab, server)
     os_stamp = json.loads((tree.parent / "os.json").read_text())
-    inputs = {"v": VERSION, "os": os_stamp["key"], "files": {p: [f.text, f.mode] for p, f in sorted(files.items())},
+    inputs = {"v": VERSION, "format": IMAGE_FORMAT, "os": os_stamp["key"],
+              "files": {p: [f.text, f.mode] for p, f in sorted(files.items())},
               "host_key": key_pub, "disk_bytes": disk_bytes, "esp_mib": esp_mib}
     key = _key(inputs)
     manifest = where / "image.json"
@@ -318,12 +339,13 @@ def host_image(lab: str, server: str, tree: Path, files: dict[str, FileSpec], *,
         with disk.open("rb") as f, tail.open("wb") as out:
             f.seek(disk_bytes - TAIL_BYTES)
             out.write(f.read(TAIL_BYTES))
-        progress(server, "disk image: compressing (gzip -1)")
+        progress(server, "disk image: compressing (lzop -1)")
         root_offset = (1 + esp_mib) * MIB
-        pieces = (("head.gz", 0, [(disk, MIB), (esp, _used_bytes(esp))]),
-                  ("root.gz", root_offset, [(root_img, root_bytes)]),
-                  ("tail.gz", disk_bytes - TAIL_BYTES, [(tail, TAIL_BYTES)]))  # fmt: skip
-        parts = tuple(ImagePart(name, offset, _gzip_to(src, stage_root / name)) for name, offset, src in pieces)
+        head, root, tail_part = PART_NAMES
+        pieces = ((head, 0, [(disk, MIB), (esp, _used_bytes(esp))]),
+                  (root, root_offset, [(root_img, root_bytes)]),
+                  (tail_part, disk_bytes - TAIL_BYTES, [(tail, TAIL_BYTES)]))  # fmt: skip
+        parts = tuple(ImagePart(name, offset, _lzop_to(src, stage_root / name)) for name, offset, src in pieces)
         image = DiskImage(disk_bytes=disk_bytes, parts=parts, host_key=" ".join(key_pub.split()[:2]))
         where.mkdir(parents=True, exist_ok=True)
         manifest.unlink(missing_ok=True)  # no manifest names half-replaced parts
@@ -332,7 +354,7 @@ def host_image(lab: str, server: str, tree: Path, files: dict[str, FileSpec], *,
             os.replace(stage_root / name, where / name)
         sent = sum((where / name).stat().st_size for name in PART_NAMES)
         write_atomic(manifest, json.dumps({"key": key, "image": image.to_dict(), "root_bytes": root_bytes,
-                                           "gz_bytes": sent, "seconds": round(time.monotonic() - t0, 1)},
+                                           "sent_bytes": sent, "seconds": round(time.monotonic() - t0, 1)},
                                           indent=1) + "\n")
         progress(server, f"disk image: {sent // MIB} MiB compressed, made in {time.monotonic() - t0:.0f} s")
         return image
