@@ -47,12 +47,6 @@ _FETCHED = {"preseed": "preseed fetched", "ipxe script": "netbooting (iPXE)", "l
             "initrd.gz": "loading the installer initrd", "deploy vmlinuz": "loading the deploy kernel",
             "deploy initrd.gz": "loading the deploy ramdisk", "image head": "writing the GPT and the ESP",
             "image root": "streaming the root file system", "image tail": "writing the backup GPT"}  # fmt: skip
-
-
-def _fetched(what: str) -> str:
-    """The step a boot server fetch starts; an image part by its stem (``image root.lzo``: recordings of the
-    gzip parts, ``root.gz``, read the same)."""
-    return _FETCHED.get(what) or _FETCHED.get(what.rsplit(".", 1)[0] if what.startswith("image ") else what, what)
 _URL = re.compile(r"(?:anna|net-retriever|wget)\[\d+\]: (http://\S+?):?$")
 # what the installer logs when it cannot go on (with priority=critical it would stop at a dialog and wait)
 _FATAL = (
@@ -60,6 +54,12 @@ _FATAL = (
      "could not download its components (udebs) through the apt proxy"),
     (re.compile(r"main-menu\[\d+\]: WARNING \*\*: Configuring '([a-z0-9-]+)' failed"), "failed configuring {0}"),
 )
+
+
+def _fetched(what: str) -> str:
+    """The step a boot server fetch starts; an image part by its stem (``image root.lzo``: recordings of the
+    gzip parts, ``image root.gz``, read the same)."""
+    return _FETCHED.get(what.rsplit(".", 1)[0] if what.startswith("image ") else what, what)
 
 
 class InstallError(LabError):

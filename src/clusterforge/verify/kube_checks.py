@@ -121,16 +121,12 @@ def _quotas(core: Any, expected: Mapping[str, Any], timeout_s: float) -> list[Ku
     for team in expected["teams"]:
         name = team["name"]
 
-        def synced(name: str = name) -> tuple[str | None, str | None] | None:
+        def hard(name: str = name) -> tuple[str | None, str | None]:  # (spec, enforced status)
             quota = core.read_namespaced_resource_quota(QUOTA, name)
-            spec, status = (quota.spec.hard or {}).get(key), ((quota.status and quota.status.hard) or {}).get(key)
-            return (spec, status) if spec == status else None
+            return (quota.spec.hard or {}).get(key), ((quota.status and quota.status.hard) or {}).get(key)
 
         try:
-            found = _eventually(synced, timeout_s)
-            if found is None:
-                quota = core.read_namespaced_resource_quota(QUOTA, name)
-                found = ((quota.spec.hard or {}).get(key), ((quota.status and quota.status.hard) or {}).get(key))
+            found = _eventually(lambda: h if (h := hard())[0] == h[1] else None, timeout_s) or hard()
         except ApiException as exc:
             out.append(KubeCheck(f"quota {name}", False, f"missing ({exc.status})"))
             continue
