@@ -7,17 +7,19 @@ per uplink, routed host ports, loopbacks, management VRF), at `--sus` sizes of 8
 * clusterforge: `clusterforge render INVENTORY --out DIR`, the inventory written out as one
   self-contained YAML file (roce-128gpu.yaml grown to N SUs, data plane on EOS). The process loads,
   plans, checks and writes everything the command writes: every switch's config (data, storage,
-  management, oob), the servers' host_vars, the Ansible inventory and the asset register.
+  management, oob), the servers' host_vars, the Ansible inventory and the asset register. A second
+  column times `render ... --switches-only`: the switch configs alone (still every plane's switches,
+  and the same load, plan and checks), the output closest to pyavd's.
 * pyavd (the `bench` extra): one process that reads the same fabric as AVD inputs (JSON) and runs
   get_avd_facts, get_device_structured_config and get_device_config for every switch (eos_designs and
   eos_cli_config_gen, the pipeline AVD runs) and writes each config to a file.
 
 Both are timed from outside (wait4: CPU of the process and anything it forked), so interpreter
 start-up and imports count on both sides. The per-switch figures divide each side's time by the
-data-plane switches both render (pyavd renders only those; clusterforge renders more, so its ratio
-is understated); the marginal figures are (time at the largest size - time at the smallest) /
-(switches added). Each size runs `--rounds` times, the two sides interleaved; the fastest is kept.
-Goal: clusterforge at most 0.01 of pyavd's CPU per switch at 500+ switches, render linear.
+data-plane switches both render (pyavd renders only those; clusterforge renders the other planes'
+switches too, so the ratio overstates its share); the marginal figures are (time at the largest size -
+time at the smallest) / (switches added). Each size runs `--rounds` times, the sides interleaved; the
+fastest of each is kept. Goal: clusterforge at most 0.01 of pyavd's CPU per switch at 500+ switches, render linear.
 
 `--old-src DIR` also times `clusterforge render` from another source tree (an older commit's `src/`,
 exported with `git archive` together with its templates/ and pyproject.toml, so it renders with its own
@@ -124,8 +126,10 @@ def main() -> int:
     ours_argv = [sys.executable, "-c", "import sys; from clusterforge.cli import main; sys.exit(main())", "render"]
     print(f"load average {os.getloadavg()[0]:.2f} at start; best of {args.rounds} rounds, sides interleaved")
     print(f"{'SUs':>4} {'data sw':>7} {'all sw':>6} | {'clusterforge wall':>17} {'cpu':>6} {'cpu ms/sw':>9} |"
+          f" {'sw cpu':>6} {'cpu ms/sw':>9} |"
           + (f" {'old wall':>8} {'cpu':>6} {'cpu ms/sw':>9} {'new/old':>7} {'files':>9} |" if old_env else "")
-          + ("" if args.no_avd else f" {'pyavd wall':>10} {'cpu':>7} {'cpu ms/sw':>9} | {'cpu ratio/sw':>12}"),
+          + ("" if args.no_avd else f" {'pyavd wall':>10} {'cpu':>7} {'cpu ms/sw':>9} | {'ratio all':>9}"
+                                    f" {'ratio sw':>9}"),
           flush=True)
     rows = []
     with tempfile.TemporaryDirectory(prefix="cf-pyavd-") as tmp:
@@ -135,11 +139,12 @@ def main() -> int:
             inputs = Path(tmp) / f"avd-{sus}su.json"
             inputs.write_text(json.dumps(avd_inputs(shape["leaves"], shape["spines"], shape["uplinks"],
                                                     shape["hosts"])))
-            ours, avd, old = [], [], []
+            ours, ours_sw, avd, old = [], [], [], []
             same = True
             for _ in range(args.rounds):
                 out = Path(tmp) / "out"
                 ours.append(timed([*ours_argv, str(inventory), "--out", str(out / "cf")], env))
+                ours_sw.append(timed([*ours_argv, str(inventory), "--out", str(out / "sw"), "--switches-only"], env))
                 if old_env is not None:
                     old.append(timed([*ours_argv, str(inventory), "--out", str(out / "old")], old_env))
                     same = same and tree_digest(out / "cf") == tree_digest(out / "old")
@@ -148,30 +153,34 @@ def main() -> int:
                 shutil.rmtree(out, ignore_errors=True)
             switches = shape["leaves"] + shape["spines"]
             best_ours = min(ours, key=lambda r: r[1])
+            best_sw = min(ours_sw, key=lambda r: r[1])
             best_avd = min(avd, key=lambda r: r[1]) if avd else None
             best_old = min(old, key=lambda r: r[1]) if old else None
-            rows.append((sus, switches, best_ours, best_avd, best_old))
+            rows.append((sus, switches, best_ours, best_avd, best_old, best_sw))
             line = (f"{sus:>4} {switches:>7} {shape['switches']:>6} | {best_ours[0]:>17.2f} {best_ours[1]:>6.2f}"
-                    f" {best_ours[1] / switches * 1e3:>9.2f} |")
+                    f" {best_ours[1] / switches * 1e3:>9.2f} | {best_sw[1]:>6.2f}"
+                    f" {best_sw[1] / switches * 1e3:>9.2f} |")
             if best_old is not None:
                 line += (f" {best_old[0]:>8.2f} {best_old[1]:>6.2f} {best_old[1] / switches * 1e3:>9.2f}"
                          f" {best_ours[1] / best_old[1]:>7.3f} {'identical' if same else 'DIFFER':>9} |")
             if best_avd is not None:
                 line += (f" {best_avd[0]:>10.2f} {best_avd[1]:>7.2f} {best_avd[1] / switches * 1e3:>9.2f} |"
-                         f" {best_ours[1] / best_avd[1]:>12.4f}")
+                         f" {best_ours[1] / best_avd[1]:>9.4f} {best_sw[1] / best_avd[1]:>9.4f}")
             print(line, flush=True)
     if len(rows) > 1:
-        (_, n0, o0, a0, p0), (_, n1, o1, a1, p1) = rows[0], rows[-1]
+        (_, n0, o0, a0, p0, s0), (_, n1, o1, a1, p1, s1) = rows[0], rows[-1]
         ours_ms = (o1[1] - o0[1]) / (n1 - n0) * 1e3
-        line = f"marginal CPU per data-plane switch, {n0} -> {n1}: clusterforge {ours_ms:.2f} ms"
+        sw_ms = (s1[1] - s0[1]) / (n1 - n0) * 1e3
+        line = (f"marginal CPU per data-plane switch, {n0} -> {n1}: clusterforge {ours_ms:.2f} ms"
+                f" (--switches-only {sw_ms:.2f} ms)")
         if p0 is not None and p1 is not None:
             line += f", old clusterforge {(p1[1] - p0[1]) / (n1 - n0) * 1e3:.2f} ms"
         if a0 is not None and a1 is not None:
             avd_ms = (a1[1] - a0[1]) / (n1 - n0) * 1e3
-            line += f", pyavd {avd_ms:.2f} ms, ratio {ours_ms / avd_ms:.4f}"
+            line += f", pyavd {avd_ms:.2f} ms, ratio {ours_ms / avd_ms:.4f} ({sw_ms / avd_ms:.4f})"
         print(line)
         print("clusterforge CPU per switch by size (linear render: roughly flat or falling): "
-              + ", ".join(f"{o[1] / n * 1e3:.2f} ms at {n}" for _, n, o, _, _ in rows))
+              + ", ".join(f"{o[1] / n * 1e3:.2f} ms at {n}" for _, n, o, _, _, _ in rows))
     print(f"load average {os.getloadavg()[0]:.2f} at end")
     return 0
 

@@ -83,4 +83,40 @@ def test_every_other_command_line_goes_to_the_app(argv: list[str]) -> None:
 
 def test_a_plain_render_takes_the_fast_path() -> None:
     for argv in (["render", "a.yaml", "--out", "d"], ["render", "a.yaml", "-o", "d"], ["render", "a.yaml", "--out=d"]):
-        assert fast_argv(argv) == ("a.yaml", Path("d"))
+        assert fast_argv(argv) == ("a.yaml", Path("d"), False)
+        assert fast_argv([*argv, "--switches-only"]) == ("a.yaml", Path("d"), True)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["render", "a.yaml", "--out", "--switches-only"],
+        ["render", "a.yaml", "-o", "--switches-only"],
+        ["render", "--switches-only", "a.yaml", "-o", "d"],
+        ["render", "a.yaml", "--switches-only", "-o", "d"],
+        ["render", "a.yaml", "-o", "d", "--switches-only", "--switches-only"],
+        ["render", "--switches-only"],
+    ],
+)
+def test_switches_only_elsewhere_goes_to_the_app(argv: list[str]) -> None:
+    assert fast_argv(argv) is None
+
+
+def test_switches_only_writes_the_switches_of_a_full_render(tmp_path: Path) -> None:
+    """`--switches-only`: the app and the fast path write the same files, which are a full render's switches/;
+    a full render's other entries in DIR stay."""
+    full, fast, app = tmp_path / "full", tmp_path / "fast", tmp_path / "app"
+    assert cli("render", "inventory/lab.yaml", "--out", str(full)).returncode == 0
+    a = cli("render", "inventory/lab.yaml", "--out", str(fast), "--switches-only")
+    b = cli("render", "inventory/lab.yaml", "--out", str(app), "--switches-only", "--format", "table")
+    assert (a.returncode, a.stdout.replace(str(fast), "DIR"), a.stderr) == (
+        b.returncode,
+        b.stdout.replace(str(app), "DIR"),
+        b.stderr,
+    )
+    switches = {path: sha for path, sha in digest(full).items() if path.startswith("switches/")}
+    assert {path: sha for path, sha in digest(fast).items() if path != ".clusterforge-output"} == switches
+    assert digest(fast) == digest(app)
+    before = digest(full)
+    assert cli("render", "inventory/lab.yaml", "--out", str(full), "--switches-only").returncode == 0
+    assert digest(full) == before

@@ -9,6 +9,7 @@ import typer
 
 from clusterforge.cli._common import Format, collector_paused, emit_json, err, format_option, load, out, say
 from clusterforge.cli._output import out_arg, write_out
+from clusterforge.cli.rendering import SWITCHES_ONLY_HELP, rendered_files
 
 __all__ = ["register", "validate", "plan", "render", "Format"]
 
@@ -45,12 +46,11 @@ def plan(file: Path = typer.Argument(..., help="inventory YAML"),
 @collector_paused
 def render(file: Path = typer.Argument(..., help="inventory YAML"),
            out_dir: Path = typer.Option(..., "--out", "-o", help="output directory", parser=out_arg),
-           format: Format = format_option()) -> None:
+           format: Format = format_option(),
+           switches_only: bool = typer.Option(False, "--switches-only", help=SWITCHES_ONLY_HELP)) -> None:
     """Render Ansible inventory, host_vars, switch configs and the asset register into DIR (atomically)."""
-    from clusterforge.render import render_all
-
     spec, plan_obj, _ = load(file)
-    files = render_all(plan_obj)
+    files = rendered_files(plan_obj, switches_only)
     write_out(out_dir, files)
     if format is Format.json:
         emit_json({"out": str(out_dir), "files": sorted(files)})
