@@ -30,6 +30,19 @@ def tracked(monkeypatch):
     SETTINGS.outputs.update(saved)
 
 
+def _run(main) -> None:
+    """Run on a loop of its own: asyncio.run would leave the thread without a current loop, which the
+    Pulumi mocks of other tests ask for."""
+    loop = asyncio.new_event_loop()
+    try:
+        loop.run_until_complete(main())
+    finally:
+        for task in asyncio.all_tasks(loop):
+            task.cancel()
+        loop.run_until_complete(asyncio.sleep(0))
+        loop.close()
+
+
 def _track(coro) -> asyncio.Task:
     task = asyncio.ensure_future(coro)
     SETTINGS.outputs.add(task)
@@ -53,7 +66,7 @@ def test_every_output_resolves_in_one_wait_per_batch(tracked) -> None:
             before = _track(resolve(i, before))
         await sdkwait.drain_outputs()
 
-    asyncio.run(main())
+    _run(main)
     assert sorted(done) == [*range(2_000), 10_000]
     assert tracked == [2_000, 1]  # the SDK's loop: ~2,000 waits over up to 2,000 outputs each
 
@@ -68,7 +81,7 @@ def test_a_failed_output_is_raised(tracked) -> None:
         await sdkwait.drain_outputs()
 
     with pytest.raises(ValueError, match="bad input"):
-        asyncio.run(main())
+        _run(main)
 
 
 def test_a_failed_registration_is_left_to_the_engine(tracked) -> None:
@@ -80,7 +93,7 @@ def test_a_failed_registration_is_left_to_the_engine(tracked) -> None:
         _track(asyncio.sleep(0))
         await sdkwait.drain_outputs()
 
-    asyncio.run(main())
+    _run(main)
     assert not SETTINGS.outputs
 
 
