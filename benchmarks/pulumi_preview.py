@@ -9,9 +9,11 @@ CPU s: user + system of the whole preview (the pulumi engine, the program, its p
 getrusage(RUSAGE_CHILDREN) around it. `--sdk-debug-too` previews each inventory twice in one run: first
 with the Pulumi SDK's per-resource debug messages kept (CLUSTERFORGE_PULUMI_SDK_DEBUG=1, as before
 clusterforge.pulumi.sdklog), then dropped (the default), so the two are measured in the same window.
+`--sdk-wait-too` does the same for the SDK's end-of-program wait for outputs: first its own loop
+(CLUSTERFORGE_PULUMI_SDK_WAIT=1, quadratic in the number of outputs), then clusterforge.pulumi.sdkwait's.
 
 Usage: python benchmarks/pulumi_preview.py [INVENTORY ...] [--sus N ...] [--preview-only] [--skip-checkpoints]
-       [--sdk-debug-too] [--json]
+       [--sdk-debug-too | --sdk-wait-too] [--json]
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ REPO = Path(__file__).resolve().parents[1]
 DEFAULT = ["inventory/lab.yaml", "inventory/roce-128gpu.yaml", "inventory/superpod-4su.yaml"]
 GOAL_S = {"superpod-4su": 60.0, "gen-64su": 60.0}
 KEEP_ENV = "CLUSTERFORGE_PULUMI_SDK_DEBUG"  # clusterforge.pulumi.sdklog.KEEP_ENV
+WAIT_ENV = "CLUSTERFORGE_PULUMI_SDK_WAIT"  # clusterforge.pulumi.sdkwait.KEEP_ENV
 
 
 def _children_cpu() -> float:
@@ -50,7 +53,7 @@ def measure(inventory: Path, state: Path, preview_only: bool, skip_checkpoints: 
     fresh = automation.preview(stack)
     result = {"inventory": inventory.stem, "resources": fresh.summary.count("create"),
               "preview_s": round(time.perf_counter() - start, 1), "preview_cpu_s": round(_children_cpu() - cpu, 1),
-              "sdk_debug": os.environ.get(KEEP_ENV) == "1"}
+              "sdk_debug": os.environ.get(KEEP_ENV) == "1", "sdk_wait": os.environ.get(WAIT_ENV) == "1"}
     if not preview_only:
         start = time.perf_counter()
         automation.up(stack, skip_checkpoints=skip_checkpoints)
@@ -70,7 +73,8 @@ def measure(inventory: Path, state: Path, preview_only: bool, skip_checkpoints: 
 def main() -> int:
     args = sys.argv[1:]
     as_json, preview_only, skip = "--json" in args, "--preview-only" in args, "--skip-checkpoints" in args
-    both = "--sdk-debug-too" in args
+    both, wait_too = "--sdk-debug-too" in args, "--sdk-wait-too" in args
+    toggled = WAIT_ENV if wait_too else KEEP_ENV  # what the first of each pair keeps
     sus = [int(args[i + 1]) for i, a in enumerate(args) if a == "--sus"]
     named = [a for i, a in enumerate(args) if not a.startswith("--") and (i == 0 or args[i - 1] != "--sus")]
     rows = []
@@ -83,22 +87,25 @@ def main() -> int:
             inventories += [generate(n, state / f"gen-{n}su.yaml", "infiniband") for n in sus]
         if not as_json:
             print(f"load average {os.getloadavg()[0]:.2f} at start")
-            print(f"{'inventory':<16} {'SDK debug':>9} {'resources':>9} {'preview s':>9} {'CPU s':>6} {'up s':>6}"
+            column = "SDK wait" if wait_too else "SDK debug"
+            print(f"{'inventory':<16} {column:>9} {'resources':>9} {'preview s':>9} {'CPU s':>6} {'up s':>6}"
                   f" {'steady s':>8}  goal")
         for inventory in inventories:
-            for keep in ((True, False) if both else (False,)):
-                os.environ.pop(KEEP_ENV, None)
+            for keep in ((True, False) if both or wait_too else (False,)):
+                os.environ.pop(toggled, None)
                 if keep:
-                    os.environ[KEEP_ENV] = "1"
-                row = measure(Path(inventory), state, preview_only or (both and keep), skip)
-                os.environ.pop(KEEP_ENV, None)
+                    os.environ[toggled] = "1"
+                row = measure(Path(inventory), state, preview_only or ((both or wait_too) and keep), skip)
+                os.environ.pop(toggled, None)
                 rows.append(row)
                 if not as_json:
                     goal = "" if "goal_s" not in row else (f"< {row['goal_s']:.0f} s "
                                                            + ("met" if row["goal_met"] else "MISSED"))
-                    print(f"{row['inventory']:<16} {'kept' if keep else 'dropped':>9} {row['resources']:>9}"
+                    kept = ("SDK's" if keep else "linear") if wait_too else ("kept" if keep else "dropped")
+                    print(f"{row['inventory']:<16} {kept:>9} {row['resources']:>9}"
                           f" {row['preview_s']:>9} {row['preview_cpu_s']:>6} {row.get('up_s', '-'):>6}"
-                          f" {row.get('steady_preview_s', '-'):>8}  {goal}", flush=True)
+                          f" {row.get('steady_preview_s', '-'):>8}  {goal}  load {os.getloadavg()[0]:.1f}",
+                          flush=True)
         if not as_json:
             print(f"load average {os.getloadavg()[0]:.2f} at end")
     if as_json:

@@ -11,10 +11,12 @@ from clusterforge import paths
 from clusterforge.loading import load_and_plan
 from clusterforge.pulumi.program import declare_cluster
 from clusterforge.pulumi.sdklog import quiet_sdk_debug
+from clusterforge.pulumi.sdkwait import linear_output_wait
 from clusterforge.pulumi.settings import StackSettings
 from clusterforge.render import render_tree
 
 quiet_sdk_debug()  # no engine round trip per resource for debug lines the engine discards
+linear_output_wait()  # the SDK's wait for outputs at exit, linear instead of quadratic in their number
 settings = StackSettings.from_config(paths.workspace(), pulumi.get_stack())
 _, plan, _ = load_and_plan(settings.inventory)
 site = declare_cluster(plan, render_tree(plan), settings)

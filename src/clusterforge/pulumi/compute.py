@@ -17,14 +17,12 @@ class ServerArgs:
 
 
 class Server(pulumi.ComponentResource):
-    """clusterforge:compute:Server — outputs every planned address as one dict {interface: cidr}."""
+    """clusterforge:compute:Server — one server's node in the tree (its name is the device's).
+
+    No outputs are registered: each would be one more engine round trip per server (2,064 at 64 SUs) for
+    a copy of the Plan that nothing reads; the Plan (`clusterforge plan`) is where the addresses live.
+    """
 
     def __init__(self, name: str, args: ServerArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("clusterforge:compute:Server", name, None, opts)
-        device = args.device
-        self.register_outputs({
-            "kind": device.kind, "model": device.model, "su": device.su, "rack": device.rack, "ru": device.ru,
-            "asset_id": device.asset_id, "gpus": device.gpus, "power_w": device.power_w,
-            "addresses": {i.name: i.ip for i in device.interfaces if i.ip},
-            "planes": {i.name: i.plane for i in device.interfaces},
-        })  # fmt: skip
+        self.device = args.device

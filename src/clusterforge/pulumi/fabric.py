@@ -24,21 +24,18 @@ class SwitchArgs:
 
 
 class Switch(pulumi.ComponentResource):
-    """clusterforge:fabric:Switch — a leaf/spine/core/management switch; outputs its config hash."""
+    """clusterforge:fabric:Switch — a leaf/spine/core/management switch and its SwitchConfig.
+
+    No outputs are registered (see Server): the SwitchConfig child carries the config's `content_hash`
+    and the files `written`, and its diff is the one a preview shows when a switch's config changes.
+    """
 
     def __init__(self, name: str, args: SwitchArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("clusterforge:fabric:Switch", name, None, opts)
-        device = args.device
-        config_hash = files_hash(args.files) if args.files else None
+        self.device = args.device
         self.config: SwitchConfig | None = None
         if args.files and args.target is not None:
             self.config = SwitchConfig(f"{name}-config", SwitchConfigArgs(
-                device=device.name, files=args.files, content_hash=config_hash, target=args.target,
+                device=args.device.name, files=args.files, content_hash=files_hash(args.files), target=args.target,
                 credential=args.credential, nos=args.nos,
             ), pulumi.ResourceOptions(parent=self))  # fmt: skip
-        self.register_outputs({
-            "kind": device.kind, "model": device.model, "plane": device.plane, "su": device.su,
-            "rack": device.rack, "ru": device.ru, "asn": device.asn, "loopback": device.loopback,
-            "rail": device.rail, "management_ip": device.management_ip,
-            "config_hash": config_hash, "config_files": sorted(args.files),
-        })  # fmt: skip

@@ -20,16 +20,11 @@ class PduArgs:
 
 
 class Pdu(pulumi.ComponentResource):
-    """clusterforge:facility:Pdu — one power distribution unit on feed A or B."""
+    """clusterforge:facility:Pdu — one power distribution unit on feed A or B (no outputs: see Server)."""
 
     def __init__(self, name: str, args: PduArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("clusterforge:facility:Pdu", name, None, opts)
-        pdu = args.pdu
-        self.register_outputs({
-            "rack": pdu.rack, "feed": pdu.feed, "model": pdu.model, "ip": pdu.ip, "asset_id": pdu.asset_id,
-            "capacity_w": round(pdu.capacity_w, 1), "load_w": round(pdu.load_w, 1),
-            "outlets": pdu.outlets, "outlets_used": pdu.outlets_used,
-        })  # fmt: skip
+        self.pdu = args.pdu
 
 
 @dataclass(frozen=True)
