@@ -4,7 +4,8 @@
   warm    in this checkout, after `make down`: the engine, venv, rootfs, apt cache and golden images
           are there; what is left is the lab, the converge from the image and the host checks
   fresh   in a clean clone under a temporary directory with empty caches of its own: Go module and
-          build caches, pip without its cache, the clone's own lab home (rootfs, apt cache, images).
+          build caches, the machine-wide caches of the built Kubernetes binaries and Pulumi engine, pip
+          without its cache, the clone's own lab home (rootfs, apt cache, images).
           Debian packages already installed on this machine stay installed (a new machine adds their
           download: ~1 min), and the Debian mirror is as close as it is here
   second  then a second `clusterforge up` of the same stack (nothing to create; the checks run again)
@@ -77,7 +78,9 @@ def main() -> int:
         tmp = Path(tempfile.mkdtemp(prefix="cf-fresh-"))
         checkout = tmp / "clusterforge"
         subprocess.run(["git", "clone", "-q", str(REPO), str(checkout)], check=True)
-        env.update(GOCACHE=str(tmp / "go-build"), GOMODCACHE=str(tmp / "go-mod"), PIP_NO_CACHE_DIR="1")
+        env.update(GOCACHE=str(tmp / "go-build"), GOMODCACHE=str(tmp / "go-mod"), PIP_NO_CACHE_DIR="1",
+                   # the machine-wide caches of the built binaries (scripts/setup-k8s.sh, setup-pulumi.sh)
+                   CLUSTERFORGE_K8S_CACHE=str(tmp / "k8s-cache"), CLUSTERFORGE_PULUMI_CACHE=str(tmp / "pulumi-cache"))
     figures: dict[str, object] = {"kind": "fresh" if args.fresh else "warm", "checkout": str(checkout)}
     try:
         subprocess.run(["make", "-s", "down"], cwd=checkout, env=env, capture_output=True)
