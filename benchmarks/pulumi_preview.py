@@ -2,7 +2,8 @@
 
 Target `files`, provisioning and verification off, a throwaway local backend. Per inventory:
   preview  a fresh stack (every resource a create) — what the first review of a change costs
-  up       writing every switch config (skipped with --preview-only; --skip-checkpoints saves state once)
+  up       writing every switch config (skipped with --preview-only); its state saved as `clusterforge up
+           --checkpoints auto|step|end` saves it (default auto: once, when the run closes, for this stack)
   steady   preview again after up (every resource `same`, dynamic resources diffed by their provider)
 Goal: superpod-4su preview under 60 s (and 64 SUs, `--sus 64`, under 60 s).
 CPU s: user + system of the whole preview (the pulumi engine, the program, its providers), from
@@ -12,7 +13,7 @@ clusterforge.pulumi.sdklog), then dropped (the default), so the two are measured
 `--sdk-wait-too` does the same for the SDK's end-of-program wait for outputs: first its own loop
 (CLUSTERFORGE_PULUMI_SDK_WAIT=1, quadratic in the number of outputs), then clusterforge.pulumi.sdkwait's.
 
-Usage: python benchmarks/pulumi_preview.py [INVENTORY ...] [--sus N ...] [--preview-only] [--skip-checkpoints]
+Usage: python benchmarks/pulumi_preview.py [INVENTORY ...] [--sus N ...] [--preview-only] [--checkpoints auto|step|end]
        [--sdk-debug-too | --sdk-wait-too] [--json]
 """
 
@@ -40,8 +41,8 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def measure(inventory: Path, state: Path, preview_only: bool, skip_checkpoints: bool) -> dict:
-    from clusterforge.pulumi import automation
+def measure(inventory: Path, state: Path, preview_only: bool, checkpoints_wanted: str) -> dict:
+    from clusterforge.pulumi import automation, checkpoints
 
     (state / "pulumi").mkdir(exist_ok=True)
     backend = automation.Backend.resolve(state, f"file://{state / 'pulumi'}")  # never the user's backend
@@ -55,9 +56,12 @@ def measure(inventory: Path, state: Path, preview_only: bool, skip_checkpoints: 
               "preview_s": round(time.perf_counter() - start, 1), "preview_cpu_s": round(_children_cpu() - cpu, 1),
               "sdk_debug": os.environ.get(KEEP_ENV) == "1", "sdk_wait": os.environ.get(WAIT_ENV) == "1"}
     if not preview_only:
-        start = time.perf_counter()
-        automation.up(stack, skip_checkpoints=skip_checkpoints)
-        result["up_s"] = round(time.perf_counter() - start, 1)
+        # as `clusterforge up --checkpoints WANTED` chooses (auto: once at the end for this files-only stack)
+        mode = checkpoints.choose(checkpoints_wanted, automation.managed_config(stack)).mode
+        start, cpu = time.perf_counter(), _children_cpu()
+        automation.up(stack, checkpoints=mode)
+        result.update(checkpoints=mode, up_s=round(time.perf_counter() - start, 1),
+                      up_cpu_s=round(_children_cpu() - cpu, 1))
         start = time.perf_counter()
         steady = automation.preview(stack)
         result["steady_preview_s"] = round(time.perf_counter() - start, 1)
@@ -72,11 +76,14 @@ def measure(inventory: Path, state: Path, preview_only: bool, skip_checkpoints: 
 
 def main() -> int:
     args = sys.argv[1:]
-    as_json, preview_only, skip = "--json" in args, "--preview-only" in args, "--skip-checkpoints" in args
+    as_json, preview_only = "--json" in args, "--preview-only" in args
+    wanted = "end" if "--skip-checkpoints" in args else next(
+        (args[i + 1] for i, a in enumerate(args) if a == "--checkpoints"), "auto")
     both, wait_too = "--sdk-debug-too" in args, "--sdk-wait-too" in args
     toggled = WAIT_ENV if wait_too else KEEP_ENV  # what the first of each pair keeps
     sus = [int(args[i + 1]) for i, a in enumerate(args) if a == "--sus"]
-    named = [a for i, a in enumerate(args) if not a.startswith("--") and (i == 0 or args[i - 1] != "--sus")]
+    named = [a for i, a in enumerate(args)
+             if not a.startswith("--") and (i == 0 or args[i - 1] not in ("--sus", "--checkpoints"))]
     rows = []
     with tempfile.TemporaryDirectory(prefix="cf-bench-pulumi-") as tmp:
         state = Path(tmp)
@@ -89,13 +96,13 @@ def main() -> int:
             print(f"load average {os.getloadavg()[0]:.2f} at start")
             column = "SDK wait" if wait_too else "SDK debug"
             print(f"{'inventory':<16} {column:>9} {'resources':>9} {'preview s':>9} {'CPU s':>6} {'up s':>6}"
-                  f" {'steady s':>8}  goal")
+                  f" {'saves':>5} {'steady s':>8}  goal")
         for inventory in inventories:
             for keep in ((True, False) if both or wait_too else (False,)):
                 os.environ.pop(toggled, None)
                 if keep:
                     os.environ[toggled] = "1"
-                row = measure(Path(inventory), state, preview_only or ((both or wait_too) and keep), skip)
+                row = measure(Path(inventory), state, preview_only or ((both or wait_too) and keep), wanted)
                 os.environ.pop(toggled, None)
                 rows.append(row)
                 if not as_json:
@@ -104,7 +111,8 @@ def main() -> int:
                     kept = ("SDK's" if keep else "linear") if wait_too else ("kept" if keep else "dropped")
                     print(f"{row['inventory']:<16} {kept:>9} {row['resources']:>9}"
                           f" {row['preview_s']:>9} {row['preview_cpu_s']:>6} {row.get('up_s', '-'):>6}"
-                          f" {row.get('steady_preview_s', '-'):>8}  {goal}  load {os.getloadavg()[0]:.1f}",
+                          f" {row.get('checkpoints', '-'):>5} {row.get('steady_preview_s', '-'):>8}  {goal}"
+                          f"  load {os.getloadavg()[0]:.1f}",
                           flush=True)
         if not as_json:
             print(f"load average {os.getloadavg()[0]:.2f} at end")

@@ -81,3 +81,59 @@ def test_sigterm_stops_the_action_and_its_children() -> None:
     assert proc.returncode == 128 + signal.SIGTERM
     assert out.split() == ["interrupted", "SIGTERM", "2"]
     assert not any(_alive(pid) for pid in before)
+
+
+# With a drain: the first signal is passed on to the child (on_drain), which finishes its work and exits;
+# the action then ends on its own and Interrupted is still raised. A child that ignores it is stopped when the
+# drain runs out.
+DRAIN = textwrap.dedent("""
+    import os, signal, subprocess, sys
+    from clusterforge.ops.interrupt import Interrupted, run_interruptible
+    child_code = sys.argv[1]
+    p = None
+    def work():
+        global p
+        p = subprocess.Popen([sys.executable, "-c", child_code])
+        print(p.pid, flush=True)
+        return p.wait()
+    try:
+        run_interruptible(work, grace=2, drain=float(sys.argv[2]), on_drain=lambda s: os.kill(p.pid, signal.SIGINT))
+    except Interrupted as exc:
+        print("interrupted", exc.signame, len(exc.stopped), flush=True)
+        sys.exit(exc.exit_code)
+""")
+SAVES = ("import signal, sys, time\n"
+         "def bye(*_):\n    time.sleep(0.5); open(sys.argv[1], 'w').write('saved'); sys.exit(0)\n"
+         "signal.signal(signal.SIGINT, bye)\ntime.sleep(600)\n")
+STUBBORN = "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\ntime.sleep(600)\n"
+
+
+def _drain_run(child: str, drain: float, *extra: str) -> tuple[subprocess.Popen, int, float]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[2] / "src"),
+                                                          os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.Popen([sys.executable, "-c", DRAIN, child, str(drain), *extra], stdout=subprocess.PIPE,
+                            text=True, env=env)
+    pid = int(proc.stdout.readline())
+    time.sleep(0.3)
+    started = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    return proc, pid, started
+
+
+def test_a_drain_lets_the_child_finish_and_still_reports_the_interrupt(tmp_path: Path) -> None:
+    marker = tmp_path / "saved"
+    proc, pid, _ = _drain_run(SAVES.replace("sys.argv[1]", repr(str(marker))), 30)
+    out, _ = proc.communicate(timeout=30)
+    assert proc.returncode == 128 + signal.SIGTERM
+    assert out.split()[-3:] == ["interrupted", "SIGTERM", "0"]  # it had ended on its own: nothing to stop
+    assert marker.read_text() == "saved"
+    assert not _alive(pid)
+
+
+def test_a_drain_that_runs_out_stops_the_child() -> None:
+    proc, pid, started = _drain_run(STUBBORN, 1.5)
+    out, _ = proc.communicate(timeout=30)
+    assert proc.returncode == 128 + signal.SIGTERM
+    assert out.split()[-3:] == ["interrupted", "SIGTERM", "1"]
+    assert time.monotonic() - started >= 1.5
+    assert not _alive(pid)

@@ -137,11 +137,11 @@ def _prepare(handle: Any, stack: str) -> None:
         raise typer.Exit(1) from None
 
 
-def _guarded(action: Any, handle: Any, stack: str, verb: str) -> Any:
+def _guarded(action: Any, handle: Any, stack: str, verb: str, engine_closes: float = 0.0) -> Any:
     from clusterforge.cli.engine_run import Interrupted, guarded
 
     try:
-        return guarded(action, handle, stack, verb, _say_err)
+        return guarded(action, handle, stack, verb, _say_err, engine_closes)
     except Interrupted as exc:
         raise typer.Exit(exc.exit_code) from None
 
@@ -185,8 +185,11 @@ def up_cmd(
     provision: bool | None = typer.Option(None, "--provision/--no-provision", help="run Ansible per SU"),
     verify: bool | None = typer.Option(None, "--verify/--no-verify", help="run the host checks per SU"),
     yes: bool = typer.Option(False, "--yes", "-y", help="apply without showing the preview and asking"),
-    skip_checkpoints: bool = typer.Option(False, "--skip-checkpoints",
-                                          help="save state once at the end, not after every step (large first ups)"),
+    checkpoints: str = typer.Option(
+        "auto", "--checkpoints", metavar="auto|step|end",
+        help="when the state is saved: after every step, or once as the run closes (also on Ctrl-C or an error); "
+             "auto: once for a stack of switch configs that does not provision, else every step"),
+    skip_checkpoints: bool = typer.Option(False, "--skip-checkpoints", hidden=True, help="--checkpoints end"),
     format: Format = format_option(),
     state_dir: Path | None = typer.Option(None, "--state-dir", envvar="CLUSTERFORGE_STATE_DIR", help=STATE_DIR_HELP),
     backend_url: str | None = typer.Option(None, "--backend-url", envvar="CLUSTERFORGE_BACKEND_URL",
@@ -197,11 +200,18 @@ def up_cmd(
 
     from clusterforge.pulumi import automation
 
+    requested = "end" if skip_checkpoints else checkpoints
+    if requested not in ("auto", "step", "end"):  # clusterforge.pulumi.checkpoints.MODES
+        _say_err(f"error: --checkpoints {requested!r}: expected one of auto, step, end")
+        raise typer.Exit(2)
     handle, name = _open(inventory, stack, target, provision, verify, state_dir, backend_url)
     _prepare(handle, name)
     started = _dt.datetime.now(_dt.UTC)
-    # A new run id: Verification checks the hosts as they are now on every `up` (previews leave it).
-    handle.set_config("clusterforge:verifyRun", automation_config_value(started.isoformat(timespec="seconds")))
+    config = automation.managed_config(handle)
+    if (config.get("verify") or "true").lower() in ("true", "yes", "1", "on"):
+        # A new run id: Verification checks the hosts as they are now on every `up` (previews leave it). Only
+        # then: a changed setting is a change to the dynamic providers' configuration (an update each `up`).
+        handle.set_config("clusterforge:verifyRun", automation_config_value(started.isoformat(timespec="seconds")))
     if not yes:
         planned = _run(automation.preview, handle)
         _print_summary(f"preview of stack {name}", planned.summary)
@@ -210,8 +220,11 @@ def up_cmd(
             return
         if not typer.confirm("Apply these changes?", default=False):
             raise typer.Exit(1)
+    saving = _checkpoints(requested, config)
+    _say_err(saving.line)
     result = _guarded(lambda summary: _run(automation.up, handle, on_output=_stream, summary=summary,
-                                           skip_checkpoints=skip_checkpoints), handle, name, "up")
+                                           checkpoints=saving.mode), handle, name, "up",
+                      engine_closes=ENGINE_CLOSE_S if saving.mode == "end" else 0.0)
     if format is Format.json:
         emit_json({"stack": name, "summary": result.summary.to_json(), "outputs": result.outputs})
         return
@@ -219,6 +232,16 @@ def up_cmd(
     _print_verify(handle, started)
     for key, value in sorted(result.outputs.items()):
         out.print(f"{key}: {json.dumps(value)}", markup=False, highlight=False, soft_wrap=True)
+
+
+# An interrupted `up` that saves its state once waits this long for the engine to cancel and save.
+ENGINE_CLOSE_S = 60.0
+
+
+def _checkpoints(requested: str, config: dict[str, str]) -> Any:
+    from clusterforge.pulumi import checkpoints
+
+    return checkpoints.choose(requested, config)
 
 
 def destroy_cmd(

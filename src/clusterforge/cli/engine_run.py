@@ -41,11 +41,38 @@ def _describe_stopped(exc: Interrupted) -> str:
     return ", ".join(f"{n}× {exe}" if n > 1 else exe for exe, n in sorted(names.items())) or "none"
 
 
-def guarded(action: Callable[[ChangeSummary], T], handle: Any, stack: str, verb: str, say: Say) -> T:
-    """``action(summary)`` interruptibly; on a signal report, stop children, recover, re-raise Interrupted."""
+def _engine_cancel(signum: int, timeout: float, say: Say) -> None:
+    """The first signal of an `up` that saves its state once: the engine gets its graceful cancel (in-flight
+    steps finish, the state is written) and ``timeout`` seconds for it. The engine counts signals (a second
+    one terminates it without a save), so it is sent one only for a SIGTERM: that reached this process
+    alone (a service manager, `kill`), where a terminal's Ctrl-C (SIGINT) goes to the whole foreground
+    process group, the engine included."""
+    import os
+    import signal
+
+    from clusterforge.ops.proctree import descendants
+
+    say(f"letting the engine finish its in-flight steps and save the state (up to {timeout:.0f} s; "
+        "a second Ctrl-C stops it now)")
+    if signum == signal.SIGINT:
+        return
+    for proc in descendants(os.getpid()):
+        if proc.argv and proc.argv[0].endswith("/pulumi"):
+            try:
+                os.kill(proc.pid, signal.SIGINT)
+            except ProcessLookupError:
+                continue
+
+
+def guarded(action: Callable[[ChangeSummary], T], handle: Any, stack: str, verb: str, say: Say,
+            engine_closes: float = 0.0) -> T:
+    """``action(summary)`` interruptibly; on a signal report, stop children, recover, re-raise Interrupted.
+    ``engine_closes`` > 0: the engine saves its state only when it closes the run (checkpoints "end"), so it
+    gets up to that many seconds to cancel and save before the other children are stopped."""
     summary = ChangeSummary()
+    on_drain = (lambda signum: _engine_cancel(signum, engine_closes, say)) if engine_closes > 0 else None
     try:
-        return run_interruptible(lambda: action(summary))
+        return run_interruptible(lambda: action(summary), drain=engine_closes, on_drain=on_drain)
     except Interrupted as exc:
         say(f"{verb} of stack {stack} interrupted by {exc.signame}")
         flying = summary.in_flight()

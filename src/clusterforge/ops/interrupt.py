@@ -59,18 +59,47 @@ def _raise(signum: int, _frame: object) -> None:
     raise _Signalled(signum)
 
 
-def run_interruptible(action: Callable[[], T], *, grace: float = 5.0) -> T:
-    """``action()``; on SIGINT/SIGTERM stop every descendant and raise Interrupted (from the main thread only)."""
+def run_interruptible(action: Callable[[], T], *, grace: float = 5.0, drain: float = 0.0,
+                      on_drain: Callable[[int], None] | None = None) -> T:
+    """``action()``; on SIGINT/SIGTERM stop every descendant and raise Interrupted (from the main thread only).
+
+    ``drain`` > 0: the first signal does not abandon the action at once. ``on_drain(signum)`` is called
+    (in the signal handler: it must be quick, e.g. pass the signal on to a child) and the action may end
+    on its own for up to ``drain`` seconds (an engine cancelling its run and saving its state); then, or
+    at a second signal, what is left is stopped as above. Interrupted is raised either way."""
     become_subreaper()
-    previous = {sig: signal.getsignal(sig) for sig in SIGNALS}
+    previous = {sig: signal.getsignal(sig) for sig in (*SIGNALS, signal.SIGALRM)}
+    first: list[int] = []
+
+    def handler(signum: int, frame: object) -> None:
+        if drain <= 0 or first:
+            _raise(first[0] if first else signum, frame)
+        first.append(signum)
+        signal.signal(signal.SIGALRM, lambda _s, f: _raise(first[0], f))
+        signal.setitimer(signal.ITIMER_REAL, drain)
+        if on_drain is not None:
+            on_drain(signum)
+
     for sig in SIGNALS:
-        signal.signal(sig, _raise)
+        signal.signal(sig, handler)
     try:
-        return action()
+        result = action()
     except _Signalled as exc:
         stopped = stop_tree(grace=grace)
         raise Interrupted(exc.signum, stopped) from None
+    except BaseException:
+        if not first:
+            raise
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        for sig in SIGNALS:
+            signal.signal(sig, signal.SIG_IGN)
+        _quiet_abandoned_threads()
+        raise Interrupted(first[0], stop_tree(grace=grace)) from None
     finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        for sig, old in previous.items():
+            signal.signal(sig, old)
         reap()
+    if first:  # it ended on its own after the signal (it had finished, or it cancelled cleanly)
+        raise Interrupted(first[0], stop_tree(grace=grace))
+    return result

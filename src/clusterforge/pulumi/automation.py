@@ -296,22 +296,26 @@ def preview(handle: Any, *, diff: bool = False, on_output: Callable[[str], Any] 
 
 
 def up(handle: Any, *, diff: bool = False, on_output: Callable[[str], Any] | None = None,
-       skip_checkpoints: bool = False, summary: ChangeSummary | None = None) -> StackRun:
-    """Apply. `skip_checkpoints` saves the state once at the end instead of after every step.
-
-    The file backend rewrites the whole state file after every step, so a first `up` of ~500
-    resources spends most of its time there (superpod-4su: ~48 s against ~7 s). Skipping is safe
-    enough for these providers because each is idempotent (create converges): an interrupted run
-    is finished by the next `up`. It stays opt-in.
-    """
+       checkpoints: str = "step", summary: ChangeSummary | None = None) -> StackRun:
+    """Apply. `checkpoints` "end" saves the state once when the engine closes the run instead of after
+    every step (clusterforge.pulumi.checkpoints says when that is safe and what it saves)."""
+    if checkpoints not in ("step", "end"):
+        raise ValueError(f"checkpoints {checkpoints!r}: expected step or end")
     env = handle.workspace.env_vars
-    if skip_checkpoints:
+    if checkpoints == "end":
         env["PULUMI_SKIP_CHECKPOINTS"] = "true"
     try:
         # show_secrets defaults to True in the Automation API: outputs would print secrets in plain text.
         return _collect(handle.up, diff, on_output, summary, show_secrets=False)
     finally:
         env.pop("PULUMI_SKIP_CHECKPOINTS", None)
+
+
+def managed_config(handle: Any) -> dict[str, str]:
+    """The stack's `clusterforge:*` settings as it holds them now (short keys; secrets left out)."""
+    prefix = f"{NAMESPACE}:"
+    return {key[len(prefix):]: str(item.value) for key, item in handle.get_all_config().items()
+            if key.startswith(prefix) and not item.secret}
 
 
 def destroy(handle: Any, *, on_output: Callable[[str], Any] | None = None,
