@@ -66,7 +66,9 @@ def measure(inventory: Path, state: Path, preview_only: bool, checkpoints_wanted
         steady = automation.preview(stack)
         result["steady_preview_s"] = round(time.perf_counter() - start, 1)
         result["steady_changes"] = steady.summary.changes
-        automation.destroy(stack)
+        start, cpu = time.perf_counter(), _children_cpu()
+        automation.destroy(stack, checkpoints=mode)
+        result.update(destroy_s=round(time.perf_counter() - start, 1), destroy_cpu_s=round(_children_cpu() - cpu, 1))
     goal = GOAL_S.get(inventory.stem)
     if goal is not None:
         result["goal_s"] = goal

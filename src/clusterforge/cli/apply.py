@@ -178,6 +178,10 @@ def preview_cmd(
         raise typer.Exit(1)
 
 
+CHECKPOINTS_HELP = ("when the state is saved: after every step, or once as the run closes (also on Ctrl-C or an "
+                    "error); auto: once for a stack of switch configs that does not provision, else every step")
+
+
 def up_cmd(
     inventory: Path = typer.Argument(..., help="inventory YAML"),
     stack: str | None = typer.Option(None, "--stack", "-s", help="stack name [default: the inventory's stem]"),
@@ -185,10 +189,7 @@ def up_cmd(
     provision: bool | None = typer.Option(None, "--provision/--no-provision", help="run Ansible per SU"),
     verify: bool | None = typer.Option(None, "--verify/--no-verify", help="run the host checks per SU"),
     yes: bool = typer.Option(False, "--yes", "-y", help="apply without showing the preview and asking"),
-    checkpoints: str = typer.Option(
-        "auto", "--checkpoints", metavar="auto|step|end",
-        help="when the state is saved: after every step, or once as the run closes (also on Ctrl-C or an error); "
-             "auto: once for a stack of switch configs that does not provision, else every step"),
+    checkpoints: str = typer.Option("auto", "--checkpoints", metavar="auto|step|end", help=CHECKPOINTS_HELP),
     skip_checkpoints: bool = typer.Option(False, "--skip-checkpoints", hidden=True, help="--checkpoints end"),
     format: Format = format_option(),
     state_dir: Path | None = typer.Option(None, "--state-dir", envvar="CLUSTERFORGE_STATE_DIR", help=STATE_DIR_HELP),
@@ -241,13 +242,18 @@ ENGINE_CLOSE_S = 60.0
 def _checkpoints(requested: str, config: dict[str, str]) -> Any:
     from clusterforge.pulumi import checkpoints
 
-    return checkpoints.choose(requested, config)
+    try:
+        return checkpoints.choose(requested, config)
+    except ValueError as exc:
+        _say_err(f"error: --{exc}")
+        raise typer.Exit(2) from None
 
 
 def destroy_cmd(
     inventory: Path | None = typer.Argument(None, help="inventory YAML (names the default stack)"),
     stack: str | None = typer.Option(None, "--stack", "-s", help="stack name [default: the inventory's stem]"),
     yes: bool = typer.Option(False, "--yes", "-y", help="do not ask"),
+    checkpoints: str = typer.Option("auto", "--checkpoints", metavar="auto|step|end", help=CHECKPOINTS_HELP),
     format: Format = format_option(),
     state_dir: Path | None = typer.Option(None, "--state-dir", envvar="CLUSTERFORGE_STATE_DIR", help=STATE_DIR_HELP),
     backend_url: str | None = typer.Option(None, "--backend-url", envvar="CLUSTERFORGE_BACKEND_URL",
@@ -261,8 +267,11 @@ def destroy_cmd(
     if not yes and not typer.confirm(f"Destroy every resource of stack {name}?", default=False):
         raise typer.Exit(1)
     _prepare(handle, name)
-    result = _guarded(lambda summary: _run(automation.destroy, handle, on_output=_stream, summary=summary),
-                      handle, name, "destroy")
+    saving = _checkpoints(checkpoints, automation.managed_config(handle))
+    _say_err(saving.line)
+    result = _guarded(lambda summary: _run(automation.destroy, handle, on_output=_stream, summary=summary,
+                                           checkpoints=saving.mode), handle, name, "destroy",
+                      engine_closes=ENGINE_CLOSE_S if saving.mode == "end" else 0.0)
     if format is Format.json:
         emit_json({"stack": name, "deleted": result.summary.count("delete")})
         return

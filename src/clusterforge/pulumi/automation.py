@@ -24,7 +24,7 @@ import secrets
 import shutil
 import sys
 from collections import Counter, defaultdict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -295,20 +295,26 @@ def preview(handle: Any, *, diff: bool = False, on_output: Callable[[str], Any] 
     return _collect(handle.preview, diff, on_output, summary)
 
 
-def up(handle: Any, *, diff: bool = False, on_output: Callable[[str], Any] | None = None,
-       checkpoints: str = "step", summary: ChangeSummary | None = None) -> StackRun:
-    """Apply. `checkpoints` "end" saves the state once when the engine closes the run instead of after
-    every step (clusterforge.pulumi.checkpoints says when that is safe and what it saves)."""
+@contextlib.contextmanager
+def _saving(handle: Any, checkpoints: str) -> Iterator[None]:
+    """The engine's checkpoint setting for one run: "end" saves the state once, when it closes the run
+    (clusterforge.pulumi.checkpoints says when that is safe and what it saves)."""
     if checkpoints not in ("step", "end"):
         raise ValueError(f"checkpoints {checkpoints!r}: expected step or end")
     env = handle.workspace.env_vars
     if checkpoints == "end":
         env["PULUMI_SKIP_CHECKPOINTS"] = "true"
     try:
-        # show_secrets defaults to True in the Automation API: outputs would print secrets in plain text.
-        return _collect(handle.up, diff, on_output, summary, show_secrets=False)
+        yield
     finally:
         env.pop("PULUMI_SKIP_CHECKPOINTS", None)
+
+
+def up(handle: Any, *, diff: bool = False, on_output: Callable[[str], Any] | None = None,
+       checkpoints: str = "step", summary: ChangeSummary | None = None) -> StackRun:
+    with _saving(handle, checkpoints):
+        # show_secrets defaults to True in the Automation API: outputs would print secrets in plain text.
+        return _collect(handle.up, diff, on_output, summary, show_secrets=False)
 
 
 def managed_config(handle: Any) -> dict[str, str]:
@@ -318,8 +324,9 @@ def managed_config(handle: Any) -> dict[str, str]:
             if key.startswith(prefix) and not item.secret}
 
 
-def destroy(handle: Any, *, on_output: Callable[[str], Any] | None = None,
+def destroy(handle: Any, *, on_output: Callable[[str], Any] | None = None, checkpoints: str = "step",
             summary: ChangeSummary | None = None) -> StackRun:
     summary = summary if summary is not None else ChangeSummary()
-    result = handle.destroy(on_event=summary.on_event, on_output=on_output, color="never", show_secrets=False)
+    with _saving(handle, checkpoints):
+        result = handle.destroy(on_event=summary.on_event, on_output=on_output, color="never", show_secrets=False)
     return StackRun(summary, {}, result.stdout)

@@ -1,12 +1,13 @@
-"""When an `up` saves the stack's state: after every step, or once when the engine closes the run.
+"""When an `up` or `destroy` saves the stack's state: after every step, or once when the engine closes the run.
 
 Pulumi's file backend rewrites the whole state after every step (Pulumi 3.260: each save replays the
 run's journal over the base state, checks the result's integrity and writes it whole), so a first
 `up` costs time quadratic in the number of resources: superpod-4su's 608 resources took 58.5 s
-against 7 s of preview, and 64 SUs (10,699 resources) would take hours. With PULUMI_SKIP_CHECKPOINTS
-the engine keeps the journal in memory and writes the state once when the run closes, which it also
-does when the run fails or is interrupted (Ctrl-C, SIGTERM); only a run killed outright (SIGKILL,
-power) loses its record, and the state then reads as it did before that run.
+against 7 s of preview; at 64 SUs (10,699 resources) a first `up` or a `destroy` runs for many
+minutes. With PULUMI_SKIP_CHECKPOINTS the engine keeps the journal in memory and writes the state
+once when it closes the run, which it also does when the run fails or is cancelled (Ctrl-C, SIGTERM:
+the CLI gives the engine its graceful cancel, cli/engine_run.py); only a run killed outright
+(SIGKILL, power) loses its record, and the state then reads as it did before that run.
 
 That loss is harmless only where creating a resource again converges on what the lost run did:
 components (nothing outside the state) and delivered switch configs (the same files written again,
