@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -76,3 +77,14 @@ def run_cli(backend: Backend, *args: str, timeout: float) -> subprocess.Complete
     """``clusterforge ARGS...`` in a child process on the test's backend, its output captured."""
     return subprocess.run([sys.executable, "-c", "from clusterforge.cli import main; main()", *args],
                           capture_output=True, text=True, env=cli_env(backend), timeout=timeout)
+
+
+def until(predicate, timeout: float, what: str, every: float = 0.2):
+    """``predicate()``'s first truthy value, polled every ``every`` seconds; AssertionError after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(every)
+    raise AssertionError(f"timed out waiting for {what}")

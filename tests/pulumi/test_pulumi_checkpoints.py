@@ -19,11 +19,10 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
-from pulumi_fixtures import REPO, cli_env, state_file
+from pulumi_fixtures import REPO, cli_env, state_file, until
 
 from clusterforge.pulumi import automation
 from clusterforge.pulumi.recovery import lock_files
@@ -67,20 +66,10 @@ def _files(root: Path) -> set[str]:
     return {str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()} if root.exists() else set()
 
 
-def _until(predicate, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 def _stopped_midway(backend, stack: str, configs: Path) -> subprocess.Popen:
     """An `up` frozen (SIGSTOP to its whole session) once it has written its first switch config."""
     cli = _up(backend, stack)
-    _until(lambda: _files(configs) or cli.poll() is not None, 300, "the first switch config")
+    until(lambda: _files(configs) or cli.poll() is not None, 300, "the first switch config", every=0.02)
     os.killpg(cli.pid, signal.SIGSTOP)
     assert cli.poll() is None, "the run ended before it could be stopped midway"
     return cli

@@ -201,15 +201,12 @@ def up_cmd(
 
     from clusterforge.pulumi import automation
 
-    requested = "end" if skip_checkpoints else checkpoints
-    if requested not in ("auto", "step", "end"):  # clusterforge.pulumi.checkpoints.MODES
-        _say_err(f"error: --checkpoints {requested!r}: expected one of auto, step, end")
-        raise typer.Exit(2)
+    requested = _checkpoints_mode("end" if skip_checkpoints else checkpoints)
     handle, name = _open(inventory, stack, target, provision, verify, state_dir, backend_url)
     _prepare(handle, name)
     started = _dt.datetime.now(_dt.UTC)
     config = automation.managed_config(handle)
-    if (config.get("verify") or "true").lower() in ("true", "yes", "1", "on"):
+    if _flag_set(config, "verify"):
         # A new run id: Verification checks the hosts as they are now on every `up` (previews leave it). Only
         # then: a changed setting is a change to the dynamic providers' configuration (an update each `up`).
         handle.set_config("clusterforge:verifyRun", automation_config_value(started.isoformat(timespec="seconds")))
@@ -221,11 +218,7 @@ def up_cmd(
             return
         if not typer.confirm("Apply these changes?", default=False):
             raise typer.Exit(1)
-    saving = _checkpoints(requested, config)
-    _say_err(saving.line)
-    result = _guarded(lambda summary: _run(automation.up, handle, on_output=_stream, summary=summary,
-                                           checkpoints=saving.mode), handle, name, "up",
-                      engine_closes=ENGINE_CLOSE_S if saving.mode == "end" else 0.0)
+    result = _saving_run(automation.up, handle, name, "up", requested, config)
     if format is Format.json:
         emit_json({"stack": name, "summary": result.summary.to_json(), "outputs": result.outputs})
         return
@@ -235,18 +228,34 @@ def up_cmd(
         out.print(f"{key}: {json.dumps(value)}", markup=False, highlight=False, soft_wrap=True)
 
 
-# An interrupted `up` that saves its state once waits this long for the engine to cancel and save.
+# An interrupted run that saves its state once waits this long for the engine to cancel and save.
 ENGINE_CLOSE_S = 60.0
 
 
-def _checkpoints(requested: str, config: dict[str, str]) -> Any:
+def _checkpoints_mode(requested: str) -> str:
+    """--checkpoints, refused before the engine starts when it is not one of the modes."""
+    from clusterforge.pulumi.checkpoints import MODES
+
+    if requested not in MODES:
+        _say_err(f"error: --checkpoints {requested!r}: expected one of {', '.join(MODES)}")
+        raise typer.Exit(2)
+    return requested
+
+
+def _flag_set(config: dict[str, str], key: str) -> bool:
+    from clusterforge.pulumi.checkpoints import flag
+
+    return flag(config, key, True)
+
+
+def _saving_run(run: Any, handle: Any, name: str, verb: str, requested: str, config: dict[str, str]) -> Any:
+    """``run`` (automation.up or destroy) with the state saved as --checkpoints chooses, said on stderr."""
     from clusterforge.pulumi import checkpoints
 
-    try:
-        return checkpoints.choose(requested, config)
-    except ValueError as exc:
-        _say_err(f"error: --{exc}")
-        raise typer.Exit(2) from None
+    saving = checkpoints.choose(requested, config)
+    _say_err(saving.line)
+    return _guarded(lambda summary: _run(run, handle, on_output=_stream, summary=summary, checkpoints=saving.mode),
+                    handle, name, verb, engine_closes=ENGINE_CLOSE_S if saving.mode == "end" else 0.0)
 
 
 def destroy_cmd(
@@ -262,16 +271,13 @@ def destroy_cmd(
     """Delete every resource of the stack: remove delivered configs, take the lab down."""
     from clusterforge.pulumi import automation
 
+    requested = _checkpoints_mode(checkpoints)
     name = stack or (inventory.stem if inventory is not None else None)
     handle, name = _open(None, name, None, None, None, state_dir, backend_url)
     if not yes and not typer.confirm(f"Destroy every resource of stack {name}?", default=False):
         raise typer.Exit(1)
     _prepare(handle, name)
-    saving = _checkpoints(checkpoints, automation.managed_config(handle))
-    _say_err(saving.line)
-    result = _guarded(lambda summary: _run(automation.destroy, handle, on_output=_stream, summary=summary,
-                                           checkpoints=saving.mode), handle, name, "destroy",
-                      engine_closes=ENGINE_CLOSE_S if saving.mode == "end" else 0.0)
+    result = _saving_run(automation.destroy, handle, name, "destroy", requested, automation.managed_config(handle))
     if format is Format.json:
         emit_json({"stack": name, "deleted": result.summary.count("delete")})
         return

@@ -26,7 +26,12 @@ from typing import Literal
 
 Mode = Literal["step", "end"]
 MODES = ("auto", "step", "end")
-_TRUE = ("true", "yes", "1", "on")
+
+
+def flag(config: Mapping[str, str], key: str, default: bool) -> bool:
+    """A `clusterforge:*` boolean setting as the program reads it (true/yes/1/on; absent: ``default``)."""
+    value = config.get(key)
+    return default if not value else value.lower() in ("true", "yes", "1", "on")
 
 
 @dataclass(frozen=True)
@@ -50,7 +55,7 @@ def choose(requested: str, config: Mapping[str, str]) -> Checkpoints:
     if requested == "end":
         return Checkpoints("end", "--checkpoints end: a run killed outright leaves the state of the run before")
     target = (config.get("target") or "files").lower()
-    provision = (config.get("provision") or "true").lower() in _TRUE
+    provision = flag(config, "provision", True)
     if target == "lab":
         return Checkpoints("step", "auto: the lab's hosts are machines the state must not lose")
     if provision:
