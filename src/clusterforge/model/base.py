@@ -39,8 +39,12 @@ class Declared(BaseModel):
     is refused at the field.
     """
 
+    # defer_build: a class's validator is built when it is first used, so `validate` builds one validator for
+    # the whole ClusterSpec instead of one per class at import (each of which re-embedded its children's).
+    # A default that is an instance of a Declared class would build that class at import: such defaults are
+    # default_factory (tests/unit/test_model_deferred.py).
     model_config = ConfigDict(frozen=True, extra="forbid", str_strip_whitespace=True, allow_inf_nan=False,
-                              str_max_length=4096)
+                              str_max_length=4096, defer_build=True)
 
     @field_validator("*", mode="before")
     @classmethod

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Literal
 
 from pydantic import Field
@@ -44,8 +45,8 @@ class AcceptanceFloors(Declared):
     device copy bandwidth (read + write counted). `basis` says where the figures come from (measured on
     lent hardware, or derived from the datasheet peak at the ratios measured on a related card)."""
 
-    burst_tflops: PrecisionFloors = PrecisionFloors()
-    sustained_tflops: PrecisionFloors = PrecisionFloors()
+    burst_tflops: PrecisionFloors = Field(default_factory=PrecisionFloors)
+    sustained_tflops: PrecisionFloors = Field(default_factory=PrecisionFloors)
     memory_bandwidth_tbps: float | None = Field(default=None, gt=0, le=1000)
     basis: FreeText = ""
 
@@ -89,9 +90,9 @@ class NicGroup(Declared):
 
 class ServerNics(Declared):
     data: NicGroup
-    storage: NicGroup = NicGroup(count=2, speed_gbps=200)
-    management: NicGroup = NicGroup(count=1, speed_gbps=25)
-    oob: NicGroup = NicGroup(count=1, speed_gbps=1)
+    storage: NicGroup = Field(default_factory=partial(NicGroup, count=2, speed_gbps=200))
+    management: NicGroup = Field(default_factory=partial(NicGroup, count=1, speed_gbps=25))
+    oob: NicGroup = Field(default_factory=partial(NicGroup, count=1, speed_gbps=1))
 
 
 class Psu(Declared):

@@ -30,16 +30,16 @@ class ClusterSpec(Declared):
     site: Site
     catalog_files: list[str] = Field(default=[], max_length=32)  # loader.MAX_CATALOG_FILES
     catalog: Catalog
-    envelope: Envelope = Envelope()
+    envelope: Envelope = Field(default_factory=Envelope)
     scalable_units: list[ScalableUnit] = Field(min_length=1, max_length=4096)
     networks: Networks
-    storage: Storage = Storage()
-    control: Control = Control()
-    software: Software = Software()
+    storage: Storage = Field(default_factory=Storage)
+    control: Control = Field(default_factory=Control)
+    software: Software = Field(default_factory=Software)
     teams: list[Team] = Field(default=[], max_length=1000)
     schedulers: list[SchedulerName] = Field(default=["kubernetes"], min_length=1, max_length=2)
-    slurm: Slurm = Slurm()
-    baremetal: Baremetal = Baremetal()  # how servers are managed through their BMCs, by server model
+    slurm: Slurm = Field(default_factory=Slurm)
+    baremetal: Baremetal = Field(default_factory=Baremetal)  # how servers are managed through their BMCs, by model
 
     def su(self, su_id: int) -> ScalableUnit:
         for unit in self.scalable_units:

@@ -133,7 +133,7 @@ class Plane(Declared):
     # `ipv4 address`, `enable on` -> `state enabled`, ...); "5.14" writes the older spelling for switches
     # not yet upgraded (render/switches/nvue_syntax.py)
     nvue_syntax: Literal["5.15", "5.14"] = "5.15"
-    gateway: Gateway = Gateway()
+    gateway: Gateway = Field(default_factory=Gateway)
 
 
 class Networks(Declared):
@@ -141,8 +141,8 @@ class Networks(Declared):
     storage: Plane
     management: Plane
     oob: Plane
-    asn: AsnRanges = AsnRanges()
-    qos: Qos = Qos()
+    asn: AsnRanges = Field(default_factory=AsnRanges)
+    qos: Qos = Field(default_factory=Qos)
     loopbacks: Ipv4Pool = Field(description="pool for switch loopbacks (routed fabrics)")
     fabric_links: Ipv4Pool = Field(description="pool for /31 leaf-spine-core links")
 

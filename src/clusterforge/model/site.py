@@ -61,7 +61,7 @@ class Facility(Declared):
                                description="most PDUs (each on its own feed circuit) per rack side; the plan places"
                                            " as many as each rack's load needs with the headroom")
     redundancy: Literal["A/B", "none"] = "A/B"
-    cooling: Cooling = Cooling()
+    cooling: Cooling = Field(default_factory=Cooling)
     rack_max_weight_kg: float = Field(default=1360, gt=0, le=100_000)
     rack_empty_weight_kg: float = Field(default=150, ge=0, le=100_000)
     rack_footprint_m2: float = Field(default=0.72, gt=0, le=100)
@@ -88,4 +88,4 @@ class Site(Declared):
     name: Name
     owner: Owner = "platform-team"
     facility: Facility
-    costs: Costs = Costs()
+    costs: Costs = Field(default_factory=Costs)
