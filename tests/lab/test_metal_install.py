@@ -160,9 +160,9 @@ def test_an_image_part_that_is_not_the_manifests_is_refused_by_the_ramdisk(reque
 
     req = request_for(timeout_s=900)
     from clusterforge.lab.deploy_ramdisk import busybox
-    from clusterforge.render.deploy import PART_NAMES
+    from clusterforge.render.deploy import part_name
 
-    root_part = PART_NAMES[1]
+    root_part = part_name(1)  # the root file system's first part
     served = bootnet.boot_dir(LAB) / "image" / req.host.name / root_part
     other = subprocess.run([busybox(), "lzop", "-1", "-c"], input=b"\0" * (4 << 20), capture_output=True,
                            check=True).stdout  # a well-formed part, not the manifest's

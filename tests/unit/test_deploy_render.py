@@ -8,6 +8,7 @@ NICs' names and addresses), dash parses the ramdisk's /init."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import subprocess
@@ -16,7 +17,14 @@ import pytest
 from test_netboot_render import KEY, target
 
 from clusterforge.lab.deploy_ramdisk import INIT, UDHCPC_SCRIPT, module_order
-from clusterforge.render.deploy import DiskImage, ImagePart, deploy_kernel_args, render_deploy_ipxe
+from clusterforge.render.deploy import (
+    PART_BYTES,
+    DiskImage,
+    ImagePart,
+    deploy_kernel_args,
+    manifest_text,
+    render_deploy_ipxe,
+)
 from clusterforge.render.host_os import ESP_TYPE, MIB, ROOT_TYPE, fstab, grub_cfg, host_files, sfdisk_script
 from clusterforge.render.netboot_values import NetbootValueError
 
@@ -25,8 +33,10 @@ DISK = 16 << 30
 
 
 def image(**kw) -> DiskImage:
-    parts = kw.pop("parts", (ImagePart("head.lzo", 0, "a" * 64), ImagePart("root.lzo", 513 * MIB, "b" * 64),
-                             ImagePart("tail.lzo", DISK - MIB, "c" * 64)))
+    parts = kw.pop("parts", (ImagePart("p0000.lzo", 0, 3 * MIB, "a" * 64),
+                             ImagePart("p0001.lzo", 513 * MIB, PART_BYTES, "b" * 64),
+                             ImagePart("p0002.lzo", 513 * MIB + PART_BYTES, 5 * MIB, "d" * 64),
+                             ImagePart("p0003.lzo", DISK - MIB, MIB, "c" * 64)))
     return DiskImage(disk_bytes=kw.pop("disk_bytes", DISK), parts=parts, host_key=kw.pop("host_key", KEY))
 
 
@@ -36,8 +46,7 @@ def test_the_command_line_carries_the_checked_image_and_nothing_else():
     assert words["cf.host"] == "su01-r01-gpu01" and words["cf.mac"] == "52:54:00:cf:00:01"
     assert words["cf.server"] == "198.19.250.2:8080" and words["cf.log"] == "198.19.250.2:5514"
     assert words["cf.disk"] == "/dev/vda" and words["cf.bytes"] == str(DISK)
-    assert words["cf.parts"] == (f"head.lzo:0:{'a' * 64},root.lzo:{513 * MIB}:{'b' * 64},"
-                                 f"tail.lzo:{DISK - MIB}:{'c' * 64}")
+    assert words["cf.manifest"] == hashlib.sha256(manifest_text(image()).encode()).hexdigest()
     assert words["cf.key"] == KEY.split()[1]
     assert not any(c in args for c in "'\"`$;&|\n")
     script = render_deploy_ipxe(target(), image()).splitlines()
@@ -46,14 +55,28 @@ def test_the_command_line_carries_the_checked_image_and_nothing_else():
     assert script[2] == "initrd http://198.19.250.2:8080/deploy/initrd.gz"
 
 
+def test_the_manifest_lists_each_part_where_it_goes():
+    assert manifest_text(image()).splitlines() == [
+        f"p0000.lzo 0 {3 * MIB} {'a' * 64}", f"p0001.lzo {513 * MIB} {PART_BYTES} {'b' * 64}",
+        f"p0002.lzo {513 * MIB + PART_BYTES} {5 * MIB} {'d' * 64}", f"p0003.lzo {DISK - MIB} {MIB} {'c' * 64}"]
+
+
+def _parts(*spec: tuple[str, int, int, str]) -> tuple[ImagePart, ...]:
+    return tuple(ImagePart(*s) for s in spec)
+
+
 @pytest.mark.parametrize("bad, field", [
-    (dict(parts=(ImagePart("head.lzo", 0, "A" * 64), ImagePart("root.lzo", 0, "b" * 64),
-                 ImagePart("tail.lzo", 0, "c" * 64))), "image.head.lzo.sha256"),
-    (dict(parts=(ImagePart("head.lzo", 0, "a" * 64), ImagePart("root.lzo", 7, "b" * 64),
-                 ImagePart("tail.lzo", 0, "c" * 64))), "image.root.lzo.offset"),
-    (dict(parts=(ImagePart("head.lzo", 0, "a" * 64), ImagePart("tail.lzo", DISK, "c" * 64))), "image.parts"),
-    (dict(parts=(ImagePart("head.lzo", 0, "a" * 64), ImagePart("root.lzo; reboot", 0, "b" * 64),
-                 ImagePart("tail.lzo", 0, "c" * 64))), "image.parts"),
+    (dict(parts=_parts(("p0000.lzo", 0, MIB, "A" * 64))), "image.p0000.lzo.sha256"),
+    (dict(parts=_parts(("p0000.lzo", 7, MIB, "a" * 64))), "image.p0000.lzo.offset"),
+    (dict(parts=_parts(("p0000.lzo", 0, 2 * MIB, "a" * 64), ("p0001.lzo", MIB, MIB, "b" * 64))),
+     "image.p0001.lzo.offset"),  # overlaps the part before it
+    (dict(parts=_parts(("p0000.lzo", DISK - MIB, 2 * MIB, "a" * 64))), "image.p0000.lzo.offset"),  # past the end
+    (dict(parts=_parts(("p0000.lzo", 0, PART_BYTES + 512, "a" * 64))), "image.p0000.lzo.size"),
+    (dict(parts=_parts(("p0000.lzo", 0, 1000, "a" * 64))), "image.p0000.lzo.size"),
+    (dict(parts=_parts(("p0000.lzo", 0, 0, "a" * 64))), "image.p0000.lzo.size"),
+    (dict(parts=_parts(("p0001.lzo", 0, MIB, "a" * 64))), "image.parts"),  # not in order from p0000
+    (dict(parts=_parts(("p0000.lzo; reboot", 0, MIB, "a" * 64))), "image.parts"),
+    (dict(parts=()), "image.parts"),
     (dict(disk_bytes=1000), "image.disk_bytes"),
     (dict(host_key="ssh-ed25519 AAAA x; reboot"), "image.host_key"),
 ])  # fmt: skip

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import netaddr
 
-from clusterforge.render.deploy import DEPLOY_FILES, PART_NAMES, DiskImage, render_deploy_ipxe
+from clusterforge.render.deploy import DEPLOY_FILES, MANIFEST, DiskImage, manifest_text, render_deploy_ipxe
 from clusterforge.render.dnsmasq import IPXE_LOADER, BootNetwork, Reservation, render_dnsmasq
 from clusterforge.render.netboot_values import HttpEndpoint
 from clusterforge.render.preseed import InstallTarget, render_ipxe, render_preseed
@@ -89,7 +89,7 @@ class Deploy:
     (``lab.os_image``) in place of the installer and its preseed."""
 
     ramdisk: Path  # holds vmlinuz and initrd.gz
-    image_dir: Path  # holds the image's parts (PART_NAMES)
+    image_dir: Path  # holds the image's parts (parts/p0000.lzo, ...)
     image: DiskImage
 
 
@@ -174,9 +174,12 @@ def _files(net: ProvisioningNet, target: InstallTarget | None, reservations: dic
     if target is not None and deploy is not None:
         for name in DEPLOY_FILES:
             _link_or_copy(deploy.ramdisk / name, root / "deploy" / name)
-        (root / "image" / target.host).mkdir(exist_ok=True)
-        for name in PART_NAMES:
-            _link_or_copy(deploy.image_dir / name, root / "image" / target.host / name, exact=True)
+        served = root / "image" / target.host
+        shutil.rmtree(served, ignore_errors=True)  # another image's parts may be more or fewer
+        served.mkdir()
+        for part in deploy.image.parts:
+            _link_or_copy(deploy.image_dir / "parts" / part.name, served / part.name, exact=True)
+        write_atomic(served / MANIFEST, manifest_text(deploy.image), 0o644)
         (root / "preseed" / f"{target.host}.cfg").unlink(missing_ok=True)
         write_atomic(root / "ipxe" / f"{target.host}.ipxe", render_deploy_ipxe(target, deploy.image), 0o644)
     elif target is not None:

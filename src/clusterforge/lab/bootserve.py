@@ -5,9 +5,9 @@ dnsmasq (DHCP + TFTP). It serves, to the address DHCP reserved for a host and no
 host's iPXE script (``GET /ipxe/boot.ipxe`` returns ``ipxe/<host>.ipxe``: iPXE asks for one URL, the
 source address says who asks; served until that host's install calls back: a later boot of the
 installed server finds no script and boots its disk), preseed (``preseed/<host>.cfg``) and disk image
-(``image/<host>/<part>``, the image method), and to any reserved address the netboot
-kernel and initrd (``netboot/linux``, ``netboot/initrd.gz``) and the deploy ramdisk (``deploy/vmlinuz``,
-``deploy/initrd.gz``); nothing else.
+(``image/<host>/manifest`` and its parts ``image/<host>/p0000.lzo``, ..., the image method), and to any
+reserved address the netboot kernel and initrd (``netboot/linux``, ``netboot/initrd.gz``) and the deploy
+ramdisk (``deploy/vmlinuz``, ``deploy/initrd.gz``); nothing else.
 It takes the installer's
 completion callback ``GET /done/<host>/<host key blob>`` (the
 late_command's last step: the installed system's SSH host key, so the first SSH connection checks
@@ -36,14 +36,13 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from clusterforge.render.deploy import PART_NAMES
+from clusterforge.render.deploy import MANIFEST, is_part_name
 
 __all__ = ["EVENTS", "read_events"]
 
 EVENTS = "events.jsonl"
 _NETBOOT = ("linux", "initrd.gz")
 _DEPLOY = ("vmlinuz", "initrd.gz")  # the deploy ramdisk (image method: lab.deploy_ramdisk)
-_IMAGE = PART_NAMES  # a server's disk image (lab.os_image), to that server only
 _KEY_BLOB = re.compile(r"^[A-Za-z0-9+/]{40,700}={0,2}$")
 _KEY_TYPE = "ssh-ed25519"
 _MAX_SYSLOG = 512
@@ -115,9 +114,11 @@ class _Handler(BaseHTTPRequestHandler):
                 and (self.root / "deploy" / parts[2]).is_file():
             self._send(self.root / "deploy" / parts[2], "application/octet-stream")
             _record(events, host, "fetch", f"deploy {parts[2]}")
-        elif (len(parts) == 4 and parts[1] == "image" and parts[2] == host and parts[3] in _IMAGE
-              and (self.root / "image" / host / parts[3]).is_file()):
-            _record(events, host, "fetch", f"image {parts[3]}")
+        elif (len(parts) == 4 and parts[1] == "image" and parts[2] == host
+              and (parts[3] == MANIFEST or is_part_name(parts[3]))
+              and (self.root / "image" / host / parts[3]).is_file()):  # a server's disk image: to that server only
+            if parts[3] == MANIFEST:  # the parts' progress comes from the ramdisk's own steps
+                _record(events, host, "fetch", "image manifest")
             self._send(self.root / "image" / host / parts[3], "application/octet-stream")
         elif len(parts) >= 4 and parts[1] == "done" and parts[2] == host and _KEY_BLOB.match("/".join(parts[3:])):
             # (a base64 key blob may hold '/': the rest of the path is the blob)

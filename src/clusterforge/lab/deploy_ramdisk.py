@@ -5,9 +5,12 @@ statically linked busybox, the kernel's storage and NIC drivers (with their depe
 image's own ``modules.dep``) and ``/init`` below. It boots with the OS image's own kernel, so the drivers
 match. ``/init`` reads everything from the kernel command line that ``render.deploy`` wrote (values that
 passed the grammars there): it loads the drivers, takes the boot NIC by its MAC, asks DHCP for its
-address, sends its progress as syslog to the boot server, streams the image's parts onto the disk
-while hashing them, refuses a disk of another size and a stream whose SHA-256 differs, flushes, calls the
-boot server back with the host key and powers off. Every failure is one ``cf-deploy: FAILED: ...`` line
+address, sends its progress as syslog to the boot server, fetches the image's manifest (refused unless its
+SHA-256 is the command line's), then each part into memory, the next one downloading while the last is
+checked against the manifest's SHA-256 and written to the disk with O_DIRECT (the guest's DMA path: under
+an emulated CPU a pipe or page-cache copy costs per byte); it refuses a disk of another size and a part
+whose SHA-256 differs before any of it is written, flushes, calls the boot server back with the host key
+and powers off. Every failure is one ``cf-deploy: FAILED: ...`` line
 (the wait turns it into one error naming the server) followed by a power-off.
 
 Built once per kernel and busybox (``.lab/deploy/<hash>/``: ``vmlinuz``, ``initrd.gz``), renamed into place
@@ -27,13 +30,53 @@ from pathlib import Path
 from .debpkg import member_of
 from .util import LabError, file_lock, lab_home, run, write_atomic
 
-__all__ = ["DRIVERS", "INIT", "module_order", "ensure_ramdisk", "ramdisk_dir", "busybox"]
+__all__ = ["DRIVERS", "INIT", "WRITE_IMAGE", "module_order", "ensure_ramdisk", "ramdisk_dir", "busybox"]
 
-VERSION = 1
+VERSION = 2  # 2: the image in checked parts from a manifest, written with O_DIRECT
 BUSYBOX_PACKAGE = "busybox-static"
 # storage and NIC drivers a deploy needs: the lab's virtio devices and the usual GPU-server hardware
 DRIVERS = ("virtio_pci", "virtio_blk", "virtio_net", "nvme", "ahci", "sd_mod", "e1000e", "igb", "ixgbe", "i40e",
            "ice", "bnxt_en", "mlx5_core")  # fmt: skip
+
+# the image, part by part (its own string so tests/unit/test_deploy_write.py runs it on this machine):
+# needs SERVER HOST DISK MANIFEST and say/fail
+WRITE_IMAGE = r"""set -o pipefail
+W=${W:-/tmp}  # where parts wait: the ramdisk's memory
+fetch() {  # fetch NAME: $W/NAME, whole, or no file
+  rm -f "$W/$1" "$W/$1.in"
+  wget -q -O "$W/$1.in" "http://$SERVER/image/$HOST/$1" && mv "$W/$1.in" "$W/$1"
+}
+sha() { sha256sum "$1" | cut -d' ' -f1; }
+say "step: fetching the image manifest"
+fetch manifest || fail "the boot server did not serve the image manifest"
+GOT=$(sha "$W/manifest")
+[ "$GOT" = "$MANIFEST" ] || fail "the image manifest arrived with SHA-256 $GOT, not $MANIFEST"
+TOTAL=$(wc -l < "$W/manifest")
+exec 3< "$W/manifest"
+read -r NAME OFF SIZE SUM <&3 || fail "the image manifest is empty"
+fetch "$NAME" & PID=$!
+N=0; MIB=0
+while [ -n "$NAME" ]; do
+  case "$NAME" in p[0-9][0-9][0-9][0-9].lzo) ;; *) fail "the manifest's line $((N + 1)) names no part" ;; esac
+  case "$OFF:$SIZE" in :*|*:|*[!0-9:]*) fail "the manifest's line $((N + 1)) has no offset and size" ;; esac
+  case "$SUM" in *[!0-9a-f]*) fail "the manifest's line $((N + 1)) has no SHA-256" ;; esac
+  [ "${#SUM}" = 64 ] || fail "the manifest's line $((N + 1)) has no SHA-256"
+  NEXT=""; read -r NEXT NOFF NSIZE NSUM <&3
+  wait "$PID" || fail "the boot server did not serve $NAME"
+  [ -n "$NEXT" ] && { fetch "$NEXT" & PID=$!; }  # the next part downloads while this one is checked and written
+  GOT=$(sha "$W/$NAME")
+  [ "$GOT" = "$SUM" ] || fail "$NAME arrived with SHA-256 $GOT, not $SUM"
+  lzop -dc "$W/$NAME" | dd of="$DISK" bs=4M seek="$OFF" iflag=fullblock oflag=seek_bytes,direct conv=notrunc,fsync \
+    2>"$W/dd.err" || fail "writing $NAME to $DISK at byte $OFF: $(tail -n 1 "$W/dd.err")"
+  rm -f "$W/$NAME"
+  N=$((N + 1)); MIB=$((MIB + SIZE / 1048576))
+  [ $((N % 16)) = 0 ] || [ "$N" = "$TOTAL" ] && say "step: wrote $N of $TOTAL parts ($MIB MiB) to $DISK"
+  NAME=$NEXT; OFF=$NOFF; SIZE=$NSIZE; SUM=$NSUM
+done
+[ "$N" = "$TOTAL" ] || fail "wrote $N of the manifest's $TOTAL parts"
+sync
+say "step: image written and checked"
+"""
 
 INIT = r"""#!/bin/sh
 # clusterforge deploy ramdisk: write this server's disk image, check it, report, power off.
@@ -44,7 +87,7 @@ mount -t devtmpfs devtmpfs /dev
 mkdir -p /tmp /run
 arg() { for w in $(cat /proc/cmdline); do case "$w" in "$1="*) echo "${w#*=}"; return;; esac; done; }
 HOST=$(arg cf.host); MAC=$(arg cf.mac); SERVER=$(arg cf.server); LOG=$(arg cf.log); DISK=$(arg cf.disk)
-BYTES=$(arg cf.bytes); PARTS=$(arg cf.parts); KEY=$(arg cf.key)
+BYTES=$(arg cf.bytes); MANIFEST=$(arg cf.manifest); KEY=$(arg cf.key)
 say() { echo "cf-deploy: $*" > /dev/console; [ -n "$SYSLOG" ] && logger -t cf-deploy "$*"; }
 fail() { say "FAILED: $*"; sleep 3; sync; poweroff -f; sleep 60; }
 for m in $(cat /etc/modules.order); do insmod "/lib/modules/$m" 2>/dev/null; done
@@ -67,23 +110,7 @@ for i in $(seq 1 30); do [ -b "$DISK" ] && break; sleep 1; done
 [ -b "$DISK" ] || fail "no disk $DISK"
 HAVE=$(( $(cat /sys/class/block/${DISK##*/}/size) * 512 ))
 [ "$HAVE" = "$BYTES" ] || fail "disk $DISK is $HAVE bytes; the image was made for $BYTES"
-set -o pipefail
-put() {  # put NAME SEEK_BYTES SHA256
-  rm -f /tmp/pipe /tmp/sum; mkfifo /tmp/pipe
-  sha256sum < /tmp/pipe > /tmp/sum &
-  wget -q -O - "http://$SERVER/image/$HOST/$1" | tee /tmp/pipe | lzop -dc \
-    | dd of="$DISK" bs=1048576 seek="$2" oflag=seek_bytes conv=fsync 2>/tmp/dd.err \
-    || fail "writing $1 to $DISK: $(tail -n 1 /tmp/dd.err)"
-  wait
-  [ "$(cut -d' ' -f1 /tmp/sum)" = "$3" ] || fail "$1 arrived with SHA-256 $(cut -d' ' -f1 /tmp/sum), not $3"
-}
-for p in $(echo "$PARTS" | tr ',' ' '); do  # NAME:OFFSET:SHA256
-  NAME=${p%%:*}; REST=${p#*:}; OFF=${REST%%:*}; SUM=${REST#*:}
-  say "step: writing $NAME at byte $OFF of $DISK"
-  put "$NAME" "$OFF" "$SUM"
-done
-sync
-say "step: image written and checked"
+""" + WRITE_IMAGE + r"""
 wget -q -O /dev/null "http://$SERVER/done/$HOST/$KEY" || fail "the boot server did not take the completion call"
 sleep 2
 poweroff -f

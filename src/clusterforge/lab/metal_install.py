@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from clusterforge.plan import Device
+from clusterforge.render.deploy import manifest_sha256
 from clusterforge.render.netboot_values import HttpEndpoint
 from clusterforge.render.preseed import HostNic, HostRoute, InstallTarget, install_target
 
@@ -211,7 +212,7 @@ def _network_install(req: InstallRequest, bmc, target: InstallTarget, deploy: bo
     if key.split()[:2] != deploy.image.host_key.split()[:2]:
         raise netinstall.InstallError(f"{name}: the deploy ramdisk reported another SSH host key than its"
                                       " image's; the next `up` installs it again")
-    _write(req.lab, name, written=[p.sha256 for p in deploy.image.parts])
+    _write(req.lab, name, written=manifest_sha256(deploy.image))
     _boot_disk(req, bmc, progress)
     return key
 
@@ -246,7 +247,7 @@ def install(req: InstallRequest, progress: Progress = _noop) -> dict[str, Any]:
         if req.method not in METHODS:
             raise LabError(f"{name}: install method {req.method!r} is not one of {', '.join(METHODS)}")
         deploy = _deploy(req, target, inventory.disk_bytes, progress) if req.method == "image" else None
-        sums = [p.sha256 for p in deploy.image.parts] if deploy is not None else None
+        sums = manifest_sha256(deploy.image) if deploy is not None else None
         try:
             if deploy is not None and prior.get("status") == "installing" and prior.get("written") == sums:
                 # the last run's ramdisk wrote and checked this very image, then the run stopped (a BMC that

@@ -45,8 +45,9 @@ _DEPLOY_STEP = re.compile(r"cf-deploy: step: (.+)$")
 _DEPLOY_FAILED = re.compile(r"cf-deploy: FAILED: (.+)$")
 _FETCHED = {"preseed": "preseed fetched", "ipxe script": "netbooting (iPXE)", "linux": "loading the installer kernel",
             "initrd.gz": "loading the installer initrd", "deploy vmlinuz": "loading the deploy kernel",
-            "deploy initrd.gz": "loading the deploy ramdisk", "image head": "writing the GPT and the ESP",
-            "image root": "streaming the root file system", "image tail": "writing the backup GPT"}  # fmt: skip
+            "deploy initrd.gz": "loading the deploy ramdisk", "image manifest": "fetching the image manifest",
+            "image head": "writing the GPT and the ESP", "image root": "streaming the root file system",
+            "image tail": "writing the backup GPT"}  # fmt: skip (head/root/tail: recordings of format 1 and 2)
 _URL = re.compile(r"(?:anna|net-retriever|wget)\[\d+\]: (http://\S+?):?$")
 # what the installer logs when it cannot go on (with priority=critical it would stop at a dialog and wait)
 _FATAL = (

@@ -12,10 +12,10 @@ plain files): GPT (sfdisk), an EFI system partition holding a stand-alone GRUB a
 path ``\\EFI\\BOOT\\BOOTX64.EFI`` with its configuration embedded (``render.host_os.grub_cfg``), and the root
 file system: the tree (hard-linked into a stage, never changed) plus the server's own files
 (``render.host_os.host_files``) and its SSH host key, made here so the first SSH connection can check it.
-It is written in three compressed parts with a manifest of offsets and SHA-256 sums
-(``render.deploy.DiskImage``): the GPT and the used start of the ESP, the root file system (sized to its
-content, grown to its partition at first boot), the backup GPT; a changed input is a new
-image, an unchanged one is found by its key. Temporary files are removed; only the compressed halves stay.
+Only the disk's used ranges are sent: the GPT and the used start of the ESP, the root file system (sized to
+its content, grown to its partition at first boot), the backup GPT, cut into parts of 64 MiB, each compressed
+on its own, with a manifest of offsets, sizes and SHA-256 sums (``render.deploy.DiskImage``); a changed input
+is a new image, an unchanged one is found by its key. Temporary files are removed; only the parts stay.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ import uuid as uuidlib
 from collections.abc import Iterator
 from pathlib import Path
 
-from clusterforge.render.deploy import PART_NAMES, DiskImage, ImagePart
+from clusterforge.render.deploy import PART_BYTES, DiskImage, ImagePart, checked_image, part_name
 from clusterforge.render.host_os import MIB, FileSpec, fstab, grub_cfg, sfdisk_script
 
 from .rootfs import current_stamp, rootfs_path
@@ -41,7 +41,7 @@ __all__ = ["OS_PACKAGES", "os_tree", "host_image", "host_key", "forget_host_key"
            "image_dir", "server_dir"]
 
 VERSION = 1
-IMAGE_FORMAT = 2  # of a server's disk image: 2, lzop parts (1: gzip)
+IMAGE_FORMAT = 3  # of a server's disk image: 3, lzop parts of 64 MiB and a manifest (2: three lzop parts, 1: gzip)
 OS_PACKAGES = ("linux-image-amd64", "systemd-timesyncd")  # the kernel; the time daemon a server with its own clock runs
 TAIL_BYTES = MIB  # the backup GPT's 33 sectors, in the disk's last MiB
 _EXT4_FEATURES = "^metadata_csum_seed,^orphan_file"  # GRUB 2.06 reads ext4 without these
@@ -224,52 +224,57 @@ def _used_bytes(fat_image: Path) -> int:
     return last * MIB
 
 
-def _lzop_to(src_parts: list[tuple[Path, int]], out: Path) -> str:
-    """Concatenate (file, bytes) parts through ``busybox lzop -1`` into ``out``; returns the SHA-256 of ``out``."""
-    import threading
+def _segments(sources: list[tuple[Path, int]], offset: int) -> list[tuple[int, list[tuple[Path, int, int]]]]:
+    """The (disk offset, [(file, start, bytes)]) of each part: the sources' first bytes, concatenated and cut
+    every PART_BYTES (a part may span two files)."""
+    out: list[tuple[int, list[tuple[Path, int, int]]]] = []
+    pieces: list[tuple[Path, int, int]] = []
+    room, start = PART_BYTES, offset
+    for path, size in sources:
+        at = 0
+        while at < size:
+            take = min(room, size - at)
+            pieces.append((path, at, take))
+            at += take
+            room -= take
+            if room == 0:
+                out.append((start, pieces))
+                start += PART_BYTES
+                pieces, room = [], PART_BYTES
+    if pieces:
+        out.append((start, pieces))
+    return out
 
+
+def _compress_part(pieces: list[tuple[Path, int, int]], out: Path) -> tuple[int, str]:
+    """``busybox lzop -1`` of the pieces, concatenated, into ``out``: (raw bytes, SHA-256 of ``out``)."""
     from .deploy_ramdisk import busybox
 
-    digest = hashlib.sha256()
-    failed: list[BaseException] = []
-    proc = subprocess.Popen([str(busybox()), "lzop", "-1", "-c"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-    assert proc.stdin is not None and proc.stdout is not None
-
-    def feed(sink=proc.stdin) -> None:
-        try:
-            for path, size in src_parts:
-                left = size
-                with path.open("rb") as f:
-                    while left > 0:
-                        chunk = f.read(min(left, 4 * MIB))
-                        if not chunk:
-                            raise LabError(f"{path} is shorter than {size} bytes")
-                        sink.write(chunk)
-                        left -= len(chunk)
-        except BaseException as exc:  # noqa: BLE001 - reported by the caller's thread
-            failed.append(exc)
-        finally:
-            with contextlib.suppress(OSError):
-                sink.close()
-
-    feeder = threading.Thread(target=feed, daemon=True)
-    feeder.start()
-    try:
-        with out.open("wb") as raw:
-            while chunk := proc.stdout.read(4 * MIB):
-                digest.update(chunk)
-                raw.write(chunk)
-            raw.flush()
-            os.fsync(raw.fileno())
-    finally:
-        feeder.join()
-        proc.stdout.close()
-        rc = proc.wait()
-    if failed:
-        raise failed[0]
+    raw = bytearray()
+    for path, start, size in pieces:
+        with path.open("rb") as f:
+            f.seek(start)
+            data = f.read(size)
+        if len(data) != size:
+            raise LabError(f"{path} is shorter than {start + size} bytes")
+        raw += data
+    with out.open("wb") as sink:
+        rc = subprocess.run([str(busybox()), "lzop", "-1", "-c"], input=bytes(raw), stdout=sink).returncode
+        sink.flush()
+        os.fsync(sink.fileno())
     if rc != 0:
         raise LabError(f"busybox lzop exited with {rc} compressing {out.name}")
-    return digest.hexdigest()
+    return len(raw), hashlib.sha256(out.read_bytes()).hexdigest()
+
+
+def _parts(pieces: list[tuple[int, list[tuple[Path, int]]]], stage: Path) -> tuple[ImagePart, ...]:
+    """Every range of the disk that is sent, cut into parts and compressed, one process per core."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    segments = [seg for offset, sources in pieces for seg in _segments(sources, offset)]
+    with ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1))) as pool:
+        done = list(pool.map(lambda i: _compress_part(segments[i][1], stage / part_name(i)), range(len(segments))))
+    return tuple(ImagePart(part_name(i), segments[i][0], size, digest) for i, (size, digest) in enumerate(done))
 
 
 def host_image(lab: str, server: str, tree: Path, files: dict[str, FileSpec], *, disk_bytes: int,
@@ -285,8 +290,9 @@ def host_image(lab: str, server: str, tree: Path, files: dict[str, FileSpec], *,
     manifest = where / "image.json"
     with contextlib.suppress(OSError, ValueError, KeyError):
         have = json.loads(manifest.read_text())
-        if have["key"] == key and all((where / name).is_file() for name in PART_NAMES):
-            return DiskImage.from_dict(have["image"])
+        image = DiskImage.from_dict(have["image"])
+        if have["key"] == key and all((where / "parts" / p.name).is_file() for p in image.parts):
+            return image
     t0 = time.monotonic()
     stage_root = where.parent / ".image-build"
     shutil.rmtree(stage_root, ignore_errors=True)
@@ -339,20 +345,24 @@ def host_image(lab: str, server: str, tree: Path, files: dict[str, FileSpec], *,
         with disk.open("rb") as f, tail.open("wb") as out:
             f.seek(disk_bytes - TAIL_BYTES)
             out.write(f.read(TAIL_BYTES))
-        progress(server, "disk image: compressing (lzop -1)")
+        progress(server, "disk image: compressing (lzop -1, parts of 64 MiB)")
         root_offset = (1 + esp_mib) * MIB
-        head, root, tail_part = PART_NAMES
-        pieces = ((head, 0, [(disk, MIB), (esp, _used_bytes(esp))]),
-                  (root, root_offset, [(root_img, root_bytes)]),
-                  (tail_part, disk_bytes - TAIL_BYTES, [(tail, TAIL_BYTES)]))  # fmt: skip
-        parts = tuple(ImagePart(name, offset, _lzop_to(src, stage_root / name)) for name, offset, src in pieces)
+        pieces = [(0, [(disk, MIB), (esp, _used_bytes(esp))]), (root_offset, [(root_img, root_bytes)]),
+                  (disk_bytes - TAIL_BYTES, [(tail, TAIL_BYTES)])]
+        out = stage_root / "parts"
+        out.mkdir()
+        parts = _parts(pieces, out)
         image = DiskImage(disk_bytes=disk_bytes, parts=parts, host_key=" ".join(key_pub.split()[:2]))
-        where.mkdir(parents=True, exist_ok=True)
+        checked_image(image)
+        for part in parts:  # 0600: the root file system holds the server's SSH host key
+            os.chmod(out / part.name, 0o600)
         manifest.unlink(missing_ok=True)  # no manifest names half-replaced parts
-        for name in PART_NAMES:  # 0600: the root file system holds the server's SSH host key
-            os.chmod(stage_root / name, 0o600)
-            os.replace(stage_root / name, where / name)
-        sent = sum((where / name).stat().st_size for name in PART_NAMES)
+        shutil.rmtree(where / "parts", ignore_errors=True)
+        where.mkdir(parents=True, exist_ok=True)
+        for old in where.glob("*.[lg]z*"):  # an image of an earlier format (head.lzo, root.gz, ...)
+            old.unlink()
+        os.replace(out, where / "parts")
+        sent = sum((where / "parts" / p.name).stat().st_size for p in parts)
         write_atomic(manifest, json.dumps({"key": key, "image": image.to_dict(), "root_bytes": root_bytes,
                                            "sent_bytes": sent, "seconds": round(time.monotonic() - t0, 1)},
                                           indent=1) + "\n")
