@@ -6,7 +6,7 @@ One module-scoped set-up (the server's lab bridges, the oob gateway and an addre
 this machine reaches the installed server as the lab's control host does; no container lab), used in order:
 * the install timing out: one line naming the server, the VM powered off, the record left ``installing``
   (so MetalServer's diff installs it again: tests/unit/test_metal_server_diff.py);
-* power lost mid-install (the VM's QEMU destroyed under the BMC while the root file system streams): one line
+* power lost mid-install (the VM's QEMU destroyed under the BMC once the first part is written): one line
   naming the server, found by the BMC's power state;
 * an interrupt (Ctrl-C) during the wait: the VM powered off, the record ``installing``;
 * a disk image part that is not the one its manifest names (replaced on the boot server once the server
@@ -124,9 +124,9 @@ def test_power_lost_mid_install_is_found_through_the_bmc(request_for):
     req = request_for(timeout_s=900)
     lines: list[str] = []
 
-    def pull_the_plug() -> None:  # while the root file system streams onto the disk: QEMU dies, as in a power cut
+    def pull_the_plug() -> None:  # while the image's parts go onto the disk: QEMU dies, as in a power cut
         deadline = time.monotonic() + 600
-        while time.monotonic() < deadline and not any("streaming the root file system" in line for line in lines):
+        while time.monotonic() < deadline and not any("install: wrote 1 of " in line for line in lines):
             time.sleep(1)
         libvirt.open(libvirtd.uri(LAB)).lookupByName(domain_name(LAB, req.host.name)).destroy()
 
@@ -135,8 +135,7 @@ def test_power_lost_mid_install_is_found_through_the_bmc(request_for):
     with pytest.raises(netinstall.InstallError) as err:
         install(req, progress=lambda h, m: lines.append(m))
     cutter.join(5)
-    assert str(err.value).startswith(f"{req.host.name}: powered off during the install (last step: streaming the"
-                                     " root file system")
+    assert str(err.value).startswith(f"{req.host.name}: powered off during the install (last step: wrote 1 of ")
     assert record(LAB, req.host.name)["status"] == "installing"
 
 

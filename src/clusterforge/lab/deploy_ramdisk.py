@@ -70,7 +70,7 @@ while [ -n "$NAME" ]; do
     2>"$W/dd.err" || fail "writing $NAME to $DISK at byte $OFF: $(tail -n 1 "$W/dd.err")"
   rm -f "$W/$NAME"
   N=$((N + 1)); MIB=$((MIB + SIZE / 1048576))
-  [ $((N % 16)) = 0 ] || [ "$N" = "$TOTAL" ] && say "step: wrote $N of $TOTAL parts ($MIB MiB) to $DISK"
+  [ "$N" = 1 ] || [ $((N % 16)) = 0 ] || [ "$N" = "$TOTAL" ] && say "step: wrote $N of $TOTAL parts ($MIB MiB) to $DISK"
   NAME=$NEXT; OFF=$NOFF; SIZE=$NSIZE; SUM=$NSUM
 done
 [ "$N" = "$TOTAL" ] || fail "wrote $N of the manifest's $TOTAL parts"
