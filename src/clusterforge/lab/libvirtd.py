@@ -16,6 +16,7 @@ import contextlib
 import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -112,7 +113,10 @@ def ensure(lab: str) -> str:
     script = " && ".join(binds) + (f' && exec libvirtd --config "{root / "etc" / "libvirtd.conf"}"'
                                    f' --pid-file "{root / "run" / "libvirtd.pid"}"')
     with open(root / "libvirtd.log", "ab") as log:
-        subprocess.Popen(["unshare", "--mount", "--propagation", "private", "--", "sh", "-c", script],
+        # under a subreaper (lab.reaper): the QEMU processes libvirtd daemonizes are reaped when they exit, not
+        # left zombies that libvirt waits 40 s on each (this machine's PID 1 reaps no orphans)
+        subprocess.Popen(["unshare", "--mount", "--propagation", "private", "--", sys.executable, "-m",
+                          "clusterforge.lab.reaper", "sh", "-c", script],
                          stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True, cwd=root)
     deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline:
