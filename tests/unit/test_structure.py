@@ -33,8 +33,9 @@ ALLOWED = {
     "plan": {"model", "vocab", "nos"},
     "loading": {"model", "plan", "vocab", "gcpause", "fanout"},
     "render": {"model", "plan", "vocab", "nos", "paths", "gcpause", "fanout", "outdir"},
-    # reads each router's frr.conf from the rendered tree; installs a bare-metal server through its BMC (baremetal)
-    "lab": {"model", "plan", "vocab", "paths", "render", "baremetal"},
+    # reads each router's frr.conf from the rendered tree; installs a bare-metal server through its BMC (baremetal);
+    # its libvirtd runs under a subreaper (ops.proctree)
+    "lab": {"model", "plan", "vocab", "paths", "render", "baremetal", "ops"},
     "provision": {"paths", "outdir", "sshmux"},
     # verify.gpu.launch reads clusterforge.__file__ for its workers; the host checks read the rendered tree
     # with the YAML dialect render writes it in (render.yamltext)

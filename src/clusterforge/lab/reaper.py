@@ -5,8 +5,9 @@ and belongs to the nearest subreaper, else to PID 1. PID 1 on this machine is no
 orphans: a finished QEMU stayed a zombie, ``kill(pid, 0)`` kept succeeding, and libvirt waited out its
 kill timeout (``virProcessKillPainfullyDelay``: "Failed to terminate process ... with SIGKILL: Device or
 resource busy") for each: 80 s for the two capability probes at the first ``defineXML`` of a lab, and again
-whenever a VM powered itself off. Started as the parent of libvirtd (``lab.libvirtd.ensure``), this process
-marks itself a subreaper (prctl PR_SET_CHILD_SUBREAPER), runs the command, passes SIGTERM/SIGINT/SIGHUP on
+whenever a VM powered itself off. (The CLI and the Pulumi providers are subreapers too, but they reap only
+what they wait for.) Started as the parent of libvirtd (``lab.libvirtd.ensure``), this process marks itself
+a subreaper (``ops.proctree.become_subreaper``), runs the command, passes SIGTERM/SIGINT/SIGHUP on
 to it, reaps every child until none is left and exits with the command's status.
 
     python -m clusterforge.lab.reaper COMMAND [ARG...]
@@ -15,23 +16,21 @@ to it, reaps every child until none is left and exits with the command's status.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import signal
 import sys
 
-__all__ = ["main"]
+from clusterforge.ops.proctree import become_subreaper
 
-PR_SET_CHILD_SUBREAPER = 36  # linux/prctl.h
+__all__ = ["main"]
 
 
 def main(argv: list[str]) -> int:
     if not argv:
         print("usage: python -m clusterforge.lab.reaper COMMAND [ARG...]", file=sys.stderr)
         return 2
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
-        print(f"reaper: prctl(PR_SET_CHILD_SUBREAPER): {os.strerror(ctypes.get_errno())}", file=sys.stderr)
+    if not become_subreaper():
+        print("reaper: prctl(PR_SET_CHILD_SUBREAPER) failed", file=sys.stderr)
         return 1
     child = os.fork()
     if child == 0:
