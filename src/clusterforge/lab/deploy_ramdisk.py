@@ -6,9 +6,9 @@ image's own ``modules.dep``) and ``/init`` below. It boots with the OS image's o
 match. ``/init`` reads everything from the kernel command line that ``render.deploy`` wrote (values that
 passed the grammars there): it loads the drivers, takes the boot NIC by its MAC, asks DHCP for its
 address, sends its progress as syslog to the boot server, fetches the image's manifest (refused unless its
-SHA-256 is the command line's), then each part into memory, the next one downloading while the last is
-checked against the manifest's SHA-256 and written to the disk with O_DIRECT (the guest's DMA path: under
-an emulated CPU a pipe or page-cache copy costs per byte); it refuses a disk of another size and a part
+SHA-256 is the command line's), then each part into memory, the next one downloading and being hashed while
+the last, checked against the manifest's SHA-256, is written to the disk with O_DIRECT (the guest's DMA path:
+under an emulated CPU a pipe or page-cache copy costs per byte); it refuses a disk of another size and a part
 whose SHA-256 differs before any of it is written, flushes, calls the boot server back with the host key
 and powers off. Every failure is one ``cf-deploy: FAILED: ...`` line
 (the wait turns it into one error naming the server) followed by a power-off.
@@ -43,10 +43,11 @@ DRIVERS = ("virtio_pci", "virtio_blk", "virtio_net", "nvme", "ahci", "sd_mod", "
 WRITE_IMAGE = r"""set -o pipefail
 W=${W:-/tmp}  # where parts wait: the ramdisk's memory
 fetch() {  # fetch NAME: $W/NAME, whole, or no file
-  rm -f "$W/$1" "$W/$1.in"
+  rm -f "$W/$1" "$W/$1.in" "$W/$1.sum"
   wget -q -O "$W/$1.in" "http://$SERVER/image/$HOST/$1" && mv "$W/$1.in" "$W/$1"
 }
 sha() { sha256sum "$1" | cut -d' ' -f1; }
+take() { fetch "$1" && sha "$W/$1" > "$W/$1.sum"; }  # fetched and hashed, beside the write of the part before
 say "step: fetching the image manifest"
 fetch manifest || fail "the boot server did not serve the image manifest"
 GOT=$(sha "$W/manifest")
@@ -54,7 +55,7 @@ GOT=$(sha "$W/manifest")
 TOTAL=$(wc -l < "$W/manifest")
 exec 3< "$W/manifest"
 read -r NAME OFF SIZE SUM <&3 || fail "the image manifest is empty"
-fetch "$NAME" & PID=$!
+take "$NAME" & PID=$!
 N=0; MIB=0
 while [ -n "$NAME" ]; do
   case "$NAME" in p[0-9][0-9][0-9][0-9].lzo) ;; *) fail "the manifest's line $((N + 1)) names no part" ;; esac
@@ -63,12 +64,12 @@ while [ -n "$NAME" ]; do
   [ "${#SUM}" = 64 ] || fail "the manifest's line $((N + 1)) has no SHA-256"
   NEXT=""; read -r NEXT NOFF NSIZE NSUM <&3
   wait "$PID" || fail "the boot server did not serve $NAME"
-  [ -n "$NEXT" ] && { fetch "$NEXT" & PID=$!; }  # the next part downloads while this one is checked and written
-  GOT=$(sha "$W/$NAME")
+  [ -n "$NEXT" ] && { take "$NEXT" & PID=$!; }  # the next part downloads and is hashed while this one is written
+  GOT=$(cat "$W/$NAME.sum")
   [ "$GOT" = "$SUM" ] || fail "$NAME arrived with SHA-256 $GOT, not $SUM"
   lzop -dc "$W/$NAME" | dd of="$DISK" bs=4M seek="$OFF" iflag=fullblock oflag=seek_bytes,direct conv=notrunc,fsync \
     2>"$W/dd.err" || fail "writing $NAME to $DISK at byte $OFF: $(tail -n 1 "$W/dd.err")"
-  rm -f "$W/$NAME"
+  rm -f "$W/$NAME" "$W/$NAME.sum"
   N=$((N + 1)); MIB=$((MIB + SIZE / 1048576))
   [ "$N" = 1 ] || [ $((N % 16)) = 0 ] || [ "$N" = "$TOTAL" ] && say "step: wrote $N of $TOTAL parts ($MIB MiB) to $DISK"
   NAME=$NEXT; OFF=$NOFF; SIZE=$NSIZE; SUM=$NSUM
