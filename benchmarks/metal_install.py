@@ -3,7 +3,9 @@
     python benchmarks/metal_install.py            # one server of inventory/lab-metal.yaml, no container lab:
                                                   # its VM, BMC, provisioning network and the install, timed
     python benchmarks/metal_install.py --up       # `clusterforge up inventory/lab-metal.yaml --stack metal --yes`
-                                                  # under flock /work/lab.lock, timed, then `destroy`
+                                                  # under flock /work/lab.lock, timed, then `destroy`: prints
+                                                  # blank to installed, installed to verified, blank VM to
+                                                  # verified for the bare-metal server, and the whole run
 
 Prints one line per step with the seconds since the start (BMC answering, inventory, BIOS, the OS and disk
 images (image method), power on, iPXE, the deploy ramdisk's or the installer's steps, installed, SSH) and the
@@ -17,6 +19,8 @@ of the image; ``--image NAME`` deploys that golden image (``.lab/images/NAME``) 
 from __future__ import annotations
 
 import argparse
+import os
+import re
 import shutil
 import subprocess
 import sys
@@ -89,14 +93,42 @@ def one_server(timeout_s: float, method: str = "image", image: str | None = None
         say(None, "removed the VM, its BMC, the provisioning network and the bridges")
 
 
+# the moments of a bare-metal server's bring-up, as `up` prints them (one line each; first match counts)
+MOMENTS = (("powered on, blank", re.compile(r": one-time UEFI network boot set; powered on")),
+           ("image written and checked", re.compile(r": install: image written and checked")),
+           ("installed, SSH answers", re.compile(r": install: sshd of the installed system answers")),
+           ("roles done", re.compile(r"provision su\d+: .*: done, \d+ tasks")),
+           ("verified", re.compile(r"Verification su\d+-verify created")))
+
+
 def whole_up() -> int:
+    """The whole `up`, its output passed through and timed line by line: blank to installed, installed to
+    verified and blank to verified for the bare-metal server, then the whole run; `destroy` after it."""
     cf = [sys.executable, "-m", "clusterforge.cli"]
     t0 = time.monotonic()
-    up = subprocess.run(["flock", "/work/lab.lock", *cf, "up", str(INVENTORY), "--stack", "metal", "--yes"])
+    seen: dict[str, float] = {}
+    proc = subprocess.Popen(["flock", "/work/lab.lock", *cf, "up", str(INVENTORY), "--stack", "metal", "--yes"],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace",
+                            env={**os.environ, "PYTHONUNBUFFERED": "1"})  # each line as it happens
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        sys.stdout.write(line)
+        for name, pattern in MOMENTS:
+            if name not in seen and pattern.search(line):
+                seen[name] = time.monotonic() - t0
+    rc = proc.wait()
     secs = time.monotonic() - t0
-    print(f"clusterforge up inventory/lab-metal.yaml --stack metal: exit {up.returncode} after {secs:.0f} s")
+    print(f"clusterforge up inventory/lab-metal.yaml --stack metal: exit {rc} after {secs:.0f} s")
+    for name, _ in MOMENTS:
+        print(f"  {name:28} {seen[name]:6.0f} s" if name in seen else f"  {name:28}    (not seen)")
+    spans = (("blank to installed", "powered on, blank", "installed, SSH answers"),
+             ("installed to verified", "installed, SSH answers", "verified"),
+             ("blank VM to verified", "powered on, blank", "verified"))
+    for label, start, end in spans:
+        if start in seen and end in seen:
+            print(f"  {label:28} {seen[end] - seen[start]:6.0f} s")
     subprocess.run(["flock", "/work/lab.lock", *cf, "destroy", str(INVENTORY), "--stack", "metal", "--yes"])
-    return up.returncode
+    return rc
 
 
 def main() -> int:
