@@ -247,9 +247,9 @@ def install(req: InstallRequest, progress: Progress = _noop) -> dict[str, Any]:
         if req.method not in METHODS:
             raise LabError(f"{name}: install method {req.method!r} is not one of {', '.join(METHODS)}")
         deploy = _deploy(req, target, inventory.disk_bytes, progress) if req.method == "image" else None
-        sums = manifest_sha256(deploy.image) if deploy is not None else None
+        image_digest = manifest_sha256(deploy.image) if deploy is not None else None
         try:
-            if deploy is not None and prior.get("status") == "installing" and prior.get("written") == sums:
+            if deploy is not None and prior.get("status") == "installing" and prior.get("written") == image_digest:
                 # the last run's ramdisk wrote and checked this very image, then the run stopped (a BMC that
                 # stopped answering, Ctrl-C): boot the disk rather than write it again
                 progress(name, "install: the disk holds this image (written and checked by the last run);"

@@ -247,24 +247,26 @@ def _segments(sources: list[tuple[Path, int]], offset: int) -> list[tuple[int, l
 
 
 def _compress_part(pieces: list[tuple[Path, int, int]], out: Path) -> tuple[int, str]:
-    """``busybox lzop -1`` of the pieces, concatenated, into ``out``: (raw bytes, SHA-256 of ``out``)."""
+    """``busybox lzop -1`` of the pieces, concatenated, into ``out`` (0600: the root file system holds the
+    server's SSH host key): (raw bytes, SHA-256 of ``out``)."""
     from .deploy_ramdisk import busybox
 
-    raw = bytearray()
+    chunks = []
     for path, start, size in pieces:
         with path.open("rb") as f:
             f.seek(start)
-            data = f.read(size)
-        if len(data) != size:
+            chunks.append(f.read(size))
+        if len(chunks[-1]) != size:
             raise LabError(f"{path} is shorter than {start + size} bytes")
-        raw += data
-    with out.open("wb") as sink:
-        rc = subprocess.run([str(busybox()), "lzop", "-1", "-c"], input=bytes(raw), stdout=sink).returncode
+    raw = b"".join(chunks)
+    done = subprocess.run([str(busybox()), "lzop", "-1", "-c"], input=raw, capture_output=True)
+    if done.returncode != 0:
+        raise LabError(f"busybox lzop exited with {done.returncode} compressing {out.name}")
+    with open(os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as sink:
+        sink.write(done.stdout)
         sink.flush()
         os.fsync(sink.fileno())
-    if rc != 0:
-        raise LabError(f"busybox lzop exited with {rc} compressing {out.name}")
-    return len(raw), hashlib.sha256(out.read_bytes()).hexdigest()
+    return len(raw), hashlib.sha256(done.stdout).hexdigest()
 
 
 def _parts(pieces: list[tuple[int, list[tuple[Path, int]]]], stage: Path) -> tuple[ImagePart, ...]:
@@ -354,8 +356,6 @@ def host_image(lab: str, server: str, tree: Path, files: dict[str, FileSpec], *,
         parts = _parts(pieces, out)
         image = DiskImage(disk_bytes=disk_bytes, parts=parts, host_key=" ".join(key_pub.split()[:2]))
         checked_image(image)
-        for part in parts:  # 0600: the root file system holds the server's SSH host key
-            os.chmod(out / part.name, 0o600)
         manifest.unlink(missing_ok=True)  # no manifest names half-replaced parts
         shutil.rmtree(where / "parts", ignore_errors=True)
         where.mkdir(parents=True, exist_ok=True)
