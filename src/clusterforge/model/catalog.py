@@ -1,14 +1,13 @@
 """Catalog of hardware models: servers, switches, PDUs. Inventories reference entries by name."""
 
-from __future__ import annotations
-
 from functools import partial
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 
 from clusterforge.model.base import Declared
 from clusterforge.model.grammar import FreeText, GpuModel, ModelKey, NicName, PartNumber, RdmaDevice
+from clusterforge.model.numbers import WHOLE, Integer, Number
 from clusterforge.model.parts import CduModel, NicModel, PowerShelfModel
 from clusterforge.model.rackscale import RackSystemModel
 from clusterforge.model.sonic_ports import SonicPlatform
@@ -23,21 +22,21 @@ __all__ = [
 class Tflops(Declared):
     """Per-GPU dense (non-sparse) peak TFLOPS by precision."""
 
-    fp16: float = Field(gt=0, le=1e6)
-    bf16: float = Field(gt=0, le=1e6)
-    fp32: float = Field(gt=0, le=1e6)
-    tf32: float = Field(gt=0, le=1e6)
-    fp8: float | None = Field(default=None, gt=0, le=1e6, description="dense FP8 (Hopper and later)")
+    fp16: Number = Field(gt=0, le=1e6)
+    bf16: Number = Field(gt=0, le=1e6)
+    fp32: Number = Field(gt=0, le=1e6)
+    tf32: Number = Field(gt=0, le=1e6)
+    fp8: Number | None = Field(default=None, gt=0, le=1e6, description="dense FP8 (Hopper and later)")
 
 
 class PrecisionFloors(Declared):
     """Per-GPU TFLOPS a healthy card reaches (matmul n = 8192), by precision; an absent precision is not gated."""
 
-    fp16: float | None = Field(default=None, gt=0, le=1e6)
-    bf16: float | None = Field(default=None, gt=0, le=1e6)
-    fp32: float | None = Field(default=None, gt=0, le=1e6)
-    tf32: float | None = Field(default=None, gt=0, le=1e6)
-    fp8: float | None = Field(default=None, gt=0, le=1e6)
+    fp16: Number | None = Field(default=None, gt=0, le=1e6)
+    bf16: Number | None = Field(default=None, gt=0, le=1e6)
+    fp32: Number | None = Field(default=None, gt=0, le=1e6)
+    tf32: Number | None = Field(default=None, gt=0, le=1e6)
+    fp8: Number | None = Field(default=None, gt=0, le=1e6)
 
 
 class AcceptanceFloors(Declared):
@@ -45,20 +44,20 @@ class AcceptanceFloors(Declared):
     device copy bandwidth (read + write counted). `basis` says where the figures come from (measured on
     lent hardware, or derived from the datasheet peak at the ratios measured on a related card)."""
 
-    burst_tflops: PrecisionFloors = Field(default_factory=PrecisionFloors)
-    sustained_tflops: PrecisionFloors = Field(default_factory=PrecisionFloors)
-    memory_bandwidth_tbps: float | None = Field(default=None, gt=0, le=1000)
+    burst_tflops: PrecisionFloors = Field(default_factory=PrecisionFloors.model_construct)
+    sustained_tflops: PrecisionFloors = Field(default_factory=PrecisionFloors.model_construct)
+    memory_bandwidth_tbps: Number | None = Field(default=None, gt=0, le=1000)
     basis: FreeText = ""
 
 
 class GpuSpec(Declared):
     model: GpuModel
-    count: int = Field(ge=0, le=16)
-    memory_gb: float = Field(gt=0, le=100_000)
+    count: Integer = Field(ge=0, le=16)
+    memory_gb: Number = Field(gt=0, le=100_000)
     tflops_dense: Tflops
     nvswitch: bool = False
-    tdp_w: float = Field(default=700, gt=0, le=10_000)
-    memory_bandwidth_tbps: float | None = Field(default=None, gt=0, le=1000, description="datasheet HBM bandwidth")
+    tdp_w: Number = Field(default=700, gt=0, le=10_000)
+    memory_bandwidth_tbps: Number | None = Field(default=None, gt=0, le=1000, description="datasheet HBM bandwidth")
     acceptance: AcceptanceFloors | None = None
 
 
@@ -67,19 +66,19 @@ class CpuSpec(Declared):
     spec sheet gives it; ``model`` is for the reader."""
 
     model: FreeText = ""
-    sockets: int = Field(ge=1, le=16)
-    cores_per_socket: int = Field(ge=1, le=1024)
-    threads_per_core: int = Field(default=2, ge=1, le=8)
+    sockets: Integer = Field(ge=1, le=16)
+    cores_per_socket: Integer = Field(ge=1, le=1024)
+    threads_per_core: Integer = Field(default=2, ge=1, le=8)
 
 
 class NicGroup(Declared):
-    count: int = Field(ge=0, le=32)
-    speed_gbps: int = Field(gt=0, le=3200)
+    count: Integer = Field(ge=0, le=32)
+    speed_gbps: Integer = Field(gt=0, le=3200)
     names: list[NicName] | None = Field(default=None, max_length=32)
     rdma_devices: list[RdmaDevice] | None = Field(default=None, max_length=64, description="the RDMA device of"
                                                   " each port, in rail order (NCCL_IB_HCA); unset: not known")
     model: ModelKey | None = Field(default=None, description="catalog NIC model (catalog.nics)")
-    planes: int = Field(default=1, ge=1, le=2, description="Ethernet planes per NIC: 2 for a ConnectX-8 on"
+    planes: Integer = Field(default=1, ge=1, le=2, description="Ethernet planes per NIC: 2 for a ConnectX-8 on"
                         " Ethernet (2 x 400GbE), each plane its own rail and leaf")
 
     @property
@@ -90,14 +89,14 @@ class NicGroup(Declared):
 
 class ServerNics(Declared):
     data: NicGroup
-    storage: NicGroup = Field(default_factory=partial(NicGroup, count=2, speed_gbps=200))
-    management: NicGroup = Field(default_factory=partial(NicGroup, count=1, speed_gbps=25))
-    oob: NicGroup = Field(default_factory=partial(NicGroup, count=1, speed_gbps=1))
+    storage: NicGroup = Field(default_factory=partial(NicGroup.model_construct, count=2, speed_gbps=200))
+    management: NicGroup = Field(default_factory=partial(NicGroup.model_construct, count=1, speed_gbps=25))
+    oob: NicGroup = Field(default_factory=partial(NicGroup.model_construct, count=1, speed_gbps=1))
 
 
 class Psu(Declared):
-    count: int = Field(ge=1, le=12)
-    rating_w: float = Field(gt=0, le=100_000)
+    count: Integer = Field(ge=1, le=12)
+    rating_w: Number = Field(gt=0, le=100_000)
 
 
 class ServerModel(Declared):
@@ -107,15 +106,15 @@ class ServerModel(Declared):
     description: FreeText = ""
     gpu: GpuSpec
     cpu: CpuSpec | None = Field(default=None, description="CPU topology (Slurm node lines)")
-    memory_gb: int | None = Field(default=None, ge=1, le=1_000_000, description="installed system memory, GiB")
+    memory_gb: Integer | None = Field(default=None, ge=1, le=1_000_000, description="installed system memory, GiB")
     nics: ServerNics
     psu: Psu
-    max_draw_w: float = Field(gt=0, le=200_000)
-    height_u: int = Field(ge=1, le=12)
-    weight_kg: float = Field(gt=0, le=10_000)
-    price: float = Field(ge=0, le=1e9)
+    max_draw_w: Number = Field(gt=0, le=200_000)
+    height_u: Integer = Field(ge=1, le=12)
+    weight_kg: Number = Field(gt=0, le=10_000)
+    price: Number = Field(ge=0, le=1e9)
     source: FreeText = ""
-    liquid_fraction: float = Field(default=0.0, ge=0, le=1, description="share of the heat taken by the liquid"
+    liquid_fraction: Number = Field(default=0.0, ge=0, le=1, description="share of the heat taken by the liquid"
                                    " loop (direct liquid cooling); the rest goes to air")
 
 
@@ -124,20 +123,20 @@ class SwitchModel(Declared):
     part_number: PartNumber | None = Field(default=None, description="the manufacturer's orderable part number"
                                            " (device-type export); unset: none is exported")
     description: FreeText = ""
-    ports: int = Field(ge=4, le=4096, description="front-panel ports (modular chassis: all line cards)")
-    speed_gbps: int = Field(gt=0, le=3200)
+    ports: Integer = Field(ge=4, le=4096, description="front-panel ports (modular chassis: all line cards)")
+    speed_gbps: Integer = Field(gt=0, le=3200)
     transport: Literal["ethernet", "infiniband"] = "ethernet"
-    lanes_per_port: int = Field(default=8, ge=1, le=8, description="SerDes lanes per port (SONiC port naming)")
-    uplinks: int = Field(default=0, ge=0, le=16, description="dedicated uplink ports beyond `ports` (ToR models)")
-    uplink_speed_gbps: int | None = Field(default=None, gt=0, le=3200)
+    lanes_per_port: Integer = Field(default=8, ge=1, le=8, description="SerDes lanes per port (SONiC port naming)")
+    uplinks: Integer = Field(default=0, ge=0, le=16, description="dedicated uplink ports beyond `ports` (ToR models)")
+    uplink_speed_gbps: Integer | None = Field(default=None, gt=0, le=3200)
     sonic: SonicPlatform | None = Field(default=None, description="SONiC platform port map (port_config.ini)")
     eos_queue: Literal["uc-tx-queue", "tx-queue"] = Field(
         default="tx-queue", description="EOS egress queue keyword: uc-tx-queue where the ASIC has separate unicast"
         " and multicast queues (Trident/Tomahawk: 7050X, 7060X, 7260X), tx-queue where it has one family (Jericho)")
-    max_draw_w: float = Field(gt=0, le=200_000)
-    height_u: int = Field(ge=1, le=32)
-    weight_kg: float = Field(gt=0, le=10_000)
-    price: float = Field(ge=0, le=1e9)
+    max_draw_w: Number = Field(gt=0, le=200_000)
+    height_u: Integer = Field(ge=1, le=32)
+    weight_kg: Number = Field(gt=0, le=10_000)
+    price: Number = Field(ge=0, le=1e9)
     source: FreeText = ""
 
 
@@ -146,13 +145,13 @@ class PduModel(Declared):
     part_number: PartNumber | None = Field(default=None, description="the manufacturer's orderable part number"
                                            " (device-type export); unset: none is exported")
     description: FreeText = ""
-    outlets: int = Field(ge=1, le=96)
-    phases: Literal[1, 3] = 3
-    rating_a: float = Field(gt=0, le=1000)
-    voltage_v: float = Field(gt=0, le=1000)
-    height_u: int = Field(default=0, ge=0, le=2, description="0 = zero-U vertical PDU")
-    weight_kg: float = Field(gt=0, le=1000)
-    price: float = Field(ge=0, le=1e9)
+    outlets: Integer = Field(ge=1, le=96)
+    phases: Annotated[Literal[1, 3], WHOLE] = 3
+    rating_a: Number = Field(gt=0, le=1000)
+    voltage_v: Number = Field(gt=0, le=1000)
+    height_u: Integer = Field(default=0, ge=0, le=2, description="0 = zero-U vertical PDU")
+    weight_kg: Number = Field(gt=0, le=1000)
+    price: Number = Field(ge=0, le=1e9)
     source: FreeText = ""
 
 
@@ -160,8 +159,8 @@ class CableModel(Declared):
     """A cable or optic class: dac (in rack), aoc (in row), fibre (beyond; needs 2 transceivers), cat6."""
 
     description: FreeText = ""
-    price: float = Field(ge=0, le=1e9)
-    max_length_m: float = Field(gt=0, le=100_000)
+    price: Number = Field(ge=0, le=1e9)
+    max_length_m: Number = Field(gt=0, le=100_000)
     source: FreeText = ""
 
 

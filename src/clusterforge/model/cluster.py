@@ -1,7 +1,5 @@
 """The whole declaration: ClusterSpec, and the rules that span several objects."""
 
-from __future__ import annotations
-
 from itertools import combinations
 
 from netaddr import IPNetwork
@@ -30,16 +28,17 @@ class ClusterSpec(Declared):
     site: Site
     catalog_files: list[str] = Field(default=[], max_length=32)  # loader.MAX_CATALOG_FILES
     catalog: Catalog
-    envelope: Envelope = Field(default_factory=Envelope)
+    envelope: Envelope = Field(default_factory=Envelope.model_construct)
     scalable_units: list[ScalableUnit] = Field(min_length=1, max_length=4096)
     networks: Networks
-    storage: Storage = Field(default_factory=Storage)
-    control: Control = Field(default_factory=Control)
-    software: Software = Field(default_factory=Software)
+    storage: Storage = Field(default_factory=Storage.model_construct)
+    control: Control = Field(default_factory=Control.model_construct)
+    software: Software = Field(default_factory=Software.model_construct)
     teams: list[Team] = Field(default=[], max_length=1000)
     schedulers: list[SchedulerName] = Field(default=["kubernetes"], min_length=1, max_length=2)
-    slurm: Slurm = Field(default_factory=Slurm)
-    baremetal: Baremetal = Field(default_factory=Baremetal)  # how servers are managed through their BMCs, by model
+    slurm: Slurm = Field(default_factory=Slurm.model_construct)
+    # how servers are managed through their BMCs, by model
+    baremetal: Baremetal = Field(default_factory=Baremetal.model_construct)
 
     def su(self, su_id: int) -> ScalableUnit:
         for unit in self.scalable_units:

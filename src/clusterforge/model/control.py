@@ -1,13 +1,12 @@
 """Control/head nodes: the hosts that run the cluster's Kubernetes control plane."""
 
-from __future__ import annotations
-
-from typing import Literal
+from typing import Annotated, Literal, Self
 
 from pydantic import model_validator
 
 from clusterforge.model.base import Declared
 from clusterforge.model.grammar import ModelKey
+from clusterforge.model.numbers import WHOLE
 
 __all__ = ["Control", "CONTROL_NODE_COUNTS"]
 
@@ -17,11 +16,11 @@ CONTROL_NODE_COUNTS = (0, 1, 3)
 
 
 class Control(Declared):
-    nodes: Literal[0, 1, 3] = 0
+    nodes: Annotated[Literal[0, 1, 3], WHOLE] = 0
     server_model: ModelKey | None = None
 
     @model_validator(mode="after")
-    def _model(self) -> Control:
+    def _model(self) -> Self:
         if self.nodes and not self.server_model:
             raise ValueError("control.nodes > 0 needs control.server_model")
         return self

@@ -11,6 +11,7 @@ from pydantic import ValidationError
 from clusterforge.model.checks import semantic_problems
 from clusterforge.model.cluster import ClusterSpec, Loc, cross_problems
 from clusterforge.model.errors import DeclarationError, Problem, field_path, shown
+from clusterforge.model.numbers import number_message
 from clusterforge.model.yamlfast import load_plain
 from clusterforge.model.yamlsafe import UnsafeInput, parse_yaml, read_declaration_text
 
@@ -211,6 +212,8 @@ def _message(error: dict) -> str:
     if kind == "literal_error":
         return f"{error['msg']}; got {shown(error.get('input'))}"
     message = error["msg"]
+    if kind in ("int_type", "float_type"):  # model.numbers: a YAML habit where a number belongs, in plain words
+        message = number_message("integer" if kind == "int_type" else "number", error.get("input")) or message
     if message.startswith("Value error, "):
         message = message[len("Value error, "):]
     if "password" in error.get("loc", ()):  # what was written where a password reference belongs is not echoed

@@ -10,15 +10,14 @@ file under the repository holding the password). Every name and value that reach
 BIOS attribute names are Redfish identifiers, values are strings of a safe alphabet, integers or booleans.
 """
 
-from __future__ import annotations
-
 import re
-from typing import Annotated, Literal
+from typing import Annotated, Literal, Self
 
 from pydantic import AfterValidator, BeforeValidator, Field, model_validator
 
 from clusterforge.model.base import Declared
 from clusterforge.model.grammar import ModelKey
+from clusterforge.model.numbers import Integer
 
 __all__ = ["BiosName", "BiosValue", "SecretRef", "Credentials", "Management", "Baremetal", "BMC_USER_FORM",
            "REPO_PATH_FORM"]
@@ -77,7 +76,7 @@ class SecretRef(Declared):
                                    " whose plaintext is the secret")
 
     @model_validator(mode="after")
-    def _one(self) -> SecretRef:
+    def _one(self) -> Self:
         if (self.pulumi is None) == (self.vault is None):
             raise ValueError("name exactly one of pulumi: KEY (a stack secret) or vault: PATH (an ansible-vault file)")
         return self
@@ -106,7 +105,7 @@ class Management(Declared):
     ca: RepoPath | None = Field(default=None, description="PEM CA file (repository path) the BMC's TLS certificate"
                                 " is verified against; unset: the system's trust store")
     verify_tls: bool = True
-    port: int = Field(default=443, ge=1, le=65535)
+    port: Integer = Field(default=443, ge=1, le=65535)
     boot_mode: Literal["uefi"] = "uefi"
     boot_target: Literal["pxe", "uefi_http"] = Field(default="pxe", description="one-time network boot source")
     bios: dict[BiosName, BiosValue] = Field(default={}, max_length=256, description="BIOS attributes to apply"

@@ -1,13 +1,12 @@
 """The four planes (data, storage, management, oob), their pools and fabric intent."""
 
-from __future__ import annotations
-
-from typing import Literal
+from typing import Literal, Self
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from clusterforge.model.base import Declared
 from clusterforge.model.grammar import ModelKey, Owner, VrfName
+from clusterforge.model.numbers import Integer, Number
 from clusterforge.model.pools import Ipv4Pool
 
 __all__ = ["PlaneName", "PLANES", "Transport", "Nos", "Qos", "AsnRanges", "Gateway", "Plane", "Networks"]
@@ -29,19 +28,19 @@ _RANGES = {  # field: allowed range and why, said in the error (the default-clas
 class Qos(Declared):
     """One lossless-RoCE intent, rendered per NOS and on hosts."""
 
-    roce_dscp: int = Field(default=26, ge=0, le=63)
+    roce_dscp: Integer = Field(default=26, ge=0, le=63)
     # the lossless priority: PG 0 holds every lossy class and TC 7 is the switch's own control traffic
     # (SONiC's TC_TO_PRIORITY_GROUP_MAP 7 -> 7), so 1-6 (docs/pfc-headroom.md)
-    roce_priority: int = Field(default=3, ge=0, le=6)  # 0: refused below, with the reason
-    cnp_dscp: int = Field(default=48, ge=0, le=63)
-    cnp_priority: int = Field(default=6, ge=0, le=7)
-    ecn_min_bytes: int = Field(default=150_000, gt=0, le=1 << 30)
-    ecn_max_bytes: int = Field(default=1_500_000, gt=0, le=1 << 30)
-    ecn_probability_pct: int = Field(default=100, ge=1, le=100)
-    pfc_watchdog_ms: int = Field(default=200, ge=100, le=5000)  # SONiC PFC_WD detection_time range
+    roce_priority: Integer = Field(default=3, ge=0, le=6)  # 0: refused below, with the reason
+    cnp_dscp: Integer = Field(default=48, ge=0, le=63)
+    cnp_priority: Integer = Field(default=6, ge=0, le=7)
+    ecn_min_bytes: Integer = Field(default=150_000, gt=0, le=1 << 30)
+    ecn_max_bytes: Integer = Field(default=1_500_000, gt=0, le=1 << 30)
+    ecn_probability_pct: Integer = Field(default=100, ge=1, le=100)
+    pfc_watchdog_ms: Integer = Field(default=200, ge=100, le=5000)  # SONiC PFC_WD detection_time range
     # DWRR share of the RoCE queue; the six lossy queues split the rest, at least 1 % each
-    ets_roce_pct: int = Field(default=50, ge=1, le=94)
-    pfc_cable_length_m: int = Field(default=100, ge=1, le=10_000)  # the pools bound it further (plan/headroom.py)
+    ets_roce_pct: Integer = Field(default=50, ge=1, le=94)
+    pfc_cable_length_m: Integer = Field(default=100, ge=1, le=10_000)  # the pools bound it further (plan/headroom.py)
     # DSCP -> traffic class for every DSCP the two RoCE ones leave: "precedence" = DSCP >> 3 (class selector,
     # EOS's and Cumulus's own default), "best_effort" = TC 0; either way no other DSCP reaches the
     # lossless or the CNP class (docs/pfc-headroom.md, "DSCP policy")
@@ -80,9 +79,9 @@ class Qos(Declared):
 class AsnRanges(Declared):
     """BGP ASNs for routed fabrics: one per leaf from leaf_base, one per spine tier/SU, one for cores."""
 
-    leaf_base: int = Field(default=4_200_000_000, ge=1, le=4_294_967_294)
-    spine_base: int = Field(default=4_200_100_000, ge=1, le=4_294_967_294)
-    core: int = Field(default=4_200_200_000, ge=1, le=4_294_967_294)
+    leaf_base: Integer = Field(default=4_200_000_000, ge=1, le=4_294_967_294)
+    spine_base: Integer = Field(default=4_200_100_000, ge=1, le=4_294_967_294)
+    core: Integer = Field(default=4_200_200_000, ge=1, le=4_294_967_294)
 
 
 class Gateway(Declared):
@@ -104,7 +103,7 @@ class Gateway(Declared):
         return by
 
     @model_validator(mode="after")
-    def _external_names_its_owner(self) -> Gateway:
+    def _external_names_its_owner(self) -> Self:
         if self.provider == "external" and self.by is None:
             raise ValueError("an external gateway needs `by`: who answers the hosts' .1 (e.g. by: dc1 core router)")
         return self
@@ -112,18 +111,18 @@ class Gateway(Declared):
 
 class Plane(Declared):
     supernet: Ipv4Pool
-    vlan: int = Field(ge=1, le=4094)
-    mtu: int = Field(default=1500, ge=1280, le=9216)
+    vlan: Integer = Field(ge=1, le=4094)
+    mtu: Integer = Field(default=1500, ge=1280, le=9216)
     transport: Transport = "ethernet"
     nos: Nos = "sonic"
     leaf_model: ModelKey | None = None
     spine_model: ModelKey | None = None
     core_model: ModelKey | None = None
-    oversubscription: float = Field(default=1.0, ge=1.0, le=16.0, description="downlink:uplink, 1.0 = non-blocking")
-    reserved_leaf_ports: int = Field(default=0, ge=0, le=4096,
+    oversubscription: Number = Field(default=1.0, ge=1.0, le=16.0, description="downlink:uplink, 1.0 = non-blocking")
+    reserved_leaf_ports: Integer = Field(default=0, ge=0, le=4096,
                                      description="ports per leaf kept for appliances (e.g. UFM)")
-    min_spines: int = Field(default=2, ge=1, le=64)
-    spine_groups: int = Field(default=1, ge=1, le=64, description="data plane, two tiers: the spines split into"
+    min_spines: Integer = Field(default=2, ge=1, le=64)
+    spine_groups: Integer = Field(default=1, ge=1, le=64, description="data plane, two tiers: the spines split into"
                               " this many groups, group g joined only to the leaves of the g-th block of"
                               " envelope.max_rails / spine_groups consecutive rails (2: one group per plane of a"
                               " twin-plane Ethernet fabric; max_rails: one per rail); 1 = every spine reaches"
@@ -133,7 +132,7 @@ class Plane(Declared):
     # `ipv4 address`, `enable on` -> `state enabled`, ...); "5.14" writes the older spelling for switches
     # not yet upgraded (render/switches/nvue_syntax.py)
     nvue_syntax: Literal["5.15", "5.14"] = "5.15"
-    gateway: Gateway = Field(default_factory=Gateway)
+    gateway: Gateway = Field(default_factory=Gateway.model_construct)
 
 
 class Networks(Declared):
@@ -141,8 +140,8 @@ class Networks(Declared):
     storage: Plane
     management: Plane
     oob: Plane
-    asn: AsnRanges = Field(default_factory=AsnRanges)
-    qos: Qos = Field(default_factory=Qos)
+    asn: AsnRanges = Field(default_factory=AsnRanges.model_construct)
+    qos: Qos = Field(default_factory=Qos.model_construct)
     loopbacks: Ipv4Pool = Field(description="pool for switch loopbacks (routed fabrics)")
     fabric_links: Ipv4Pool = Field(description="pool for /31 leaf-spine-core links")
 

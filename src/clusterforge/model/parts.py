@@ -1,13 +1,12 @@
 """Catalog parts that are not servers or switches: NICs, rack power shelves, coolant distribution units."""
 
-from __future__ import annotations
-
 from typing import Literal
 
 from pydantic import Field
 
 from clusterforge.model.base import Declared
 from clusterforge.model.grammar import FreeText
+from clusterforge.model.numbers import Integer, Number
 
 __all__ = ["NicModel", "PowerShelfModel", "CduModel"]
 
@@ -20,12 +19,12 @@ class NicModel(Declared):
     vendor: FreeText
     description: FreeText = ""
     kind: Literal["supernic", "dpu", "nic"] = "nic"
-    ports: int = Field(default=1, ge=1, le=8)
-    infiniband_gbps: int | None = Field(default=None, gt=0, le=3200, description="top rate per port on InfiniBand")
-    ethernet_gbps: int = Field(gt=0, le=3200, description="top rate per Ethernet link")
-    ethernet_planes: int = Field(default=1, ge=1, le=2)
-    max_draw_w: float = Field(gt=0, le=1000)
-    price: float = Field(ge=0, le=1e7)
+    ports: Integer = Field(default=1, ge=1, le=8)
+    infiniband_gbps: Integer | None = Field(default=None, gt=0, le=3200, description="top rate per port on InfiniBand")
+    ethernet_gbps: Integer = Field(gt=0, le=3200, description="top rate per Ethernet link")
+    ethernet_planes: Integer = Field(default=1, ge=1, le=2)
+    max_draw_w: Number = Field(gt=0, le=1000)
+    price: Number = Field(ge=0, le=1e7)
     source: FreeText = ""
 
 
@@ -34,11 +33,11 @@ class PowerShelfModel(Declared):
 
     vendor: FreeText
     description: FreeText = ""
-    psus: int = Field(ge=1, le=24)
-    psu_rating_w: float = Field(gt=0, le=100_000)
-    height_u: int = Field(default=1, ge=1, le=4)
-    weight_kg: float = Field(gt=0, le=1000)
-    price: float = Field(ge=0, le=1e7)
+    psus: Integer = Field(ge=1, le=24)
+    psu_rating_w: Number = Field(gt=0, le=100_000)
+    height_u: Integer = Field(default=1, ge=1, le=4)
+    weight_kg: Number = Field(gt=0, le=1000)
+    price: Number = Field(ge=0, le=1e7)
     source: FreeText = ""
 
     @property
@@ -54,12 +53,12 @@ class CduModel(Declared):
     description: FreeText = ""
     kind: Literal["in-row", "in-rack", "facility"] = "in-row"
     heat_exchange: Literal["liquid-to-liquid", "liquid-to-air"] = "liquid-to-liquid"
-    capacity_w: float = Field(gt=0, le=100_000_000)
-    rated_supply_c: float = Field(ge=5, le=60, description="facility water supply temperature the capacity holds at")
-    flow_lpm: float = Field(gt=0, le=1_000_000, description="secondary loop flow at capacity, litres per minute")
-    height_u: int = Field(default=0, ge=0, le=60, description="U taken in a rack (in-rack CDUs); 0 = own footprint")
-    footprint_m2: float = Field(default=0.0, ge=0, le=100)
-    weight_kg: float = Field(gt=0, le=100_000)
-    max_draw_w: float = Field(default=0, ge=0, le=1_000_000, description="pumps and controls")
-    price: float = Field(ge=0, le=1e9)
+    capacity_w: Number = Field(gt=0, le=100_000_000)
+    rated_supply_c: Number = Field(ge=5, le=60, description="facility water supply temperature the capacity holds at")
+    flow_lpm: Number = Field(gt=0, le=1_000_000, description="secondary loop flow at capacity, litres per minute")
+    height_u: Integer = Field(default=0, ge=0, le=60, description="U taken in a rack (in-rack CDUs); 0 = own footprint")
+    footprint_m2: Number = Field(default=0.0, ge=0, le=100)
+    weight_kg: Number = Field(gt=0, le=100_000)
+    max_draw_w: Number = Field(default=0, ge=0, le=1_000_000, description="pumps and controls")
+    price: Number = Field(ge=0, le=1e9)
     source: FreeText = ""

@@ -5,14 +5,13 @@ addresses, a BMC and roles), the NVLink switch trays that join every GPU of the 
 domain, and the power shelves feeding the rack's DC busbar, each run of them at fixed U positions.
 """
 
-from __future__ import annotations
-
-from typing import Literal
+from typing import Literal, Self
 
 from pydantic import Field, model_validator
 
 from clusterforge.model.base import Declared
 from clusterforge.model.grammar import FreeText, ModelKey
+from clusterforge.model.numbers import Integer, Number
 
 __all__ = ["TrayRun", "NvlinkSwitchTray", "RackSystemModel", "TRAY_KINDS"]
 
@@ -23,9 +22,9 @@ class TrayRun(Declared):
     """`count` trays of one kind, the first at U `first_u` (1 = bottom), each `height_u` high."""
 
     kind: Literal["compute", "nvlink-switch", "power-shelf"]
-    count: int = Field(ge=1, le=64)
-    first_u: int = Field(ge=1, le=60)
-    height_u: int = Field(default=1, ge=1, le=8)
+    count: Integer = Field(ge=1, le=64)
+    first_u: Integer = Field(ge=1, le=60)
+    height_u: Integer = Field(default=1, ge=1, le=8)
 
     @property
     def positions(self) -> tuple[int, ...]:
@@ -36,9 +35,9 @@ class NvlinkSwitchTray(Declared):
     """One NVLink switch tray: NVSwitch chips joining the rack's GPUs (not an Ethernet/InfiniBand switch)."""
 
     description: FreeText = ""
-    nvswitch_chips: int = Field(ge=1, le=8)
-    max_draw_w: float = Field(gt=0, le=20_000)
-    weight_kg: float = Field(gt=0, le=500)
+    nvswitch_chips: Integer = Field(ge=1, le=8)
+    max_draw_w: Number = Field(gt=0, le=20_000)
+    weight_kg: Number = Field(gt=0, le=500)
 
 
 class RackSystemModel(Declared):
@@ -50,16 +49,16 @@ class RackSystemModel(Declared):
     power_shelf: ModelKey = Field(description="catalog power-shelf model")
     power_redundancy: Literal["N+N", "N+1", "N"] = "N+N"
     layout: list[TrayRun] = Field(min_length=1, max_length=16)
-    rack_u: int = Field(default=48, ge=10, le=60, description="rack height (MGX racks are 48U)")
-    peak_w: float = Field(gt=0, le=1_000_000, description="the vendor's peak (max) rack draw")
-    transient_factor: float = Field(default=1.0, ge=1.0, le=3.0, description="short power excursions above peak,"
+    rack_u: Integer = Field(default=48, ge=10, le=60, description="rack height (MGX racks are 48U)")
+    peak_w: Number = Field(gt=0, le=1_000_000, description="the vendor's peak (max) rack draw")
+    transient_factor: Number = Field(default=1.0, ge=1.0, le=3.0, description="short power excursions above peak,"
                                     " as a factor the power shelves must ride through")
-    liquid_fraction: float = Field(ge=0, le=1, description="share of the rack's heat to the liquid loop")
-    rack_weight_kg: float = Field(gt=0, le=10_000, description="the integrated rack, filled")
-    footprint_m2: float = Field(gt=0, le=10)
-    nvlink_gpus: int = Field(ge=1, le=1024, description="GPUs in the rack's one NVLink domain")
-    manifold_price: float = Field(default=0, ge=0, le=1e8, description="rack manifold and quick disconnects")
-    price: float = Field(ge=0, le=1e10, description="the whole rack")
+    liquid_fraction: Number = Field(ge=0, le=1, description="share of the rack's heat to the liquid loop")
+    rack_weight_kg: Number = Field(gt=0, le=10_000, description="the integrated rack, filled")
+    footprint_m2: Number = Field(gt=0, le=10)
+    nvlink_gpus: Integer = Field(ge=1, le=1024, description="GPUs in the rack's one NVLink domain")
+    manifold_price: Number = Field(default=0, ge=0, le=1e8, description="rack manifold and quick disconnects")
+    price: Number = Field(ge=0, le=1e10, description="the whole rack")
     source: FreeText = ""
 
     def trays(self, kind: str) -> tuple[int, ...]:
@@ -67,7 +66,7 @@ class RackSystemModel(Declared):
         return tuple(u for run in self.layout if run.kind == kind for u in run.positions)
 
     @model_validator(mode="after")
-    def _layout_fits(self) -> RackSystemModel:
+    def _layout_fits(self) -> Self:
         used: dict[int, str] = {}
         for run in self.layout:
             for u in run.positions:

@@ -1,14 +1,13 @@
 """Site and facility limits: power feeds, cooling, racks, floor."""
 
-from __future__ import annotations
-
 import math
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 
 from clusterforge.model.base import Declared
 from clusterforge.model.grammar import ModelKey, Name, Owner
+from clusterforge.model.numbers import WHOLE, Integer, Number
 
 __all__ = ["Feed", "LiquidLoop", "Cooling", "Facility", "Site", "Costs", "THREE_PHASE_FACTOR"]
 
@@ -21,10 +20,10 @@ class Feed(Declared):
     The circuit's current may not exceed the PDU model's rating (``model.checks``).
     """
 
-    voltage_v: float = Field(gt=0, le=1000)
-    amperage_a: float = Field(gt=0, le=1000)
-    phases: Literal[1, 3] = 3
-    max_utilisation: float = Field(default=0.8, gt=0, le=1.0)
+    voltage_v: Number = Field(gt=0, le=1000)
+    amperage_a: Number = Field(gt=0, le=1000)
+    phases: Annotated[Literal[1, 3], WHOLE] = 3
+    max_utilisation: Number = Field(default=0.8, gt=0, le=1.0)
 
     @property
     def capacity_w(self) -> float:
@@ -37,55 +36,55 @@ class LiquidLoop(Declared):
     facility water supply temperature and the loop's temperature rise. plan/liquid.py checks each row."""
 
     cdu_model: ModelKey
-    cdus_per_row: int = Field(ge=1, le=64)
+    cdus_per_row: Integer = Field(ge=1, le=64)
     redundancy: Literal["N", "N+1", "N+2", "2N"] = "N+1"
-    supply_temperature_c: float = Field(ge=5, le=60, description="facility water supply to the CDUs")
-    delta_t_k: float = Field(default=10, gt=0, le=40, description="secondary loop temperature rise")
-    pue: float = Field(default=1.1, ge=1.0, le=3.0, description="PUE of the heat taken by liquid")
-    leak_detection_price_per_rack: float = Field(default=1500, ge=0, le=1e7)
+    supply_temperature_c: Number = Field(ge=5, le=60, description="facility water supply to the CDUs")
+    delta_t_k: Number = Field(default=10, gt=0, le=40, description="secondary loop temperature rise")
+    pue: Number = Field(default=1.1, ge=1.0, le=3.0, description="PUE of the heat taken by liquid")
+    leak_detection_price_per_rack: Number = Field(default=1500, ge=0, le=1e7)
 
 
 class Cooling(Declared):
-    air_limit_w: float = Field(default=25000, gt=0, le=1_000_000)
+    air_limit_w: Number = Field(default=25000, gt=0, le=1_000_000)
     liquid: bool = False
-    liquid_limit_w: float = Field(default=0, ge=0, le=1_000_000)
+    liquid_limit_w: Number = Field(default=0, ge=0, le=1_000_000)
     liquid_loop: LiquidLoop | None = None
 
 
 class Facility(Declared):
-    rack_u: int = Field(default=42, ge=10, le=60)
-    rack_power_limit_w: float = Field(default=40000, gt=0, le=1_000_000)
-    headroom: float = Field(default=0.2, ge=0, lt=1)
+    rack_u: Integer = Field(default=42, ge=10, le=60)
+    rack_power_limit_w: Number = Field(default=40000, gt=0, le=1_000_000)
+    headroom: Number = Field(default=0.2, ge=0, lt=1)
     feed: Feed
-    pdus_per_side: int = Field(default=1, ge=1, le=4,
+    pdus_per_side: Integer = Field(default=1, ge=1, le=4,
                                description="most PDUs (each on its own feed circuit) per rack side; the plan places"
                                            " as many as each rack's load needs with the headroom")
     redundancy: Literal["A/B", "none"] = "A/B"
-    cooling: Cooling = Field(default_factory=Cooling)
-    rack_max_weight_kg: float = Field(default=1360, gt=0, le=100_000)
-    rack_empty_weight_kg: float = Field(default=150, ge=0, le=100_000)
-    rack_footprint_m2: float = Field(default=0.72, gt=0, le=100)
-    floor_load_kg_m2: float = Field(default=1500, gt=0, le=1_000_000)
+    cooling: Cooling = Field(default_factory=Cooling.model_construct)
+    rack_max_weight_kg: Number = Field(default=1360, gt=0, le=100_000)
+    rack_empty_weight_kg: Number = Field(default=150, ge=0, le=100_000)
+    rack_footprint_m2: Number = Field(default=0.72, gt=0, le=100)
+    floor_load_kg_m2: Number = Field(default=1500, gt=0, le=1_000_000)
     pdu_model: ModelKey
-    reserved_top_u: int = Field(default=2, ge=0, le=60,
+    reserved_top_u: Integer = Field(default=2, ge=0, le=60,
                                 description="U kept free at the top of each rack for ToR switches")
-    pue: float = Field(default=1.3, ge=1.0, le=3.0)
+    pue: Number = Field(default=1.3, ge=1.0, le=3.0)
 
 
 class Costs(Declared):
     """Inputs for TCO estimates."""
 
-    power_price_per_kwh: float = Field(default=0.12, ge=0, le=100)
-    average_load_fraction: float = Field(default=0.7, gt=0, le=1)
-    maintenance_pct_per_year: float = Field(default=8.0, ge=0, le=100)
-    facility_works: float = Field(default=0.0, ge=0, le=1e12)
-    staff_per_year: float = Field(default=0.0, ge=0, le=1e12)
-    licences_per_year: float = Field(default=0.0, ge=0, le=1e12)
-    years: int = Field(default=3, ge=1, le=10)
+    power_price_per_kwh: Number = Field(default=0.12, ge=0, le=100)
+    average_load_fraction: Number = Field(default=0.7, gt=0, le=1)
+    maintenance_pct_per_year: Number = Field(default=8.0, ge=0, le=100)
+    facility_works: Number = Field(default=0.0, ge=0, le=1e12)
+    staff_per_year: Number = Field(default=0.0, ge=0, le=1e12)
+    licences_per_year: Number = Field(default=0.0, ge=0, le=1e12)
+    years: Integer = Field(default=3, ge=1, le=10)
 
 
 class Site(Declared):
     name: Name
     owner: Owner = "platform-team"
     facility: Facility
-    costs: Costs = Field(default_factory=Costs)
+    costs: Costs = Field(default_factory=Costs.model_construct)

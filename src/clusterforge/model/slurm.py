@@ -7,14 +7,13 @@ SU unless declared), how GPUs are described to slurmd, and whether the nodes' ha
 simulated (the lab). The Slurm version is a software pin (``software.slurm_version``).
 """
 
-from __future__ import annotations
-
 from typing import Literal
 
 from pydantic import Field
 
 from clusterforge.model.base import Declared
 from clusterforge.model.grammar import Name, SlurmName, SlurmTime
+from clusterforge.model.numbers import Integer
 
 __all__ = ["Slurm", "SlurmPartition", "SCHEDULERS", "SchedulerName"]
 
@@ -28,7 +27,7 @@ class SlurmPartition(Declared):
     limit in Slurm's time format."""
 
     name: SlurmName
-    sus: list[int] = Field(default=[], max_length=4096)
+    sus: list[Integer] = Field(default=[], max_length=4096)
     nodes: list[Name] = Field(default=[], max_length=100_000)
     default: bool = False
     max_time: SlurmTime = "INFINITE"
@@ -50,4 +49,4 @@ class Slurm(Declared):
     partitions: list[SlurmPartition] = Field(default=[], max_length=256)
     gpu_detection: Literal["files", "nvml"] = "files"
     hardware: Literal["real", "simulated"] = "real"
-    real_memory_pct: int = Field(default=95, ge=50, le=100)
+    real_memory_pct: Integer = Field(default=95, ge=50, le=100)

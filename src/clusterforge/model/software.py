@@ -1,13 +1,12 @@
 """Pinned software versions for hosts."""
 
-from __future__ import annotations
-
 from typing import Literal
 
 from pydantic import Field, field_validator
 
 from clusterforge.model.base import Declared
 from clusterforge.model.grammar import DriverBranch, DriverVersion, Name, OsRelease, Version
+from clusterforge.model.numbers import Integer
 
 __all__ = ["Software", "Team", "RESERVED_NAMESPACES"]
 
@@ -32,7 +31,7 @@ class Software(Declared):
 
 class Team(Declared):
     name: Name
-    gpus: int = Field(ge=0, le=10_000_000)
+    gpus: Integer = Field(ge=0, le=10_000_000)
 
     @field_validator("name")
     @classmethod

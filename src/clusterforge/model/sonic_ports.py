@@ -6,16 +6,15 @@ map as runs of evenly spaced ports (most platforms are one run; ToR models with 
 with the upstream file it was read from. `ports()` expands the runs into one entry per port.
 """
 
-from __future__ import annotations
-
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Literal
+from typing import Literal, Self
 
 from pydantic import Field, model_validator
 
 from clusterforge.model.base import Declared
 from clusterforge.model.grammar import FreeText
+from clusterforge.model.numbers import Integer
 
 __all__ = ["SonicPortRun", "SonicPlatform", "SonicPort", "SonicBuffers", "SonicPools", "PgProfileRow", "SpectrumAsic"]
 
@@ -33,16 +32,16 @@ class SonicPort:
 class SonicPortRun(Declared):
     """`ports` consecutive ports: name number, first lane and index each advance by a fixed step."""
 
-    ports: int = Field(ge=1, le=256)
-    first_name: int = Field(default=0, ge=0, description="N of the first EthernetN")
-    name_step: int = Field(ge=1, le=8)
-    first_lane: int = Field(default=0, ge=0)
-    lanes: int = Field(ge=1, le=8, description="lanes per port")
-    lane_step: int = Field(ge=1, le=8)
-    first_index: int = Field(default=1, ge=0)
+    ports: Integer = Field(ge=1, le=256)
+    first_name: Integer = Field(default=0, ge=0, description="N of the first EthernetN")
+    name_step: Integer = Field(ge=1, le=8)
+    first_lane: Integer = Field(default=0, ge=0)
+    lanes: Integer = Field(ge=1, le=8, description="lanes per port")
+    lane_step: Integer = Field(ge=1, le=8)
+    first_index: Integer = Field(default=1, ge=0)
     alias: str | None = Field(default=None, pattern=r"^[a-z]{1,8}$", description="alias prefix + index (etp1)")
-    speed_gbps: int = Field(gt=0, le=800)
-    speeds_gbps: list[int] | None = Field(default=None, description="speeds the default breakout mode allows"
+    speed_gbps: Integer = Field(gt=0, le=800)
+    speeds_gbps: list[Integer] | None = Field(default=None, description="speeds the default breakout mode allows"
                                           " (hwsku.json default_brkout_mode); default: speed_gbps only")
 
 
@@ -53,21 +52,21 @@ SpectrumAsic = Literal["MELLANOX-SPECTRUM", "MELLANOX-SPECTRUM-2", "MELLANOX-SPE
 class SonicPools(Declared):
     """Shared-buffer pool sizes (bytes) of one traditional buffer template (buffers_defaults_t0/t1.j2)."""
 
-    ingress_lossless_pool: int = Field(gt=0)
-    ingress_lossy_pool: int = Field(gt=0)
-    egress_lossless_pool: int = Field(gt=0)
-    egress_lossy_pool: int = Field(gt=0)
+    ingress_lossless_pool: Integer = Field(gt=0)
+    ingress_lossy_pool: Integer = Field(gt=0)
+    egress_lossless_pool: Integer = Field(gt=0)
+    egress_lossy_pool: Integer = Field(gt=0)
 
 
 class PgProfileRow(Declared):
     """One row of the HWSKU's pg_profile_lookup.ini: the lossless PG profile for a speed and cable length."""
 
-    speed_mbps: int = Field(gt=0, le=1_600_000)
-    cable_m: int = Field(gt=0, le=100_000)
-    size: int = Field(gt=0)
-    xon: int = Field(ge=0)
-    xoff: int = Field(ge=0)
-    threshold: int = Field(ge=-8, le=7)  # dynamic_th
+    speed_mbps: Integer = Field(gt=0, le=1_600_000)
+    cable_m: Integer = Field(gt=0, le=100_000)
+    size: Integer = Field(gt=0)
+    xon: Integer = Field(ge=0)
+    xoff: Integer = Field(ge=0)
+    threshold: Integer = Field(ge=-8, le=7)  # dynamic_th
 
     @model_validator(mode="before")
     @classmethod
@@ -100,7 +99,7 @@ class SonicPlatform(Declared):
     buffers: SonicBuffers | None = None
 
     @model_validator(mode="after")
-    def _distinct(self) -> SonicPlatform:
+    def _distinct(self) -> Self:
         names = [p.name for p in self.ports()]
         if len(set(names)) != len(names):
             raise ValueError("port runs overlap: two ports share a name")

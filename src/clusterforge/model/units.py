@@ -1,32 +1,33 @@
 """Scalable units: the standard expansion block, identified by an explicit, never-reused id."""
 
-from __future__ import annotations
+from typing import Self
 
 from pydantic import Field, model_validator
 
 from clusterforge.model.base import Declared
 from clusterforge.model.grammar import ModelKey
 from clusterforge.model.management import Management
+from clusterforge.model.numbers import Integer
 
 __all__ = ["ScalableUnit", "Envelope"]
 
 
 class ScalableUnit(Declared):
-    id: int = Field(ge=1, le=999)
+    id: Integer = Field(ge=1, le=999)
     server_model: ModelKey
-    nodes: int = Field(ge=1, le=1024)
-    racks: int = Field(ge=1, le=256)
-    nodes_per_rack: int | None = Field(default=None, ge=1, le=64)
+    nodes: Integer = Field(ge=1, le=1024)
+    racks: Integer = Field(ge=1, le=256)
+    nodes_per_rack: Integer | None = Field(default=None, ge=1, le=64)
     rack_system: ModelKey | None = Field(default=None, description="catalog rack system (GB200/GB300 NVL72):"
                                          " every rack of the SU is one such rack, its compute trays the nodes")
     # Rolling changes (driver/CUDA): this many of the SU's servers change at once, each batch
     # verified before the next (`clusterforge roll`).
-    rollout_batch: int = Field(default=1, ge=1, le=1024)
+    rollout_batch: Integer = Field(default=1, ge=1, le=1024)
     # Bare metal: how this SU's servers are managed (replaces baremetal.models.<server_model> for them)
     management: Management | None = None
 
     @model_validator(mode="after")
-    def _fits(self) -> ScalableUnit:
+    def _fits(self) -> Self:
         per_rack = self.nodes_per_rack
         if per_rack is not None and per_rack * self.racks < self.nodes:
             raise ValueError(
@@ -46,8 +47,8 @@ class Envelope(Declared):
     Changing any of these renumbers the cluster, which is why they are declared, not derived.
     """
 
-    max_sus: int = Field(default=8, ge=1, le=4096)
-    max_nodes_per_su: int = Field(default=32, ge=1, le=1024)
-    max_racks_per_su: int = Field(default=8, ge=1, le=256)
-    max_rails: int = Field(default=8, ge=1, le=16)
-    storage_servers_max: int = Field(default=16, ge=0, le=4096)
+    max_sus: Integer = Field(default=8, ge=1, le=4096)
+    max_nodes_per_su: Integer = Field(default=32, ge=1, le=1024)
+    max_racks_per_su: Integer = Field(default=8, ge=1, le=256)
+    max_rails: Integer = Field(default=8, ge=1, le=16)
+    storage_servers_max: Integer = Field(default=16, ge=0, le=4096)

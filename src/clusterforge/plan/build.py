@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from clusterforge.model import ClusterSpec, Loc
 from clusterforge.nos import NOS_TRAITS, NosTraits
-from clusterforge.plan.baremetal import bmc_facts
 from clusterforge.plan.bom import bill_of_materials
 from clusterforge.plan.context import Context
 from clusterforge.plan.control_nodes import plan_control_nodes
@@ -35,11 +35,16 @@ from clusterforge.plan.records import Summary
 from clusterforge.plan.servers import node_slots, server_device
 from clusterforge.plan.services import plan_services
 from clusterforge.plan.site_access import plan_site_access, provision_site_access
-from clusterforge.plan.slurm import plan_slurm
 from clusterforge.plan.storage_fabric import plan_storage_fabric, plan_storage_servers
 from clusterforge.plan.switches import SITE_CATEGORIES, SwitchBuilder
 from clusterforge.plan.topology import scheduler_topology
 from clusterforge.vocab import DeviceKind, LinkTier, Plane
+
+if TYPE_CHECKING:
+    from clusterforge.plan.baremetal import BmcFacts
+    from clusterforge.plan.records import HostRoce
+    from clusterforge.plan.slurm import SlurmPlan
+    from clusterforge.plan.topology import SchedulerTopology
 
 __all__ = ["plan_cluster"]
 
@@ -156,9 +161,27 @@ def plan_cluster(spec: ClusterSpec, nos_traits: Mapping[str, NosTraits] = NOS_TR
         switch_models=switch_models(spec, devices), site_facts=site_facts(spec), gateways=gateways,
         rack_trays=tuple(trays),
         nvlink_domains=domains, scheduler=scheduler, schedulers=tuple(spec.schedulers),
-        slurm=plan_slurm(spec, devices, scheduler, roce),
-        cooling=cooling if spec.site.facility.cooling.liquid_loop else None, bmcs=bmc_facts(spec, devices),
+        slurm=_slurm(spec, devices, scheduler, roce),
+        cooling=cooling if spec.site.facility.cooling.liquid_loop else None, bmcs=_bmcs(spec, devices),
     )
+
+
+# Slurm and bare metal are planned for the declarations that have them; their planners (and their records'
+# dataclasses) are imported then, not on every start of `validate`.
+def _slurm(spec: ClusterSpec, devices: list[Device], scheduler: SchedulerTopology, roce: HostRoce) -> SlurmPlan | None:
+    if "slurm" not in spec.schedulers:
+        return None
+    from clusterforge.plan.slurm import plan_slurm
+
+    return plan_slurm(spec, devices, scheduler, roce)
+
+
+def _bmcs(spec: ClusterSpec, devices: list[Device]) -> dict[str, BmcFacts]:
+    if not spec.baremetal.models and not any(unit.management for unit in spec.scalable_units):
+        return {}
+    from clusterforge.plan.baremetal import bmc_facts
+
+    return bmc_facts(spec, devices)
 
 
 def _rack_system_lines(spec) -> tuple[tuple[str, str, int, float], ...]:

@@ -45,4 +45,6 @@ def plan_services(spec: ClusterSpec, devices: list[Device]) -> tuple[Services, l
         warnings.append(f"team GPU quotas ({sum(t.gpus for t in teams)}) exceed the cluster's {total_gpus} GPUs")
     clients = tuple(storage_clients(spec.networks.storage.supernet)) if volumes else ()
     storage = StorageService(st.kind, tuple(mounts), st.local_nvme_cache, tuple(volumes), clients)
-    return Services(storage, spec.software.model_dump(exclude={"slurm_version"}), teams), warnings
+    # Software's fields are flat text: its items as they are (model_dump would build a serializer for it alone)
+    software = {name: value for name, value in spec.software if name != "slurm_version"}
+    return Services(storage, software, teams), warnings

@@ -16,11 +16,14 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from clusterforge.plan.naming import su_label
 from clusterforge.plan.objects import Device, Link
-from clusterforge.plan.rackscale import NvlinkDomain
 from clusterforge.vocab import DeviceKind, LinkTier, Plane
+
+if TYPE_CHECKING:
+    from clusterforge.plan.rackscale import NvlinkDomain
 
 __all__ = ["TreeSwitch", "Block", "SchedulerTopology", "scheduler_topology", "LABEL_PREFIX"]
 
