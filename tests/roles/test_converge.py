@@ -104,6 +104,20 @@ def test_second_run_changes_nothing(converge: dict[str, ProvisionResult], conver
     assert {host: n for host, n in second.changed_per_host.items() if n} == {}
 
 
+def test_timesyncd_drop_in_names_the_planned_time_servers(host, host_vars: dict[str, Any]) -> None:
+    """The drop-in holds exactly the bytes the bare-metal installers write, or is absent when none is declared."""
+    servers = host_vars.get("cf_time_servers", [])
+    drop_in = host.file("/etc/systemd/timesyncd.conf.d/50-clusterforge.conf")
+    if not servers:
+        assert not drop_in.exists
+        return
+    assert (drop_in.content_string, drop_in.mode, drop_in.user) == (f"[Time]\nNTP={' '.join(servers)}\n", 0o644, "root")
+
+
+def test_timesyncd_is_enabled(host) -> None:
+    assert host.run("systemctl is-enabled systemd-timesyncd").stdout.strip() == "enabled"
+
+
 def test_nouveau_is_blacklisted(host) -> None:
     conf = host.file("/etc/modprobe.d/blacklist-nouveau.conf")
     assert conf.contains("^blacklist nouveau$") and conf.contains("^options nouveau modeset=0$")

@@ -124,8 +124,16 @@ def test_the_time_daemon_asks_the_declared_ntp_servers():
     assert not any(path.startswith("etc/systemd/timesyncd") for path in no_servers)  # Debian's default pool
 
 
-@pytest.mark.parametrize("bad", ["198.18.8.1\nNTP=203.0.113.9", "ntp.example.com", "127.0.0.1", "198.18.8.1 x"])
-def test_a_time_server_that_is_not_an_address_is_refused_naming_its_field(bad):
+def test_a_time_server_may_be_a_dns_name():
+    files = host_files(target(time_servers=("ntp1.example.net", "198.18.8.2")), host_key_public=KEY, mgmt_ip=None,
+                       proxy_conf=None)
+    text = files["etc/systemd/timesyncd.conf.d/50-clusterforge.conf"].text
+    assert text == "[Time]\nNTP=ntp1.example.net 198.18.8.2\n"
+
+
+@pytest.mark.parametrize("bad", ["198.18.8.1\nNTP=203.0.113.9", "ntp_1.example.com", "127.0.0.1", "198.18.8.1 x",
+                                 "NTP.example.com", "ntp.example.com;reboot", "1.2.3.999"])
+def test_a_time_server_that_is_not_an_address_or_a_name_is_refused_naming_its_field(bad):
     with pytest.raises(NetbootValueError, match="time_servers"):
         target(time_servers=("198.18.8.1", bad))
 

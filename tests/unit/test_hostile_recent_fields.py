@@ -14,6 +14,7 @@ from hostile_fixtures import LAB_TEXT, ROOT, assert_refused, line_of, run_cli, w
 
 GB200_TEXT = (ROOT / "inventory" / "gb200-nvl72-su.yaml").read_text()
 BASES = {"lab": LAB_TEXT, "gb200": GB200_TEXT}
+TIME = "time_servers: [198.18.8.1]"
 MGMT_GATEWAY = "gateway: {provider: external, by: the lab machine ctl0}\n    vrf: mgmt\n  oob"
 
 # (id, base, text replaced, replacement, field, message fragment)
@@ -109,6 +110,20 @@ DECLARATION = [
     ("rack-system-42u", "gb200", "rack_u: 48", "rack_u: 42", "site.facility.rack_u", "allowed: rack_u >= 48"),
     ("rack-footprint-0", "gb200", "rack_footprint_m2: 0.72", "rack_footprint_m2: 0",
      "site.facility.rack_footprint_m2", "greater than 0"),
+    ("time-server-two-in-one", "lab", TIME, "time_servers: ['198.18.8.1 198.18.8.2']", "site.time_servers.0",
+     "not a valid time server"),
+    ("time-server-newline", "lab", TIME, 'time_servers: ["198.18.8.1\\nNTP=203.0.113.9"]', "site.time_servers.0",
+     "not a valid time server"),
+    ("time-server-template", "lab", TIME, "time_servers: ['{{ lookup(\"pipe\", \"id\") }}']",
+     "site.time_servers.0", "not a valid time server"),
+    ("time-server-loopback", "lab", TIME, "time_servers: [127.0.0.1]", "site.time_servers.0",
+     "127.0.0.1 is not a unicast host address"),
+    ("time-server-octet", "lab", TIME, "time_servers: [198.18.8.256]", "site.time_servers.0", "not an IPv4 address"),
+    ("time-server-twice", "lab", TIME, "time_servers: [198.18.8.1, 198.18.8.1]", "site.time_servers",
+     "198.18.8.1 listed more than once"),
+    ("time-servers-9", "lab", TIME, "time_servers: [" + ", ".join(f"ntp{i}.example.net" for i in range(9)) + "]",
+     "site.time_servers", "at most 8 items"),
+    ("time-server-number", "lab", TIME, "time_servers: [1]", "site.time_servers.0", "valid string"),
 ]
 for _case in DECLARATION:
     assert _case[2] in BASES[_case[1]], _case[0]

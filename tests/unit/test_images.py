@@ -72,7 +72,7 @@ def test_two_profiles_two_images(lab_servers):
 
 def test_image_playbook_runs_existing_roles_and_no_kubernetes():
     roles = image_roles(paths.playbooks_dir() / "image.yml")
-    assert roles[:3] == ["nouveau_blacklist", "nvidia_driver", "cuda_toolkit"]
+    assert roles[:4] == ["time_sync", "nouveau_blacklist", "nvidia_driver", "cuda_toolkit"]
     assert all((paths.roles_dir() / r / "tasks" / "main.yml").is_file() for r in roles)
     assert "k8s_gpu" not in roles and "storage_server" not in roles
 
@@ -183,7 +183,8 @@ def test_control_inputs_hash_follows_the_control_roles_only(tmp_path):
 
     shutil.copytree(paths.playbooks_dir(), tmp_path / "playbooks")
     shutil.copytree(paths.roles_dir(), tmp_path / "roles")
-    assert image_roles(tmp_path / "playbooks" / CONTROL_IMAGE_PLAYBOOK) == ["k8s_control_plane", "slurm_controller"]
+    control_roles = image_roles(tmp_path / "playbooks" / CONTROL_IMAGE_PLAYBOOK)
+    assert control_roles == ["time_sync", "k8s_control_plane", "slurm_controller"]
 
     def inputs(playbook=CONTROL_IMAGE_PLAYBOOK):
         return build_inputs_hash(tmp_path / "playbooks", tmp_path / "roles", tmp_path, playbook)

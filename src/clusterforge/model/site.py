@@ -3,11 +3,12 @@
 import math
 from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from clusterforge.model.base import Declared
 from clusterforge.model.grammar import ModelKey, Name, Owner
 from clusterforge.model.numbers import WHOLE, Integer, Number
+from clusterforge.model.timeservers import MAX_TIME_SERVERS, TimeServer
 
 __all__ = ["Feed", "LiquidLoop", "Cooling", "Facility", "Site", "Costs", "THREE_PHASE_FACTOR"]
 
@@ -88,3 +89,14 @@ class Site(Declared):
     owner: Owner = "platform-team"
     facility: Facility
     costs: Costs = Field(default_factory=Costs.model_construct)
+    # The NTP servers every host's time daemon asks (roles/time_sync, and the installers' drop-in); none
+    # declared: the hosts keep their distribution's defaults.
+    time_servers: list[TimeServer] = Field(default=[], max_length=MAX_TIME_SERVERS)
+
+    @field_validator("time_servers")
+    @classmethod
+    def _distinct_servers(cls, value: list[str]) -> list[str]:
+        repeated = sorted({server for server in value if value.count(server) > 1})
+        if repeated:
+            raise ValueError(f"{', '.join(repeated)} listed more than once")
+        return value

@@ -43,4 +43,4 @@ def switch_models(spec: ClusterSpec, devices: Iterable[Device]) -> dict[str, Swi
 
 def site_facts(spec: ClusterSpec) -> SiteFacts:
     site = spec.site
-    return SiteFacts(site.name, site.owner, site.facility, site.costs)
+    return SiteFacts(site.name, site.owner, site.facility, site.costs, tuple(site.time_servers))

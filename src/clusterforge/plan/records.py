@@ -58,6 +58,7 @@ class SiteFacts:
     owner: str
     facility: Facility
     costs: Costs
+    time_servers: tuple[str, ...] = ()  # site.time_servers: every host's NTP servers
 
 
 @dataclass(frozen=True, slots=True)

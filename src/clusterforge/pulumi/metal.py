@@ -94,8 +94,8 @@ def metal_servers(plan: Plan, topology: LabTopology, bmc_password: pulumi.Input[
             "oob_bridge": names.bridge_name(lab, "oob"), "bios": dict(facts.bios),
             "provisioning_subnet": subnet, "ssh_public_key": public_key.strip(), "ssh_identity": str(key_path),
             "host_proxy": [topology.control.address, PORT],
-            # the lab's NTP server (lab.timeserve) runs beside the apt proxy
-            "time_servers": [topology.control.address] if topology.apt_proxy else [],
+            # the declared NTP servers (site.time_servers; the lab examples name lab.timeserve's address)
+            "time_servers": list(plan.site_info.time_servers),
             "method": facts.install, "image": (images or {}).get(host.name),
         }  # fmt: skip
         text = json.dumps(request, sort_keys=True, default=str)

@@ -54,6 +54,7 @@ def host_vars(plan: Plan, device: Device) -> dict[str, Any]:
         "cf_bmc": {"ip": bmc.ip, "plane": Plane.OOB, "vlan": bmc.vlan} if bmc else None,
         "cf_roce": {**plan.host_roce.to_dict(), "interfaces": data_ifaces if plan.host_roce.enabled else []},
         "cf_software": services.software,
+        "cf_time_servers": time_servers(plan),  # roles/time_sync
         # the GPU servers mount the tiers; the volumes and their allowed clients are the storage servers'
         "cf_storage": {key: value for key, value in services.storage.to_dict().items()
                        if key not in ("volumes", "clients")},
@@ -63,6 +64,11 @@ def host_vars(plan: Plan, device: Device) -> dict[str, Any]:
         if plan.slurm.simulated:  # the placeholder files gres.conf names (render/slurm/node_files.py)
             out["cf_slurm"]["simulated_gpu_files"] = simulated_gpu_files(facts.gpu_count)
     return out
+
+
+def time_servers(plan: Plan) -> list[str]:
+    """The declared NTP servers every host's time daemon asks (site.time_servers; none: the OS defaults)."""
+    return list(plan.site_facts.time_servers) if plan.site_facts is not None else []
 
 
 # The inventory group of each host kind (playbooks/site.yml plays on them by these names).
@@ -126,6 +132,7 @@ def host_vars_text(plan: Plan, device: Device) -> str:
     out: dict[str, Any] = {
         "ansible_host": device.management_ip, "cf_name": device.name, "cf_kind": device.kind,
         "cf_rack": device.rack, "cf_interfaces": [i.to_dict() for i in device.interfaces if i.plane != Plane.OOB],
+        "cf_time_servers": time_servers(plan),
     }
     if device.kind == DeviceKind.STORAGE:
         out["cf_storage"] = plan.services.storage.to_dict()

@@ -85,7 +85,7 @@ def host_files(t: InstallTarget, *, host_key_public: str, mgmt_ip: str | None,
         files[f"etc/systemd/network/20-clusterforge-{nic.name}.network"] = FileSpec(_network(t, i))
     if proxy_conf is not None:
         files["etc/apt/apt.conf.d/01clusterforge-proxy"] = FileSpec(proxy_conf)
-    if t.time_servers:  # timesyncd.conf(5): a drop-in naming the NTP servers (checked addresses)
+    if t.time_servers:  # timesyncd.conf(5): a drop-in naming the NTP servers (checked: addresses, DNS names)
         files["etc/systemd/timesyncd.conf.d/50-clusterforge.conf"] = FileSpec(
             f"[Time]\nNTP={' '.join(t.time_servers)}\n")
     return files

@@ -16,7 +16,7 @@ import netaddr
 
 __all__ = [
     "NetbootValueError", "hostname", "dns_name", "mac", "ipv4", "ipv4_cidr", "port", "disk_device", "ssh_public_key",
-    "url_path", "HttpEndpoint",
+    "url_path", "HttpEndpoint", "time_server",
 ]
 
 _HOSTNAME = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?")
@@ -47,6 +47,13 @@ def dns_name(field: str, value: str) -> str:
     if not all(_HOSTNAME.fullmatch(label) for label in labels):
         raise NetbootValueError(field, value, "a DNS name of dot-separated labels of a-z, 0-9 and '-'")
     return value
+
+
+def time_server(field: str, value: str) -> str:
+    """An NTP server as site.time_servers takes it: an IPv4 host address or a DNS name."""
+    if isinstance(value, str) and value.replace(".", "").isdigit():
+        return ipv4(field, value)
+    return dns_name(field, value)
 
 
 def mac(field: str, value: str) -> str:

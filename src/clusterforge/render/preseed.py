@@ -32,6 +32,7 @@ from .netboot_values import (
     ipv4_cidr,
     mac,
     ssh_public_key,
+    time_server,
 )
 
 __all__ = [
@@ -86,7 +87,7 @@ class InstallTarget:
     mirror_host: str
     mirror_directory: str
     host_proxy: HttpEndpoint | None  # the lab's apt proxy as the installed host reaches it
-    time_servers: tuple[str, ...] = ()  # NTP servers (IPv4) the installed host's time daemon asks
+    time_servers: tuple[str, ...] = ()  # NTP servers (IPv4 or DNS names) the installed host's time daemon asks
 
 
 def _nic(host: str, nic: HostNic) -> HostNic:
@@ -150,7 +151,7 @@ def install_target(device: Device, *, boot_mac: str, nics: tuple[HostNic, ...], 
         syslog_port=HttpEndpoint.of("syslog", boot_server.host, syslog_port).port,
         installer_proxy=installer_proxy, mirror_host=dns_name("mirror.host", mirror_host),
         mirror_directory=mirror_directory, host_proxy=host_proxy,
-        time_servers=tuple(ipv4(f"{name}.time_servers", a) for a in time_servers),
+        time_servers=tuple(time_server(f"{name}.time_servers", a) for a in time_servers),
     )  # fmt: skip
 
 
@@ -209,7 +210,7 @@ def _late_command(t: InstallTarget) -> str:
     if t.host_proxy is not None:
         conf = f'Acquire::http::Proxy \\"{t.host_proxy.url()}\\";\\nAcquire::https::Proxy \\"DIRECT\\";\\n'
         steps.append(f'printf "{conf}" > /target/etc/apt/apt.conf.d/01clusterforge-proxy')
-    if t.time_servers:  # checked IPv4 addresses (install_target); the same drop-in as the image method's
+    if t.time_servers:  # checked addresses and DNS names (install_target); the image method's drop-in
         steps += ["mkdir -p /target/etc/systemd/timesyncd.conf.d",
                   f"printf '[Time]\\nNTP={' '.join(t.time_servers)}\\n'"
                   " > /target/etc/systemd/timesyncd.conf.d/50-clusterforge.conf"]

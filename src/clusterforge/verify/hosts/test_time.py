@@ -8,6 +8,9 @@ What is checked, and why, by kind of host:
 * a container (the lab): the clock IS its host kernel's clock. No daemon can or should run
   there (timesyncd refuses: ConditionVirtualization=!container) and the kernel's sync flag
   belongs to the host, so those two checks skip with that reason; the offset check still runs.
+* every host, when the site declares its NTP servers (host_vars cf_time_servers): timesyncd's drop-in
+  names exactly those (roles/time_sync and the bare-metal installers write it); on a machine with its own
+  kernel whose timesyncd is active, the server it uses is one of them.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from clusterforge.verify.hosts._parsers import clock_offset_s
 HOST_KINDS = ("server", "storage")
 
 SYNC_SERVICES = ("systemd-timesyncd", "chrony", "chronyd", "ntpsec", "ntp", "ntpd")
+DROP_IN = "/etc/systemd/timesyncd.conf.d/50-clusterforge.conf"  # roles/time_sync, render/host_os.py
 
 
 def _require_own_kernel(facts) -> None:
@@ -58,3 +62,18 @@ def test_clock_synchronized(facts):
     r = facts.run("timedatectl show -p NTPSynchronized --value")
     assert r.rc == 0, f"timedatectl failed: {(r.stderr or r.stdout).strip()[:200]}"
     assert r.stdout.strip() == "yes", "the kernel reports the clock unsynchronized (timedatectl NTPSynchronized=no)"
+
+
+def test_time_daemon_asks_the_declared_servers(facts, host_vars):
+    servers = [str(s) for s in host_vars.get("cf_time_servers") or []]
+    if not servers:
+        pytest.skip("no NTP servers declared (site.time_servers): the distribution's defaults stand")
+    text = facts.read(DROP_IN)
+    assert text is not None, f"{DROP_IN} is missing: the declared NTP servers {servers} are not configured"
+    assert text == f"[Time]\nNTP={' '.join(servers)}\n", f"{DROP_IN} says {text!r}; declared: {servers}"
+    if facts.container() or facts.unit_state("systemd-timesyncd", "is-active") != "active":
+        return  # the drop-in is what the host has to go by; no daemon here to ask which server it uses
+    r = facts.run("timedatectl show-timesync -p ServerName --value")
+    assert r.rc == 0 and r.stdout.strip() in servers, (
+        f"systemd-timesyncd uses {r.stdout.strip() or 'no server'!r}, not one of the declared {servers}"
+    )
