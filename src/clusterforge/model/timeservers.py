@@ -12,7 +12,7 @@ from typing import Annotated
 from netaddr import AddrFormatError, IPAddress
 from pydantic import AfterValidator
 
-__all__ = ["TimeServer", "MAX_TIME_SERVERS", "ALLOWED"]
+__all__ = ["TimeServer", "MAX_TIME_SERVERS", "ALLOWED", "check_time_server"]
 
 MAX_TIME_SERVERS = 8
 ALLOWED = ("an IPv4 host address (e.g. 198.18.8.1) or a DNS name of dot-separated labels of a-z, 0-9 and '-'"
@@ -21,7 +21,8 @@ _DOTTED = re.compile(r"[0-9]{1,3}(?:\.[0-9]{1,3}){3}")
 _LABEL = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?")
 
 
-def _time_server(value: str) -> str:
+def check_time_server(value: str) -> str:
+    """VALUE when it is a time server; ValueError saying what is allowed otherwise (the installers' check too)."""
     if _DOTTED.fullmatch(value):
         try:
             ip = IPAddress(value, version=4, flags=1)  # INET_PTON: no leading zeros, four parts
@@ -37,4 +38,4 @@ def _time_server(value: str) -> str:
     return value
 
 
-TimeServer = Annotated[str, AfterValidator(_time_server)]
+TimeServer = Annotated[str, AfterValidator(check_time_server)]

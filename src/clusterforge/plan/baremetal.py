@@ -61,8 +61,6 @@ def _management(spec: ClusterSpec, device: Device) -> Management | None:
 def bmc_facts(spec: ClusterSpec, devices: list[Device] | tuple[Device, ...]) -> dict[str, BmcFacts]:
     """Every bare-metal server's BMC, by server name, in plan order."""
     out: dict[str, BmcFacts] = {}
-    if not spec.baremetal.models and not any(u.management for u in spec.scalable_units):
-        return out
     for device in devices:
         if device.kind != DeviceKind.SERVER:
             continue

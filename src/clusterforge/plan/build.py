@@ -177,7 +177,7 @@ def _slurm(spec: ClusterSpec, devices: list[Device], scheduler: SchedulerTopolog
 
 
 def _bmcs(spec: ClusterSpec, devices: list[Device]) -> dict[str, BmcFacts]:
-    if not spec.baremetal.models and not any(unit.management for unit in spec.scalable_units):
+    if not spec.baremetal.models and not any(unit.management for unit in spec.scalable_units):  # none managed
         return {}
     from clusterforge.plan.baremetal import bmc_facts
 

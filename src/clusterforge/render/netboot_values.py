@@ -14,6 +14,9 @@ from typing import NamedTuple
 
 import netaddr
 
+from clusterforge.model.timeservers import ALLOWED as TIME_SERVER_FORM
+from clusterforge.model.timeservers import check_time_server
+
 __all__ = [
     "NetbootValueError", "hostname", "dns_name", "mac", "ipv4", "ipv4_cidr", "port", "disk_device", "ssh_public_key",
     "url_path", "HttpEndpoint", "time_server",
@@ -50,10 +53,12 @@ def dns_name(field: str, value: str) -> str:
 
 
 def time_server(field: str, value: str) -> str:
-    """An NTP server as site.time_servers takes it: an IPv4 host address or a DNS name."""
-    if isinstance(value, str) and value.replace(".", "").isdigit():
-        return ipv4(field, value)
-    return dns_name(field, value)
+    """An NTP server as site.time_servers takes it (model.timeservers' grammar): an IPv4 host address or a
+    DNS name."""
+    try:
+        return check_time_server(value) if isinstance(value, str) else check_time_server("")
+    except ValueError:
+        raise NetbootValueError(field, value, TIME_SERVER_FORM) from None
 
 
 def mac(field: str, value: str) -> str:
