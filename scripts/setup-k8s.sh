@@ -4,13 +4,20 @@
 #   scripts/setup-k8s.sh            # idempotent; prints the bin directory last
 #
 # Three build modules under tools/k8s-build/ pin every dependency (go.mod + go.sum, read-only):
-#   kubernetes/  kube-apiserver, kube-controller-manager, kube-scheduler, kubectl (k8s.io/kubernetes
-#                with each staging module pointed at its published v0.Y.Z release)
+#   kubernetes/  kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kubelet, kube-proxy
+#                (k8s.io/kubernetes with each staging module pointed at its published v0.Y.Z release), and
+#                the project's own node tools in cmd/: cf-pause (the pod sandbox process) and
+#                cf-sim-gpu-plugin (the lab's SIMULATED GPU device plugin)
 #   etcd/        etcd (go.etcd.io/etcd/server/v3)
 #   kwok/        kwok, the lab's simulated kubelets (sigs.k8s.io/kwok), and its stage files
 # Binaries go to a machine-wide cache keyed by the versions, $CLUSTERFORGE_K8S_CACHE (default
 # /var/cache/clusterforge/k8s)/<kubernetes>-etcd<etcd>-kwok<kwok>/bin, and are never rebuilt when
 # present. A cold build takes ~15-25 min on 2 shared cores (kube-apiserver is most of it).
+# The node tools are rebuilt when their sources change (a hash of cmd/ and go.sum, kept in $bin/.tools), and
+# with them the cluster's own images, as OCI layouts built with umoci (no Docker engine) in $bin/../images:
+#   pause:3.10           cf-pause, the sandbox image containerd starts every pod with
+#   cf-gpu-probe:1       cf-gpu-probe: prints the GPUs a container was allocated and exits 0 when it has any;
+#                        `verify` and the tests run it
 set -euo pipefail
 
 repo="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd -P)"
@@ -39,7 +46,7 @@ go_bin="${GO:-$(command -v go 2>/dev/null || true)}"
 exec 9>"$root/.lock"
 flock 9
 
-want=(kube-apiserver kube-controller-manager kube-scheduler kubectl etcd kwok)
+want=(kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet kube-proxy etcd kwok cf-pause cf-sim-gpu-plugin cf-gpu-probe)
 missing() { local b; for b in "${want[@]}"; do [[ -x "$bin/$b" ]] || echo "$b"; done; }
 # The binaries' SHA-256 sums, once per build (a cache from before this file gets it at its next set-up):
 # k8s_control_plane compares them with the host's in one command instead of hashing every binary on both
@@ -48,7 +55,12 @@ sums() {
     [[ -s $bin/SHA256SUMS ]] && return 0
     (cd "$bin" && sha256sum -- "${want[@]}" > SHA256SUMS.tmp && mv -f SHA256SUMS.tmp SHA256SUMS)
 }
-if [[ -z "$(missing)" && -d "$bin/../kwok-stages" ]]; then
+tools_hash="$(cd "$mods/kubernetes" && cat go.sum $(find cmd -type f -name '*.go' | LC_ALL=C sort) | sha256sum | cut -c1-16)"
+images="$bin/../images"
+if [[ "$(cat "$bin/.tools" 2>/dev/null)" != "$tools_hash" ]]; then
+    rm -f "$bin/cf-pause" "$bin/cf-sim-gpu-plugin" "$bin/cf-gpu-probe" "$bin/SHA256SUMS"
+fi
+if [[ -z "$(missing)" && -d "$bin/../kwok-stages" && -d $images/oci ]]; then
     sums
     say "Kubernetes $k8s, etcd $etcd, kwok $kwok present in $bin"
     echo "$bin"
@@ -84,7 +96,7 @@ if [[ ! -d $bin/../kwok-stages ]]; then
     mv "$bin/../kwok-stages.tmp" "$bin/../kwok-stages"
 fi
 kube=()
-for b in kube-apiserver kube-controller-manager kube-scheduler kubectl; do
+for b in kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet kube-proxy; do
     [[ -x $bin/$b ]] || kube+=("k8s.io/kubernetes/cmd/$b")
 done
 if ((${#kube[@]})); then
@@ -95,6 +107,39 @@ if ((${#kube[@]})); then
     gobuild kubernetes "-X $v.gitVersion=$k8s -X $v.gitMajor=1 -X $v.gitMinor=$minor -X $v.gitTreeState=clean \
 -X $c.gitVersion=$k8s -X $c.gitMajor=1 -X $c.gitMinor=$minor -X $c.gitTreeState=clean" "${kube[@]}"
     for p in "${kube[@]}"; do mv -f "$bin/.tmp/${p##*/}" "$bin/${p##*/}"; done
+fi
+if [[ ! -x $bin/cf-pause || ! -x $bin/cf-sim-gpu-plugin || ! -x $bin/cf-gpu-probe ]]; then
+    say "building the node tools (cf-pause, cf-sim-gpu-plugin, cf-gpu-probe)"
+    CGO_ENABLED=0 gobuild kubernetes "" ./cmd/cf-pause ./cmd/cf-sim-gpu-plugin ./cmd/cf-gpu-probe
+    mv -f "$bin/.tmp/cf-pause" "$bin/.tmp/cf-sim-gpu-plugin" "$bin/.tmp/cf-gpu-probe" "$bin/"
+    echo "$tools_hash" > "$bin/.tools"
+    rm -rf "$images"
+fi
+if [[ ! -d $images/oci ]]; then
+    command -v umoci >/dev/null || die "umoci is needed to build the cluster's images (apt-get install umoci)"
+    say "building the cluster's images (OCI layouts, umoci)"
+    work="$(mktemp -d)"
+    trap 'rm -rf "$work"' EXIT
+    layout="$work/oci"
+    umoci init --layout "$layout"
+    # image REF BINARY ENTRYPOINT...: one static binary at /, run as ENTRYPOINT
+    image() {
+        local ref="$1" binary="$2"
+        shift 2
+        umoci new --image "$layout:$ref"
+        umoci unpack --image "$layout:$ref" "$work/bundle" >/dev/null
+        install -m 0755 "$bin/$binary" "$work/bundle/rootfs/$binary"
+        umoci repack --image "$layout:$ref" "$work/bundle" >/dev/null
+        rm -rf "$work/bundle"
+        local args=()
+        for a in "$@"; do args+=(--config.entrypoint "$a"); done
+        umoci config --image "$layout:$ref" "${args[@]}" --config.user 65534:65534 --author clusterforge
+        umoci gc --layout "$layout"
+    }
+    image pause-3.10 cf-pause /cf-pause
+    image cf-gpu-probe-1 cf-gpu-probe /cf-gpu-probe
+    mkdir -p "$images"
+    mv "$layout" "$images/oci"
 fi
 rm -rf "$bin/.tmp"
 [[ -z "$(missing)" ]] || die "not built: $(missing | tr '\n' ' ')"

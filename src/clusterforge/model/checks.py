@@ -23,6 +23,7 @@ from typing import Any
 
 from clusterforge.model.cluster import ClusterSpec, Loc
 from clusterforge.model.host_checks import CUDA_MIN_DRIVER_BRANCH, host_problems
+from clusterforge.model.kubernetes_checks import kubernetes_problems
 from clusterforge.model.slurm_checks import slurm_problems
 
 __all__ = ["semantic_problems"]
@@ -33,7 +34,7 @@ VOLTAGE_TOLERANCE = 0.10
 def semantic_problems(spec: ClusterSpec) -> list[tuple[Loc, str]]:
     return [*_duplicates(spec), *_feed_vs_pdu(spec), *_transport(spec), *_quotas(spec), *_racks(spec),
             *_qos(spec), *_software(spec), *_storage_layout(spec), *host_problems(spec),
-            *slurm_problems(spec)]
+            *slurm_problems(spec), *kubernetes_problems(spec)]
 
 
 def _first_seen(items: Iterable[tuple[Loc, Any]], what: str) -> list[tuple[Loc, str]]:

@@ -10,6 +10,7 @@ from clusterforge.model.catalog import Catalog
 from clusterforge.model.control import Control
 from clusterforge.model.grammar import Name
 from clusterforge.model.hardware_checks import hardware_problems
+from clusterforge.model.kubernetes import Kubernetes
 from clusterforge.model.management import Baremetal
 from clusterforge.model.network import PLANES, Networks
 from clusterforge.model.site import Site
@@ -37,6 +38,7 @@ class ClusterSpec(Declared):
     teams: list[Team] = Field(default=[], max_length=1000)
     schedulers: list[SchedulerName] = Field(default=["kubernetes"], min_length=1, max_length=2)
     slurm: Slurm = Field(default_factory=Slurm.model_construct)
+    kubernetes: Kubernetes = Field(default_factory=Kubernetes.model_construct)
     # how servers are managed through their BMCs, by model
     baremetal: Baremetal = Field(default_factory=Baremetal.model_construct)
 
@@ -48,9 +50,12 @@ class ClusterSpec(Declared):
 
 
 def _pools(spec: ClusterSpec) -> list[tuple[Loc, IPNetwork]]:
-    pools: list[tuple[Loc, IPNetwork]] = [
-        (("networks", plane, "supernet"), IPNetwork(spec.networks.plane(plane).supernet)) for plane in PLANES
-    ]
+    pools: list[tuple[Loc, IPNetwork]] = []
+    if "kubernetes" in spec.schedulers:  # pod and service addresses must never equal a host's or a switch's
+        # first: a clash is reported at the plane's line, which a default pod or service range has not
+        pools.append((("kubernetes", "pod_cidr"), IPNetwork(spec.kubernetes.pod_cidr)))
+        pools.append((("kubernetes", "service_cidr"), IPNetwork(spec.kubernetes.service_cidr)))
+    pools += [(("networks", plane, "supernet"), IPNetwork(spec.networks.plane(plane).supernet)) for plane in PLANES]
     pools.append((("networks", "loopbacks"), IPNetwork(spec.networks.loopbacks)))
     pools.append((("networks", "fabric_links"), IPNetwork(spec.networks.fabric_links)))
     return pools
@@ -120,7 +125,10 @@ def cross_problems(spec: ClusterSpec) -> list[tuple[Loc, str]]:
         )
     for (loc_a, net_a), (loc_b, net_b) in combinations(_pools(spec), 2):
         if net_a.first <= net_b.last and net_b.first <= net_a.last:
-            problems.append((loc_b, f"{net_b} overlaps {'.'.join(map(str, loc_a))} ({net_a}); pools must be disjoint"))
+            default = " (the default: declare one clear of the planes)" if (
+                loc_a[0] == "kubernetes" and loc_a[1] not in spec.kubernetes.model_fields_set) else ""
+            problems.append((loc_b, f"{net_b} overlaps {'.'.join(map(str, loc_a))} ({net_a}{default}); pools must be"
+                             " disjoint"))
     return problems
 
 

@@ -43,6 +43,7 @@ from clusterforge.vocab import DeviceKind, LinkTier, Plane
 if TYPE_CHECKING:
     from clusterforge.plan.baremetal import BmcFacts
     from clusterforge.plan.records import HostRoce
+    from clusterforge.plan.kubernetes import KubernetesPlan
     from clusterforge.plan.slurm import SlurmPlan
     from clusterforge.plan.topology import SchedulerTopology
 
@@ -161,9 +162,20 @@ def plan_cluster(spec: ClusterSpec, nos_traits: Mapping[str, NosTraits] = NOS_TR
         switch_models=switch_models(spec, devices), site_facts=site_facts(spec), gateways=gateways,
         rack_trays=tuple(trays),
         nvlink_domains=domains, scheduler=scheduler, schedulers=tuple(spec.schedulers),
-        slurm=_slurm(spec, devices, scheduler, roce),
+        slurm=_slurm(spec, devices, scheduler, roce), kubernetes=_kubernetes(ctx, devices, scheduler),
         cooling=cooling if spec.site.facility.cooling.liquid_loop else None, bmcs=_bmcs(spec, devices),
     )
+
+
+def _kubernetes(ctx: Context, devices: list[Device], scheduler: SchedulerTopology) -> KubernetesPlan | None:
+    spec = ctx.spec
+    if "kubernetes" not in spec.schedulers:
+        return None
+    from clusterforge.plan.kubernetes import plan_kubernetes
+
+    facts = server_facts(spec, devices)
+    models = {d.name: facts[d.model].gpu_model for d in devices if d.kind == DeviceKind.SERVER and d.model in facts}
+    return plan_kubernetes(spec, ctx.pools, devices, models, scheduler, spec.networks.management.mtu)
 
 
 # Slurm and bare metal are planned for the declarations that have them; their planners (and their records'

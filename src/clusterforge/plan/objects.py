@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from clusterforge.plan.gateways import PlaneGateway
     from clusterforge.plan.liquid import CoolingPlan
     from clusterforge.plan.rackscale import NvlinkDomain, RackTray
+    from clusterforge.plan.kubernetes import KubernetesPlan
     from clusterforge.plan.slurm import SlurmPlan
     from clusterforge.plan.topology import SchedulerTopology
 
@@ -271,6 +272,7 @@ class Plan:
     cooling: CoolingPlan | None = None  # liquid/air split, rows' CDUs (plan/liquid.py), with a liquid loop declared
     schedulers: tuple[str, ...] = ("kubernetes",)  # as declared: kubernetes, slurm or both
     slurm: SlurmPlan | None = None  # with slurm among the schedulers (plan/slurm.py)
+    kubernetes: KubernetesPlan | None = None  # with kubernetes among the schedulers (plan/kubernetes.py)
     bmcs: dict[str, BmcFacts] = field(default_factory=dict)  # bare-metal servers' BMCs by server (plan/baremetal.py)
     _index: dict[str, Device] = field(default_factory=dict, repr=False, compare=False)
 

@@ -1,0 +1,1 @@
+../../k8s_control_plane/library/cf_file_set.py

@@ -1,0 +1,47 @@
+"""Declaration rules for Kubernetes networking; each problem names the field that causes it.
+
+* ``kubernetes:`` settings without Kubernetes among the schedulers are never applied: refused;
+* the pod and service ranges are disjoint from each other and from every plane's pool (cluster.py's
+  pool check, which takes them in when Kubernetes is declared): a pod address equal to a switch's or a
+  host's would be routed to the wrong place;
+* the service range is /12 or longer (the API server refuses a larger IPv4 --service-cluster-ip-range);
+* the pod range holds one ``node_pod_prefix`` block for every server the envelope allows
+  (max_sus x max_nodes_per_su): a node's block is numbered from its SU and position, so adding an SU
+  never renumbers one (plan/kubernetes.py).
+"""
+
+from __future__ import annotations
+
+from netaddr import IPNetwork
+
+from clusterforge.model.cluster import ClusterSpec, Loc
+
+__all__ = ["kubernetes_problems", "MAX_SERVICE_HOST_BITS"]
+
+MAX_SERVICE_HOST_BITS = 20  # kube-apiserver: "for 32-bit addresses, the mask must be >= 12"
+
+
+def kubernetes_problems(spec: ClusterSpec) -> list[tuple[Loc, str]]:
+    k8s = spec.kubernetes
+    if "kubernetes" not in spec.schedulers:
+        if "kubernetes" in spec.model_fields_set:
+            return [(("kubernetes",), "kubernetes settings are never applied: add kubernetes to schedulers or drop"
+                     " them")]
+        return []
+    problems: list[tuple[Loc, str]] = []
+    service = IPNetwork(k8s.service_cidr)
+    if 32 - service.prefixlen > MAX_SERVICE_HOST_BITS:
+        problems.append((("kubernetes", "service_cidr"), f"/{service.prefixlen} is larger than the API server accepts"
+                         f" for a service range; use /{32 - MAX_SERVICE_HOST_BITS} or longer"))
+    pods = IPNetwork(k8s.pod_cidr)
+    if k8s.node_pod_prefix <= pods.prefixlen:
+        problems.append((("kubernetes", "node_pod_prefix"), f"/{k8s.node_pod_prefix} blocks do not fit in pod_cidr"
+                         f" {pods} more than once; use a longer prefix or a larger pod_cidr"))
+        return problems
+    blocks = 2 ** (k8s.node_pod_prefix - pods.prefixlen)
+    needed = spec.envelope.max_sus * spec.envelope.max_nodes_per_su
+    if blocks < needed:
+        problems.append((("kubernetes", "pod_cidr"), f"{pods} holds {blocks} /{k8s.node_pod_prefix} node blocks; the"
+                         f" envelope allows {needed} servers (max_sus {spec.envelope.max_sus} x max_nodes_per_su"
+                         f" {spec.envelope.max_nodes_per_su}); use a larger pod_cidr or a longer node_pod_prefix"))
+    return problems
