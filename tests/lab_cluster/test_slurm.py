@@ -28,7 +28,7 @@ PLAN = _plan()
 
 @pytest.fixture(scope="module")
 def expected():
-    from clusterforge.cli.slurm import slurm_expected
+    from clusterforge.schedulers.slurm.expected import slurm_expected
 
     return slurm_expected(PLAN)
 
@@ -97,7 +97,7 @@ def test_munge_credentials_from_a_node_decode_on_the_controller(slurm_cluster, l
 
 
 def slurm_expected_nodes():
-    from clusterforge.cli.slurm import slurm_expected
+    from clusterforge.schedulers.slurm.expected import slurm_expected
 
     return slurm_expected(PLAN)["nodes"]
 

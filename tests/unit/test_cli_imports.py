@@ -19,7 +19,8 @@ ROOT = Path(__file__).parents[2]
 # what the app needs to parse a command line: typer (click), Rich's console, the command modules
 APP_NEVER = ("clusterforge.model", "clusterforge.plan", "clusterforge.loading", "clusterforge.render",
              "clusterforge.pulumi", "clusterforge.lab", "clusterforge.export", "clusterforge.verify",
-             "clusterforge.ops", "clusterforge.sot", "pulumi", "pydantic", "ruamel", "jinja2", "netaddr", "yaml",
+             "clusterforge.ops", "clusterforge.sot", "clusterforge.schedulers", "pulumi", "pydantic", "ruamel",
+             "jinja2", "netaddr", "yaml",
              "rich.table", "rich.progress", "ansible_runner", "requests")
 VERSION_NEVER = ("typer", "click", "rich", *APP_NEVER)
 VALIDATE_NEVER = ("clusterforge.render", "clusterforge.pulumi", "clusterforge.lab", "clusterforge.export",

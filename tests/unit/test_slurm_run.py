@@ -41,8 +41,8 @@ def test_the_munge_key_is_replaced_only_for_another_cluster():
 
 
 def test_lab_expectations_come_from_the_plan():
-    from clusterforge.cli.slurm import slurm_expected
     from clusterforge.loading import load_and_plan
+    from clusterforge.schedulers.slurm.expected import slurm_expected
 
     plan = load_and_plan(ROOT / "inventory" / "lab.yaml")[1]
     expected = slurm_expected(plan)

@@ -47,9 +47,11 @@ ALLOWED = {
     "ops": set(),  # process trees and interrupts: a utility layer the Pulumi providers use
     "pulumi": {"model", "plan", "vocab", "paths", "loading", "render", "lab", "provision", "verify", "ops", "sshmux",
                "baremetal"},
+    # one driver per scheduler: each delegates to its renderer, drain helpers, checks and Pulumi step
+    "schedulers": {"plan", "vocab", "render", "verify", "ops", "lab", "provision", "pulumi"},
     # gcpause: start-up imports (typer, the model and planner modules) with the collector paused
     "cli": {"model", "plan", "vocab", "paths", "loading", "render", "lab", "provision", "verify", "pulumi", "ops",
-            "export", "sot", "outdir", "baremetal", "gcpause"},
+            "export", "sot", "outdir", "baremetal", "gcpause", "schedulers"},
 }
 # Known exceptions, each with its reason; the list may only shrink (it is empty: keep it so).
 EXCEPTIONS: set[tuple[str, str]] = set()
@@ -216,3 +218,82 @@ def test_entry_point_is_the_cli_package():
     assert names == {"validate", "plan", "render", "lab", "preview", "up", "destroy", "drift", "doctor", "verify",
                      "accept", "report", "diff", "export", "collection", "replace", "roll",
                      "provision", "sot", "engine", "kubeconfig"}
+
+
+# The scheduler seam (clusterforge.schedulers): what reaches a live scheduler directly, and the modules that may.
+SCHEDULER_INTERNALS = ("clusterforge.ops.drain", "clusterforge.ops.slurm_drain", "clusterforge.verify.kube_checks",
+                       "clusterforge.verify.slurm_checks")
+# The commands that change or check nodes through every declared scheduler: they ask the registry only.
+SCHEDULER_COMMANDS = ("cli/replace.py", "cli/roll.py", "cli/verify.py")
+
+
+def test_only_the_scheduler_drivers_drain_or_check_a_scheduler():
+    """Draining a node and checking a live scheduler go through a driver: no module outside schedulers/
+    imports the drain helpers or the scheduler checks (besides those modules themselves)."""
+    wrong = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        module = "clusterforge." + ".".join(path.relative_to(PACKAGE).with_suffix("").parts)
+        if module.startswith("clusterforge.schedulers.") or module in SCHEDULER_INTERNALS:
+            continue
+        wrong += [f"{path.relative_to(ROOT)} imports {m}" for m in _imports(path) if m in SCHEDULER_INTERNALS]
+    assert not wrong, "\n".join(wrong)
+
+
+def _scheduler_name_uses(path: Path) -> list[str]:
+    """Where a command reaches past the registry: a scheduler's own module imported, a scheduler name compared
+    or matched, the plan's `.slurm` record read."""
+    from clusterforge.schedulers import SCHEDULERS
+
+    names = set(SCHEDULERS)
+    found = [f"{path.name} imports {m}" for m in _imports(path)
+             if m.startswith("clusterforge.") and m != "clusterforge.schedulers"
+             and any(word in m for word in ("slurm", "kube", "drain", ".schedulers."))]
+    for node in ast.walk(ast.parse(path.read_text())):
+        where = f"{path.name}:{getattr(node, 'lineno', 0)}"
+        if isinstance(node, ast.Compare):
+            for side in (node.left, *node.comparators):
+                if isinstance(side, ast.Constant) and side.value in names:
+                    found.append(f"{where} compares with {side.value!r}")
+        elif isinstance(node, ast.MatchValue) and isinstance(node.value, ast.Constant) and node.value.value in names:
+            found.append(f"{where} matches {node.value.value!r}")
+        elif isinstance(node, ast.Attribute) and node.attr in names:
+            found.append(f"{where} reads .{node.attr}")
+    return found
+
+
+@pytest.mark.parametrize("command", SCHEDULER_COMMANDS)
+def test_the_node_commands_ask_the_scheduler_registry(command):
+    path = PACKAGE / command
+    assert "clusterforge.schedulers" in _imports(path)
+    found = _scheduler_name_uses(path)
+    assert not found, "\n".join(found)
+
+
+def test_the_scheduler_check_sees_each_kind_of_reach(tmp_path):
+    sample = tmp_path / "sample.py"
+    sample.write_text("from clusterforge.ops.slurm_drain import drain_node\n"
+                      "from clusterforge.schedulers.kubernetes.client import core_api\n"
+                      "a = name == 'kubernetes'\nb = plan.slurm\n"
+                      "match v:\n    case 'slurm':\n        pass\n")
+    assert sorted(line.split(" ", 1)[1] for line in _scheduler_name_uses(sample)) == [
+        "compares with 'kubernetes'", "imports clusterforge.ops.slurm_drain",
+        "imports clusterforge.schedulers.kubernetes.client", "matches 'slurm'", "reads .slurm"]
+
+
+def test_a_scheduler_driver_imports_no_other_driver():
+    """A new scheduler touches its own package and one registry line: the drivers do not lean on each other,
+    and the interface (driver.py, nodes.py) knows no driver."""
+    from clusterforge.schedulers import SCHEDULERS
+
+    root = PACKAGE / "schedulers"
+    wrong = []
+    for path in sorted(root.rglob("*.py")):
+        own = path.relative_to(root).parts[0] if path.parent != root else None
+        if path == root / "__init__.py":
+            continue
+        for module in _imports(path):
+            for name in SCHEDULERS:
+                if module.startswith(f"clusterforge.schedulers.{name}") and name != own:
+                    wrong.append(f"{path.relative_to(ROOT)} imports {module}")
+    assert not wrong, "\n".join(wrong)
+    assert {p.name for p in root.iterdir() if (p / "__init__.py").exists()} == set(SCHEDULERS)

@@ -14,17 +14,7 @@ import typer
 from clusterforge.cli._common import Format, emit_json, err, format_option, load
 from clusterforge.cli.apply import BACKEND_HELP, STATE_DIR_HELP
 
-__all__ = ["register", "stack_kubeconfig"]
-
-
-def stack_kubeconfig(stack: str, state_dir: Path | None = None, backend_url: str | None = None) -> str | None:
-    """The stack's admin kubeconfig, or None when it has none (no control nodes, or never applied)."""
-    from clusterforge.pulumi import automation
-
-    backend = automation.Backend.resolve(state_dir, backend_url)
-    handle = automation.open_stack(stack, None, backend)
-    output = handle.outputs().get("kubeconfig")
-    return str(output.value) if output is not None and output.value else None
+__all__ = ["register"]
 
 
 def kubeconfig_cmd(
@@ -37,6 +27,7 @@ def kubeconfig_cmd(
 ) -> None:
     """Print the admin kubeconfig of the stack's Kubernetes API server (a secret: keep it private)."""
     from clusterforge.pulumi import automation
+    from clusterforge.schedulers.kubernetes.client import stack_kubeconfig
 
     load(inventory)
     name = stack or inventory.stem

@@ -4,12 +4,12 @@ The host's name, addresses and role come from the declaration, so the replacemen
 node to the cluster. On the lab target the host is first re-imaged (back to the base image, a new
 machine-id and SSH host key, as a swapped machine has); on real hosts the operator has swapped
 the machine and put its new host key in known_hosts (never trusted on first use). Then the site
-playbook runs on that host alone, with per-task progress, and the host checks run on it. With
-``--kubeconfig`` or ``--stack`` the node is drained first (Eviction API, PodDisruptionBudgets honoured;
-clusterforge.ops.drain) and uncordoned once its checks pass; a blocked drain stops the replacement.
-Where the declaration asks for Slurm, the node is drained in Slurm first (its jobs waited for, never
-cancelled; clusterforge.ops.slurm_drain); after the health gate playbooks/slurm.yml converges it
-(slurmd, MUNGE with the stack's key: ``--stack``, default the inventory's stem) and it is resumed.
+playbook runs on that host alone, with per-task progress, and the host checks run on it. The node is
+first drained in each declared scheduler this run reaches (clusterforge.schedulers: Kubernetes with
+``--kubeconfig`` or ``--stack``, Eviction API, PodDisruptionBudgets honoured; Slurm through its controller,
+its jobs waited for, never cancelled; ``--no-slurm`` skips it); a blocked drain stops the replacement.
+After the health gate each scheduler puts its own parts back on the new machine (Slurm: playbooks/slurm.yml,
+slurmd and MUNGE with the stack's key: ``--stack``, default the inventory's stem) and takes the node back.
 
 Exit codes: 0 provisioned and every check passed, 1 provisioning or a check failed, 2 usage,
 3 the lab or the checks cannot run.
@@ -61,29 +61,16 @@ def replace(
         usage_error(f"not a server of {inventory}: {host}")
     addresses = ", ".join(f"{i.name} {i.ip}" for i in device.interfaces if i.ip)
     say(err, f"replace {host}: identity from the declaration: {addresses}")
-    from clusterforge.cli.roll import DRAIN_TIMEOUT_S, kube_client
-    from clusterforge.ops.drain import DrainBlocked, drain, uncordon
+    from clusterforge.cli.roll import DRAIN_TIMEOUT_S, SLURM_SWITCH, node_controls
+    from clusterforge.schedulers import DrainRefused, Reach, ResumeFailed, drain_nodes, rejoin_node, resume_nodes
 
-    core = kube_client(kubeconfig, stack) if device.kind == DeviceKind.SERVER else None
-    if core is not None:
-        try:
-            drained = drain(core, host, DRAIN_TIMEOUT_S, say=lambda line: say(err, f"kubernetes: {line}"))
-        except DrainBlocked as exc:
-            say(out, f"replace {host}: {exc}; nothing was changed (the node stays cordoned)")
-            raise typer.Exit(1) from None
-        say(err, f"kubernetes: {host}: drained ({len(drained.evicted)} pod(s) evicted)")
-    from clusterforge.cli.slurm import controller_runner, slurm_wanted
-    from clusterforge.ops.slurm_drain import SlurmDrainBlocked, drain_node
-
-    slurm_run = (controller_runner(plan, target, ssh_config)
-                 if slurm and device.kind == DeviceKind.SERVER and device.gpus and slurm_wanted(plan) else None)
-    if slurm_run is not None:
-        try:
-            drain_node(slurm_run, host, "clusterforge replace", DRAIN_TIMEOUT_S,
-                       say=lambda line: say(err, f"slurm: {line}"))
-        except SlurmDrainBlocked as exc:
-            say(out, f"replace {host}: {exc}; nothing was changed (the node stays drained in Slurm)")
-            raise typer.Exit(1) from None
+    controls = node_controls(Reach(plan, target, ssh_config, kubeconfig, stack, inventory.stem,
+                                   frozenset() if slurm else frozenset({SLURM_SWITCH})))
+    try:
+        drain_nodes(controls, [host], "clusterforge replace", DRAIN_TIMEOUT_S, say=lambda line: say(err, line))
+    except DrainRefused as exc:
+        say(out, f"replace {host}: {exc}; nothing was changed ({exc.held})")
+        raise typer.Exit(1) from None
     tree = render_tree(plan)
     with tempfile.TemporaryDirectory(prefix="cf-replace-") as tmp:
         rendered = Path(tmp) / "rendered"
@@ -121,12 +108,13 @@ def replace(
         except VerifyError as exc:
             say(err, f"verify: {exc}")
             raise typer.Exit(3) from None
-        if slurm_run is not None and checked.ok:
-            checked = _slurm_back(slurm_run, rendered, Path(tmp) / "slurm-runner", host, target, ssh_config,
-                                  stack or inventory.stem, checked)
-    if core is not None and checked.ok:  # the health gate passed: schedulable again
-        uncordon(core, host)
-        say(err, f"kubernetes: {host}: uncordoned")
+        if checked.ok:  # the health gate passed: the schedulers' own parts back on the machine, then schedulable
+            checked.errors.extend(rejoin_node(controls, host, rendered, Path(tmp), say=lambda line: say(err, line)))
+        if checked.ok:
+            try:
+                resume_nodes(controls, [host], say=lambda line: say(err, line))
+            except ResumeFailed as exc:
+                checked.errors.append(str(exc))
     if format is Format.json:
         emit_json({"host": host, "ok": checked.ok, "provision": {"status": result.status,
                    "changed": result.changed_per_host.get(host, 0), "seconds": round(result.duration_s, 1)},
@@ -170,35 +158,6 @@ def _reinstall_metal(plan, tree, host: str) -> Path:
         say(out, f"replace {host}: {exc}")
         raise typer.Exit(1) from None
     return paths.lab_ssh_config(plan.cluster)
-
-
-def _slurm_back(slurm_run, rendered: Path, private: Path, host: str, target: str, ssh_config: Path | None,
-                stack: str, checked):
-    """After the health gate: slurmd on the new machine (the stack's MUNGE key), then resumed in Slurm.
-    On failure the node stays drained and `checked` carries the problem (the replacement is not done)."""
-    from clusterforge.cli.slurm import converge_node, stack_munge_key
-    from clusterforge.ops.slurm_drain import resume_node
-
-    try:
-        key = stack_munge_key(stack)
-    except Exception as exc:  # the engine or the stack is missing: reported, not a traceback
-        key, why = None, f"stack {stack}: {exc}"
-    else:
-        why = f"stack {stack} has no MUNGE key (`clusterforge up` has not applied Slurm)"
-    if key is None:
-        problem = f"slurm: not converged: {why}; the node stays drained (run `clusterforge up`, then resume it)"
-        checked.errors.append(problem)
-        return checked
-    result = converge_node(rendered, private, host, key, target, ssh_config)
-    if not result.ok:
-        problem = f"slurm: playbooks/slurm.yml failed ({result.status}); the node stays drained"
-        checked.errors.append(problem)
-        return checked
-    try:
-        say(err, f"slurm: {host}: resumed ({resume_node(slurm_run, host)})")
-    except RuntimeError as exc:
-        checked.errors.append(f"slurm: {exc}")
-    return checked
 
 
 def register(app: typer.Typer) -> None:

@@ -1,15 +1,13 @@
 """`clusterforge roll`: a rolling change (driver/CUDA) in batches, each verified before the next.
 
 Batches come from each SU's declared ``rollout_batch`` (clusterforge.plan.rollout). For every batch:
-cordon and drain its nodes when a kubeconfig is given (``--kubeconfig FILE``, or ``--stack`` for the
-stack's own: evictions through the Eviction API, PodDisruptionBudgets honoured, a blocked eviction
-named and never forced; clusterforge.ops.drain), run the site playbook on the batch alone
-(``--tags``, per-task progress), run the host checks on it (the health gate), uncordon. Where the
-declaration asks for Slurm, each node is also drained in Slurm first (``scontrol update State=DRAIN``,
-its running jobs waited for, never cancelled; clusterforge.ops.slurm_drain) and resumed after the gate
-(``--no-slurm`` skips it). A batch
-that fails provisioning or its checks stops the roll: the failing hosts are named, they stay
-cordoned for the operator, and the later batches are not touched.
+drain its nodes in each declared scheduler that this run reaches (clusterforge.schedulers: Kubernetes
+through ``--kubeconfig FILE`` or ``--stack``'s own, evictions through the Eviction API with
+PodDisruptionBudgets honoured; Slurm through its controller, running jobs waited for, never cancelled;
+``--no-slurm`` skips it), run the site playbook on the batch alone (``--tags``, per-task progress), run the
+host checks on it (the health gate), resume the nodes. A drain that is blocked is named and never forced.
+A batch that fails provisioning or its checks stops the roll: the failing hosts are named, they stay
+drained for the operator, and the later batches are not touched.
 
 Exit codes: 0 every batch passed, 1 a batch failed (the roll stopped), 2 usage, 3 environment.
 """
@@ -18,6 +16,7 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -26,27 +25,27 @@ from clusterforge.cli._common import Format, emit_json, err, format_option, load
 from clusterforge.cli.ops import DoctorTarget as HostTarget
 from clusterforge.vocab import DeviceKind
 
-__all__ = ["kube_client", "register"]
+if TYPE_CHECKING:
+    from clusterforge.schedulers import NodeControl, Reach
+
+__all__ = ["node_controls", "register"]
 
 DRAIN_TIMEOUT_S = 600.0
+SLURM_SWITCH = "slurm"  # the driver `--no-slurm` turns off
 
 
-def kube_client(kubeconfig: Path | None, stack: str | None) -> object | None:
-    """A CoreV1Api for `--kubeconfig FILE` or the `--stack`'s own kubeconfig (a secret), else None."""
-    if kubeconfig is None and stack is None:
-        return None
-    import yaml
-    from kubernetes import client, config
+def node_controls(reach: Reach) -> tuple[NodeControl, ...]:
+    """The live schedulers a command drains and resumes nodes through (clusterforge.schedulers.controls);
+    one that cannot be reached is exit 3, a setting for one the declaration does not run is exit 2."""
+    from clusterforge.schedulers import Unreachable, controls
 
-    if kubeconfig is not None:
-        return client.CoreV1Api(config.new_client_from_config(str(kubeconfig)))
-    from clusterforge.cli.kube import stack_kubeconfig
-
-    text = stack_kubeconfig(str(stack))
-    if text is None:
-        say(err, f"error: stack {stack} has no kubeconfig (no control nodes, or `up` has not applied them)")
-        raise typer.Exit(3)
-    return client.CoreV1Api(config.new_client_from_config_dict(yaml.safe_load(text)))
+    try:
+        return controls(reach)
+    except Unreachable as exc:
+        if exc.usage:
+            usage_error(str(exc))
+        say(err, f"error: {exc}")
+        raise typer.Exit(3) from None
 
 
 def roll(
@@ -64,12 +63,10 @@ def roll(
     format: Format = format_option(),
 ) -> None:
     """Roll a driver/CUDA change through the servers in declared batches, stopping at a failing batch."""
-    from clusterforge.cli.slurm import controller_runner, slurm_wanted
-    from clusterforge.ops.drain import DrainBlocked, drain, uncordon
-    from clusterforge.ops.slurm_drain import SlurmDrainBlocked, drain_node, resume_node
     from clusterforge.plan.rollout import rollout_batches
     from clusterforge.provision import run_site
     from clusterforge.render import render_all, write_tree
+    from clusterforge.schedulers import DrainRefused, Reach, ResumeFailed, declared, drain_nodes, resume_nodes
     from clusterforge.verify.runner import VerifyError, run_checks
 
     check_concerns(check)  # before anything is drained or provisioned
@@ -77,7 +74,6 @@ def roll(
     target = HostTarget(target).value
     report: dict = {"batches": [], "ok": True}
     spec, plan, _ = load(inventory)
-    core = kube_client(kubeconfig, stack)
     sizes = {u.id: u.rollout_batch for u in spec.scalable_units}
     servers = [(d.name, d.su, d.rack) for d in plan.devices
                if d.kind == DeviceKind.SERVER and d.su and (not su or d.su in su)]
@@ -88,10 +84,12 @@ def roll(
         from clusterforge.lab import ssh_config_path
 
         ssh_config = ssh_config_path(plan.cluster)
-    slurm_run = controller_runner(plan, target, ssh_config) if slurm and slurm_wanted(plan) else None
+    controls = node_controls(Reach(plan, target, ssh_config, kubeconfig, stack, inventory.stem,
+                                   frozenset() if slurm else frozenset({SLURM_SWITCH})))
+    reached = {c.scheduler for c in controls}
     say(err, f"roll: {len(servers)} server(s) in {len(batches)} batch(es), tags {','.join(tags)},"
-             f" gated by checks {','.join(check)}" + ("" if core else "; no --kubeconfig: not drained in Kubernetes")
-             + ("; drained in Slurm" if slurm_run else ""))
+             f" gated by checks {','.join(check)}"
+             + "".join(f"; {'drained' if d.name in reached else 'not drained'} in {d.label}" for d in declared(plan)))
     with tempfile.TemporaryDirectory(prefix="cf-roll-") as tmp:
         rendered = Path(tmp) / "rendered"
         write_tree(rendered, render_all(plan))
@@ -100,15 +98,9 @@ def roll(
             label = f"batch {number}/{len(batches)} (SU {batch.su} #{batch.index}: {', '.join(batch.hosts)})"
             say(err, f"roll: {label}: starting")
             try:
-                for node in batch.hosts if core else ():
-                    drained = drain(core, node, DRAIN_TIMEOUT_S, say=lambda line: say(err, f"kubernetes: {line}"))
-                    say(err, f"kubernetes: {node}: drained ({len(drained.evicted)} pod(s) evicted,"
-                             f" {len(drained.skipped)} DaemonSet pod(s) left)")
-                for node in batch.hosts if slurm_run else ():
-                    slurm_drained = drain_node(slurm_run, node, f"clusterforge roll batch {number}", DRAIN_TIMEOUT_S,
-                                               say=lambda line: say(err, f"slurm: {line}"))
-                    say(err, f"slurm: {node}: drained ({len(slurm_drained.jobs_waited_for)} job(s) waited for)")
-            except (DrainBlocked, SlurmDrainBlocked) as exc:
+                drain_nodes(controls, batch.hosts, f"clusterforge roll batch {number}", DRAIN_TIMEOUT_S,
+                            say=lambda line: say(err, line))
+            except DrainRefused as exc:
                 _stop(report, format, batch, label, {exc.node: f"drain: {exc}"}, batches[number:])
             result = run_site(rendered / "ansible" / "inventory.yml", Path(tmp) / "runner", limit=list(batch.hosts),
                               tags=list(tags), extravars={"cf_lab": True} if target == "lab" else None,
@@ -127,14 +119,10 @@ def roll(
                                         *(f"{f['test']}: {f['message']}" for f in r.failures)])
                           for h, r in gate.per_host.items() if r.failed}
                 _stop(report, format, batch, label, failed or {"(run)": "; ".join(gate.errors)}, batches[number:])
-            for node in batch.hosts if core else ():
-                uncordon(core, node)
-                say(err, f"kubernetes: {node}: uncordoned")
-            for node in batch.hosts if slurm_run else ():
-                try:
-                    say(err, f"slurm: {node}: resumed ({resume_node(slurm_run, node)})")
-                except RuntimeError as exc:
-                    _stop(report, format, batch, label, {node: str(exc)}, batches[number:])
+            try:
+                resume_nodes(controls, batch.hosts, say=lambda line: say(err, line))
+            except ResumeFailed as exc:
+                _stop(report, format, batch, label, {exc.node: str(exc)}, batches[number:])
             done += batch.hosts
             report["batches"].append({"su": batch.su, "index": batch.index, "hosts": list(batch.hosts),
                                       "healthy": True, "checks_passed": gate.passed})

@@ -34,6 +34,8 @@ from clusterforge.vocab import DeviceKind
 if TYPE_CHECKING:
     from rich.table import Table
 
+    from clusterforge.schedulers import LayerChecks
+
 __all__ = ["gpu_spec_for", "register"]
 
 
@@ -135,21 +137,17 @@ def verify(
         except VerifyError as exc:
             say(err, f"verify: {exc}")
             raise typer.Exit(3) from None
-    kube_wanted = "kubernetes" in plan.schedulers and any(d.kind == DeviceKind.CONTROL for d in plan.devices)
-    kube = kube_results(plan, stack or inventory.stem) if kubernetes and kube_wanted else None
-    kube_ok = kube is None or (kube[0] is not None and all(c.ok for c in kube[0]))
-    from clusterforge.cli.slurm import print_slurm, slurm_results, slurm_wanted
+    from clusterforge.schedulers import SCHEDULERS, Reach
 
-    slurm_checks = (slurm_results(plan, target.value, ssh_config)
-                    if slurm and target is not VerifyTarget.local and slurm_wanted(plan) else None)
-    slurm_ok = slurm_checks is None or (slurm_checks[0] is not None and all(c.ok for c in slurm_checks[0]))
+    turned_off = frozenset(name for name, on in (("kubernetes", kubernetes), ("slurm", slurm)) if not on)
+    reach = Reach(plan, target.value, ssh_config, stack=stack, default_stack=inventory.stem, skip=turned_off)
+    layers = {driver.name: driver.checks(reach) for driver in SCHEDULERS.values()}
+    layers_ok = all(layer is None or layer.ok for layer in layers.values())
     if format is Format.json:
-        emit_json({**result.to_dict(), "kubernetes": None if kube is None else {
-            "checks": [c.to_dict() for c in kube[0] or []], "not_checked": kube[1]},
-            "slurm": None if slurm_checks is None else {
-            "checks": [c.to_dict() for c in slurm_checks[0] or []], "not_checked": slurm_checks[1],
-            "gpus": "simulated (placeholder files, no GPU devices)" if plan.slurm.simulated else "devices"}})
-        raise typer.Exit(0 if result.ok and kube_ok and slurm_ok else 1)
+        emit_json({**result.to_dict(), **{name: None if layer is None else {
+            "checks": [c.to_dict() for c in layer.checks or ()], "not_checked": layer.why, **layer.facts}
+            for name, layer in layers.items()}})
+        raise typer.Exit(0 if result.ok and layers_ok else 1)
     out.print(results_table(result, {d.name: d.kind for d in plan.devices}))
     figures = throughput_table(result)
     if figures is not None:
@@ -166,35 +164,16 @@ def verify(
         say(err, f"error: {problem}")
     if json_path:
         say(err, f"report: {json_path}")
-    if kube is not None:
-        print_kube(*kube)
-    if slurm_checks is not None:
-        print_slurm(*slurm_checks, simulated=plan.slurm.simulated)
-    if not result.ok or not kube_ok or not slurm_ok:
+    for name, layer in layers.items():
+        if layer is not None:
+            print_layer(name, layer)
+    if not result.ok or not layers_ok:
         raise typer.Exit(1)
 
 
-def kube_results(plan, stack: str) -> tuple[list | None, str]:
-    """(the Kubernetes checks, or None with why they could not run) through the stack's kubeconfig."""
-    from clusterforge.cli.kube import stack_kubeconfig
-    from clusterforge.render.ansible_inventory import kubernetes_vars
-    from clusterforge.verify.kube_checks import run_kube_checks
-
-    try:
-        text = stack_kubeconfig(stack)
-    except Exception as exc:  # the engine or the stack is missing: reported, not a traceback
-        return None, f"stack {stack}: {exc}"
-    if text is None:
-        return None, f"stack {stack} has no kubeconfig (`clusterforge up` has not applied the control plane)"
-    import yaml
-    from kubernetes import config
-
-    api = config.new_client_from_config_dict(yaml.safe_load(text))  # in memory: the key never touches disk
-    return run_kube_checks(api, kubernetes_vars(plan)), ""
-
-
-def print_kube(checks: list | None, why: str) -> None:
-    print_layer_checks("kubernetes", "kubernetes layer (lab: simulated kubelets)", checks, why)
+def print_layer(name: str, layer: LayerChecks) -> None:
+    """A scheduler's checks as a table, or the line saying why none ran."""
+    print_layer_checks(name, layer.title, None if layer.checks is None else list(layer.checks), layer.why)
 
 
 def gpu_spec_for(spec, plan, *, host: str | None = None, model: str | None = None) -> tuple[str, dict[str, Any]]:

@@ -5,7 +5,7 @@ controller.
 starts no new one there; the drain is done when the node runs no job (scontrol reports IDLE+DRAIN, sinfo
 "drained"). A job still running at the timeout stops the drain: the node stays drained and the jobs are
 named, never cancelled. `resume` is `State=RESUME`. `run(command)` runs a shell command on the controller
-and returns (exit status, stdout, stderr) (clusterforge.cli.slurm.controller_runner); node names have
+and returns (exit status, stdout, stderr) (clusterforge.schedulers.slurm.remote.controller_runner); node names have
 passed the declaration's grammar and reach the shell through shlex.quote. This module imports nothing of
 clusterforge.
 """

@@ -6,7 +6,7 @@ a Slurm node in state IDLE with its planned `gres/gpu` count; the switch tree (o
 smallest team's limit stays PENDING with the association-limit reason (AssocGrpGRES: the account's
 GrpTRES=gres/gpu), and a one-GPU-per-node job in the largest team runs on two nodes.
 
-`expected` comes from the plan (`slurm_expected` in clusterforge.cli.slurm): {"nodes": [{name, gpus}],
+`expected` comes from the plan (`slurm_expected` in clusterforge.schedulers.slurm.expected): {"nodes": [{name, gpus}],
 "topology": {plugin, switches: [{name, nodes, switches}], blocks: [{name, nodes}]}, "accounts": [{name,
 gpus}]}. Names reach the shell only through shlex.quote and have passed the declaration's Slurm name
 grammar. `run(command)` runs a shell command on the controller and returns (exit status, stdout,
