@@ -29,14 +29,32 @@ _children: dict[int, subprocess.Popen] = {}
 
 
 def cgroup_roots() -> list[Path]:
-    """Mount points of the cgroup2 hierarchy and the v1 ``name=systemd`` hierarchy."""
+    """Mount points of every cgroup hierarchy: cgroup2 and each v1 one (``name=systemd`` and the
+    controllers). A host in a cgroup of its own in each: its systemd's units, and its containers' pod
+    cgroups when it runs a kubelet (lab/kubelet_host.py), sit under the host's, never beside another's."""
     roots = []
     with open("/proc/mounts") as f:
         for line in f:
-            _, mp, fstype, opts = line.split()[:4]
-            if fstype == "cgroup2" or (fstype == "cgroup" and "name=systemd" in opts.split(",")):
+            _, mp, fstype, _ = line.split()[:4]
+            if fstype in ("cgroup2", "cgroup") and Path(mp) not in roots:
                 roots.append(Path(mp))
     return roots
+
+
+def _make_cgroup(path: Path) -> None:
+    """mkdir -p in a cgroup hierarchy; a new cpuset cgroup takes its parent's CPUs and memory nodes
+    (v1 cpuset refuses a process in a cgroup whose cpuset.cpus or cpuset.mems is empty)."""
+    missing = []
+    p = path
+    while not p.exists():
+        missing.append(p)
+        p = p.parent
+    for d in reversed(missing):
+        d.mkdir(exist_ok=True)
+        for name in ("cpuset.cpus", "cpuset.mems"):
+            own, parent = d / name, d.parent / name
+            if own.exists() and not own.read_text().strip():
+                own.write_text(parent.read_text())
 
 
 def lab_cgroups(lab: str) -> list[Path]:
@@ -75,11 +93,12 @@ def remove_cgroups(paths: list[Path]) -> list[Path]:
 
 
 def start(name: str, root: Path, netns: str, log: Path, cgroups: list[Path] = (),
-          binds: Sequence[tuple[Path, str]] = (), fuse: bool = False) -> int:
+          binds: Sequence[tuple[Path, str]] = (), fuse: bool = False, kubelet: bool = False) -> int:
     """Boot the container in the background (in its own ``cgroups``); returns the nspawn PID.
 
     ``binds``: (directory here, path in the container) pairs, read-write. ``fuse``: pass /dev/fuse in
-    (nspawn runs unregistered, so no device cgroup policy applies beyond the bind itself).
+    (nspawn runs unregistered, so no device cgroup policy applies beyond the bind itself). ``kubelet``: the
+    host runs containerd and a kubelet: keyring calls allowed, /dev/kmsg read-only (lab/kubelet_host.py).
     """
     argv = [
         "systemd-nspawn", "--boot", "--register=no", "--keep-unit", "--quiet",
@@ -93,9 +112,11 @@ def start(name: str, root: Path, netns: str, log: Path, cgroups: list[Path] = ()
         argv.append(f"--bind={src}:{dst}")
     if fuse:
         argv.append("--bind=/dev/fuse")
+    if kubelet:
+        argv += ["--system-call-filter=@keyring", "--bind-ro=/dev/kmsg"]
     if cgroups:
         for cg in cgroups:
-            cg.mkdir(parents=True, exist_ok=True)
+            _make_cgroup(cg)
         moves = " ".join(f'echo $$ > "{cg}/cgroup.procs" &&' for cg in cgroups)
         argv = ["/bin/sh", "-c", f'{moves} exec "$@"', "cf-nspawn", *argv]
     log.parent.mkdir(parents=True, exist_ok=True)

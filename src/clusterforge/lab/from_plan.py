@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 
+from clusterforge.lab.kubelet_host import CONTAINERD_DIR
 from clusterforge.lab.topology import LabHost, LabInterface, LabRoute, LabSegment, LabTopology
 from clusterforge.plan import Device, Plan
 from clusterforge.plan.naming import su_label
@@ -71,8 +72,12 @@ def _server(device: Device, plan: Plan) -> LabHost:
     # Storage servers keep their bricks on this machine's file system (trusted.* xattrs, a mount of
     # their own); every server gets /dev/fuse (GlusterFS clients, and the servers' own mounts).
     data_dirs = (BRICK_ROOT,) if device.kind == DeviceKind.STORAGE else ()
+    # Kubernetes nodes (the plan's: GPU servers of a cluster with Kubernetes) run containerd and a real kubelet
+    kubelet = plan.kubernetes is not None and any(n.name == device.name for n in plan.kubernetes.nodes)
+    if kubelet:
+        data_dirs += (CONTAINERD_DIR,)
     return LabHost(name=device.name, kind=DeviceKind.SERVER, interfaces=tuple(interfaces), routes=tuple(routes),
-                   data_dirs=data_dirs, fuse=True)
+                   data_dirs=data_dirs, fuse=True, kubelet=kubelet)
 
 
 def lab_topology(plan: Plan, rendered: RenderedTree | None = None) -> LabTopology:

@@ -192,7 +192,7 @@ def up(
                 h = topology.host(name)
                 binds = [(overlay.data_dir(lab, name, path), path) for path in h.data_dirs]
                 pid = container.start(name, root, d["netns"], log, container.host_cgroups(lab, name),
-                                      binds=binds, fuse=h.fuse)
+                                      binds=binds, fuse=h.fuse, kubelet=h.kubelet)
                 st.update_host(name, pid=pid, started_at=time.time())
                 started = True
             waited = container.wait_sshd(pid, root, d["netns"], mgmt, log, timeout=boot_timeout)

@@ -137,6 +137,10 @@ def prepare(topo: LabTopology, host: LabHost, root: Path, lab_pubkey: str) -> st
         proxy_conf.unlink(missing_ok=True)
     if host.kind == "router":
         _router(host, root)
+    if host.kubelet:
+        from .kubelet_host import write_unit
+
+        write_unit(root)
     return hk.with_suffix(".pub").read_text().strip()
 
 

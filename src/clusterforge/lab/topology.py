@@ -105,6 +105,7 @@ class LabHost(_Frozen):
     # removed with the lab): storage bricks, which need a file system that keeps trusted.* xattrs.
     data_dirs: tuple[str, ...] = ()
     fuse: bool = Field(default=False, description="pass /dev/fuse in (FUSE file system clients and servers)")
+    kubelet: bool = Field(default=False, description="runs containerd and a kubelet (clusterforge.lab.kubelet_host)")
     # A golden image layer (clusterforge.lab.image) between the base rootfs and the host's own layer:
     # the host boots with what the image's roles installed. None: the base rootfs alone.
     image: str | None = None

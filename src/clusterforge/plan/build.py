@@ -42,8 +42,8 @@ from clusterforge.vocab import DeviceKind, LinkTier, Plane
 
 if TYPE_CHECKING:
     from clusterforge.plan.baremetal import BmcFacts
-    from clusterforge.plan.records import HostRoce
     from clusterforge.plan.kubernetes import KubernetesPlan
+    from clusterforge.plan.records import HostRoce
     from clusterforge.plan.slurm import SlurmPlan
     from clusterforge.plan.topology import SchedulerTopology
 

@@ -24,9 +24,9 @@ if TYPE_CHECKING:
     from clusterforge.model import SwitchModel
     from clusterforge.plan.baremetal import BmcFacts
     from clusterforge.plan.gateways import PlaneGateway
+    from clusterforge.plan.kubernetes import KubernetesPlan
     from clusterforge.plan.liquid import CoolingPlan
     from clusterforge.plan.rackscale import NvlinkDomain, RackTray
-    from clusterforge.plan.kubernetes import KubernetesPlan
     from clusterforge.plan.slurm import SlurmPlan
     from clusterforge.plan.topology import SchedulerTopology
 

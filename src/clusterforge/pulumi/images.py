@@ -80,17 +80,25 @@ def build_inputs_hash(playbooks_dir: Path, roles_dir: Path, base: Path, name: st
 
 
 def plan_images(host_vars_texts: Mapping[str, str], inputs_hash: str, rootfs_hash: str,
-                slurm_nodes: frozenset[str] = frozenset()) -> tuple[ImageSpec, ...]:
+                slurm_nodes: frozenset[str] = frozenset(), k8s_nodes: frozenset[str] = frozenset(),
+                bin_dir: Path | None = None) -> tuple[ImageSpec, ...]:
     """One ImageSpec per distinct profile among ``host_vars_texts`` ({host: rendered host_vars}); a host of
-    ``slurm_nodes`` has slurmd's packages in its image (``cf_image_slurm``, playbooks/image.yml)."""
+    ``slurm_nodes`` has slurmd's packages in its image (``cf_image_slurm``, playbooks/image.yml), one of
+    ``k8s_nodes`` containerd, the CNI plugins, the kubelet and kube-proxy of ``bin_dir`` (``cf_image_k8s_node``)."""
     by_name: dict[str, tuple[dict[str, Any], list[str]]] = {}
+    stamp = binaries_stamp(bin_dir) if bin_dir is not None and k8s_nodes else None
     for host in sorted(host_vars_texts):
         profile = image_profile(yaml.load(host_vars_texts[host], Loader=UnsafeTolerantLoader) or {})  # noqa: S506
         profile["cf_image_slurm"] = host in slurm_nodes
+        profile["cf_image_k8s_node"] = stamp is not None and host in k8s_nodes
+        if profile["cf_image_k8s_node"]:
+            profile["cf_image_k8s_binaries"] = stamp
         key = json.dumps({"profile": profile, "inputs": inputs_hash, "rootfs": rootfs_hash}, sort_keys=True)
         name = "gpu-" + hashlib.sha256(key.encode()).hexdigest()[:16]
         by_name.setdefault(name, (profile, []))[1].append(host)
-    return tuple(ImageSpec(name, profile, tuple(hosts)) for name, (profile, hosts) in sorted(by_name.items()))
+    extravars = {"cf_k8s_bin_dir": str(bin_dir)} if stamp is not None else {}
+    return tuple(ImageSpec(name, profile, tuple(hosts), extravars=extravars if profile["cf_image_k8s_node"] else {})
+                 for name, (profile, hosts) in sorted(by_name.items()))
 
 
 def binaries_stamp(bin_dir: Path) -> dict[str, Any]:
@@ -129,14 +137,15 @@ def lab_images(plan: Any, tree: Any) -> tuple[ImageSpec, ...]:
     servers = {d.name: tree.host_vars(d.name) for d in plan.devices if d.kind == DeviceKind.SERVER}
     inputs = build_inputs_hash(paths.playbooks_dir(), paths.roles_dir(), paths.data_root())
     slurm_nodes = frozenset(n.name for n in plan.slurm.nodes) if plan.slurm is not None else frozenset()
-    specs = plan_images(servers, inputs, rootfs, slurm_nodes)
     controls = [d.name for d in plan.devices if d.kind == DeviceKind.CONTROL]
     bin_dir: Path | None = None
     if controls and "kubernetes" in plan.schedulers:
         try:
             bin_dir = kubernetes_bin_dir()
         except MissingBinaries:
-            bin_dir = None  # the Kubernetes step is skipped too (pulumi.program)
+            bin_dir = None  # the Kubernetes step refuses to run (pulumi.program)
+    k8s_nodes = frozenset(n.name for n in plan.kubernetes.nodes) if plan.kubernetes is not None else frozenset()
+    specs = plan_images(servers, inputs, rootfs, slurm_nodes, k8s_nodes if controls else frozenset(), bin_dir)
     control = control_image(controls, kubernetes="kubernetes" in plan.schedulers, slurm="slurm" in plan.schedulers,
                             bin_dir=bin_dir, rootfs_hash=rootfs,
                             inputs_hash=build_inputs_hash(paths.playbooks_dir(), paths.roles_dir(), paths.data_root(),

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import importlib.util
 from collections import defaultdict
+from typing import Any
 
 import pulumi
 
@@ -36,8 +37,17 @@ from clusterforge.pulumi.compute import ServerArgs
 from clusterforge.pulumi.fabric import SwitchArgs
 from clusterforge.pulumi.facility import PduArgs, RackArgs
 from clusterforge.pulumi.images import ImageSpec, booting, lab_images
-from clusterforge.pulumi.kube.binaries import MissingBinaries, kubernetes_bin_dir
-from clusterforge.pulumi.kube.component import CONTROL_GROUP, CONTROL_PLANE_UNITS, KubernetesArgs
+from clusterforge.pulumi.kube.binaries import MissingBinaries, images_dir, kubernetes_bin_dir
+from clusterforge.pulumi.kube.component import (
+    CONTROL_GROUP,
+    CONTROL_PLANE_UNITS,
+    NODE_UNITS,
+    NODES_GROUP,
+    NODES_PLAYBOOK,
+    REGISTRY_UNITS,
+    SIMULATED_GPU_UNITS,
+    KubernetesArgs,
+)
 from clusterforge.pulumi.kube.gpu_layer import planned_layer, role_defaults
 from clusterforge.pulumi.metal import metal_servers
 from clusterforge.pulumi.network import NetworkArgs
@@ -178,38 +188,45 @@ def _lab_args(plan: Plan, tree: RenderedTree, images: tuple[HostImageArgs, ...] 
 
 def _kubernetes_args(plan: Plan, tree: RenderedTree, settings: StackSettings,
                      roles_hash: str | None) -> KubernetesArgs | None:
-    """The control plane on the control nodes (playbooks/kubernetes.yml), when any are declared and the
-    site playbook provisions (a custom `playbook` setting replaces provisioning as a whole)."""
+    """The control plane on the control nodes (playbooks/kubernetes.yml) and the GPU servers joined as its nodes
+    (playbooks/k8s-nodes.yml), when control nodes are declared and the site playbook provisions (a custom
+    `playbook` setting replaces provisioning as a whole). A declared Kubernetes layer whose binaries are missing
+    is an error naming the set-up step, never a step silently left out."""
     controls = [d for d in plan.devices if d.kind == DeviceKind.CONTROL]
-    if "kubernetes" not in plan.schedulers:  # schedulers: [slurm] alone
+    if "kubernetes" not in plan.schedulers or plan.kubernetes is None:  # schedulers: [slurm] alone
         return None
     if not controls or not settings.kubernetes or not settings.provision or settings.playbook or roles_hash is None:
         return None
     try:
         bin_dir = kubernetes_bin_dir(check=not pulumi.runtime.is_dry_run())
     except MissingBinaries as exc:
-        pulumi.log.warn(f"the Kubernetes step is skipped: {exc}")
-        return None
+        raise MissingBinaries(f"the declaration runs Kubernetes (schedulers: {list(plan.schedulers)}) but its"
+                              f" binaries are not built: {exc}") from None
     hosts = tuple(d.name for d in controls)
-    playbook = paths.playbooks_dir() / KUBERNETES_PLAYBOOK
-    host_vars = {f"{ANSIBLE_DIR}/host_vars/{h}.yml": tree.host_vars(h) for h in hosts}
-    provision = HostProvisionArgs(
-        group=CONTROL_GROUP, hosts=hosts, inventory_path=str(settings.rendered_dir / "ansible" / "inventory.yml"),
-        private_data_dir=str(settings.work_dir / "provision" / CONTROL_GROUP), roles_hash=roles_hash,
-        host_vars_hash=files_hash(host_vars), playbook=str(playbook),
-        playbook_hash=tree_hash([playbook], playbook.parent), tags=None,
-        extravars={"cf_lab": settings.target == "lab", "cf_k8s_bin_dir": str(bin_dir),
-                   "cf_k8s_kwok_stages": str(bin_dir.parent / "kwok-stages")},
-        ssh_config=str(settings.host_ssh_config) if settings.host_ssh_config else None,
-        services=CONTROL_PLANE_UNITS + (("kwok",) if settings.target == "lab" else ()),
-        # the nodes this step registers (the lab's simulated kubelets); on real hosts the kubelets register
-        # themselves and `verify` reports one missing
-        nodes=tuple(n["name"] for n in kubernetes_vars(plan)["gpu_nodes"]) if settings.target == "lab" else (),
-    )  # fmt: skip
+    nodes = tuple(n.name for n in plan.kubernetes.nodes)
+    inventory = str(settings.rendered_dir / "ansible" / "inventory.yml")
+    ssh_config = str(settings.host_ssh_config) if settings.host_ssh_config else None
+    extravars = {"cf_lab": settings.target == "lab", "cf_k8s_bin_dir": str(bin_dir),
+                 "cf_k8s_images": str(images_dir(bin_dir))}
+
+    def step(group: str, members: tuple[str, ...], playbook_name: str, **kw: Any) -> HostProvisionArgs:
+        playbook = paths.playbooks_dir() / playbook_name
+        host_vars = {f"{ANSIBLE_DIR}/host_vars/{h}.yml": tree.host_vars(h) for h in (*hosts, *members)}
+        return HostProvisionArgs(
+            group=group, hosts=members, inventory_path=inventory,
+            private_data_dir=str(settings.work_dir / "provision" / group), roles_hash=roles_hash,
+            host_vars_hash=files_hash(host_vars), playbook=str(playbook),
+            playbook_hash=tree_hash([playbook, playbook.parent / "vars"], playbook.parent), tags=None,
+            extravars=extravars, ssh_config=ssh_config, **kw)
+
+    provision = step(CONTROL_GROUP, hosts, KUBERNETES_PLAYBOOK, services=CONTROL_PLANE_UNITS + REGISTRY_UNITS)
+    # the nodes register themselves (TLS bootstrap); one the API server does not list is drift `up` repairs
+    node_units = NODE_UNITS + (SIMULATED_GPU_UNITS if settings.target == "lab" else ())
+    join = step(NODES_GROUP, nodes, NODES_PLAYBOOK, services=node_units, nodes=nodes, nodes_via=hosts[0])
     # off the lab the control node outlives `destroy`: what k8s_gpu applied is recorded, for destroy to remove
     layer = planned_layer(kubernetes_vars(plan), role_defaults()).to_dict() if settings.target != "lab" else None
     return KubernetesArgs(cluster=plan.cluster, node_ips=tuple(str(d.management_ip) for d in controls),
-                          provision=provision, layer=layer)
+                          service_ip=plan.kubernetes.service_ip, provision=provision, nodes=join, layer=layer)
 
 
 def write_rendered_inventory(tree: RenderedTree, settings: StackSettings) -> None:

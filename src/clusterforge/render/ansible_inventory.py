@@ -75,16 +75,33 @@ def time_servers(plan: Plan) -> list[str]:
 HOST_GROUPS = {DeviceKind.SERVER: "servers", DeviceKind.STORAGE: "storage_servers", DeviceKind.CONTROL: "control_nodes"}
 
 
+REGISTRY_PORT = 5000  # the distribution registry's customary port
+
+
 def kubernetes_vars(plan: Plan) -> dict[str, Any]:
-    """What the control plane and the GPU layer are built from (playbooks/kubernetes.yml)."""
-    gpu_nodes = [d for d in plan.devices if d.kind == DeviceKind.SERVER and d.gpus]
-    return {
-        "control_nodes": [{"name": d.name, "ip": d.management_ip} for d in plan.devices
-                          if d.kind == DeviceKind.CONTROL],
-        "gpu_nodes": [{"name": d.name, "gpu_model": plan.server_facts(d).gpu_model, "gpu_count": d.gpus}
-                      for d in gpu_nodes],
+    """What the control plane, the nodes and the GPU layer are built from (playbooks/kubernetes.yml,
+    playbooks/k8s-nodes.yml): the control nodes, every node's address, pod block, overlay MAC and labels
+    (plan/kubernetes.py), the ranges, the GPU taint, the registry on the first control node, the teams."""
+    from clusterforge.plan.kubernetes import GPU_TAINT
+
+    controls = [{"name": d.name, "ip": d.management_ip} for d in plan.devices if d.kind == DeviceKind.CONTROL]
+    k8s = plan.kubernetes
+    nodes = [n.to_dict() for n in k8s.nodes] if k8s is not None else []
+    out: dict[str, Any] = {
+        "control_nodes": controls,
+        "gpu_nodes": [{"name": n["name"], "gpu_model": n["gpu_model"], "gpu_count": n["gpu_count"],
+                       "labels": n["labels"]} for n in nodes],
         "teams": [t.to_dict() for t in plan.services.teams],
     }
+    if k8s is not None:
+        key, value, effect = GPU_TAINT
+        out |= {"pod_cidr": k8s.pod_cidr, "service_cidr": k8s.service_cidr, "service_ip": k8s.service_ip,
+                "dns_ip": k8s.dns_ip, "overlay": k8s.to_dict()["overlay"], "nodes": nodes,
+                "gpu_taints": [{"key": key, "value": value, "effect": effect}]}
+        if controls:
+            out["registry"] = {"address": f"{controls[0]['ip']}:{REGISTRY_PORT}", "port": REGISTRY_PORT,
+                               "user": "clusterforge"}
+    return out
 
 
 # Inventory groups of the Slurm roles, with Slurm among the schedulers: the control nodes run slurmctld

@@ -8,9 +8,10 @@ from pathlib import Path
 
 from clusterforge import paths
 
-__all__ = ["BINARIES", "kubernetes_bin_dir", "MissingBinaries"]
+__all__ = ["BINARIES", "kubernetes_bin_dir", "images_dir", "MissingBinaries"]
 
-BINARIES = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl", "kwok")
+BINARIES = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl", "kwok", "kubelet",
+            "kube-proxy", "cf-pause", "cf-sim-gpu-plugin", "cf-gpu-probe")
 DEFAULT_CACHE = "/var/cache/clusterforge/k8s"
 _MODULES = {"kubernetes": "k8s.io/kubernetes", "etcd": "go.etcd.io/etcd/server/v3", "kwok": "sigs.k8s.io/kwok"}
 
@@ -39,7 +40,14 @@ def kubernetes_bin_dir(check: bool = True) -> Path:
     root = Path(os.environ.get("CLUSTERFORGE_K8S_CACHE") or DEFAULT_CACHE)
     bin_dir = root / f"{versions['kubernetes']}-etcd{versions['etcd']}-kwok{versions['kwok']}" / "bin"
     missing = [b for b in BINARIES if not (bin_dir / b).is_file()]
+    if not (bin_dir.parent / "images" / "oci" / "index.json").is_file():
+        missing.append("the cluster's images (images/oci)")
     if check and missing:
         raise MissingBinaries(f"{bin_dir}: {', '.join(missing)} not built; run scripts/setup-k8s.sh"
                               " (make up and make setup run it)")
     return bin_dir
+
+
+def images_dir(bin_dir: Path) -> Path:
+    """The OCI layout of the cluster's images beside the binaries (pause, cf-gpu-probe)."""
+    return bin_dir.parent / "images" / "oci"

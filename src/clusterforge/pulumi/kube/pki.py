@@ -6,12 +6,19 @@ certificate, the API server's etcd client, and the client certificates the compo
 authenticate with (Kubernetes maps CN to the user and O to groups: system:kube-controller-manager,
 system:kube-scheduler, system:masters for the admin). ECDSA P-256 keys: quick to generate, accepted by
 every component (and ES256 for service-account tokens). The bundle is a Pulumi secret (KubePki).
+
+Beside the certificates: the bootstrap token the kubelets join with (TLS bootstrap: `<id>.<secret>`, 6 and 16
+characters of [a-z0-9], the form the API server's bootstrap authenticator accepts), the cluster registry's
+serving certificate (the first control node's address) and its push/pull password with the bcrypt htpasswd
+line the registry checks it against.
 """
 
 from __future__ import annotations
 
 import datetime
 import ipaddress
+import secrets
+import string
 from collections.abc import Sequence
 
 from cryptography import x509
@@ -19,7 +26,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-__all__ = ["CLIENTS", "make_bundle", "SERVICE_DNS"]
+__all__ = ["CLIENTS", "make_bundle", "SERVICE_DNS", "REGISTRY_USER", "bootstrap_token"]
 
 CA_DAYS = 3650
 LEAF_DAYS = 365
@@ -32,7 +39,27 @@ CLIENTS = {
     # kwok, the lab's simulated kubelets, writes node and pod status for every GPU node
     "kwok": ("clusterforge-kwok", "system:masters"),
     "apiserver-etcd-client": ("kube-apiserver-etcd-client", None),
+    # the API server to the kubelets (logs, exec, port-forward): the kubelets authorize it by its group
+    "apiserver-kubelet-client": ("kube-apiserver-kubelet-client", "system:masters"),
+    # kube-proxy on every node (RBAC's built-in system:node-proxier binding names this user)
+    "kube-proxy": ("system:kube-proxy", None),
 }
+REGISTRY_USER = "clusterforge"
+_TOKEN_CHARS = string.ascii_lowercase + string.digits
+
+
+def bootstrap_token() -> str:
+    """A bootstrap token, `<6>.<16>` of [a-z0-9] (k8s.io/cluster-bootstrap's token format)."""
+    def part(n: int) -> str:
+        return "".join(secrets.choice(_TOKEN_CHARS) for _ in range(n))
+
+    return f"{part(6)}.{part(16)}"
+
+
+def _htpasswd(user: str, password: str) -> str:
+    import bcrypt  # paramiko's dependency; the registry's htpasswd auth accepts bcrypt only
+
+    return f"{user}:{bcrypt.hashpw(password.encode(), bcrypt.gensalt(rounds=10)).decode()}\n"
 
 
 def _key() -> ec.EllipticCurvePrivateKey:
@@ -96,6 +123,13 @@ def make_bundle(cluster: str, node_ips: Sequence[str], service_ip: str) -> dict[
         key = _key()
         cert = _sign(_name(cn, org), key, ca_name, ca_key, LEAF_DAYS, now, client=True)
         out[f"{file}.crt"], out[f"{file}.key"] = _pem_cert(cert), _pem_key(key)
+    key = _key()
+    cert = _sign(_name("clusterforge-registry"), key, ca_name, ca_key, LEAF_DAYS, now, server=True,
+                 ips=node_ips[:1])
+    out["registry.crt"], out["registry.key"] = _pem_cert(cert), _pem_key(key)
+    out["registry-password"] = secrets.token_urlsafe(24)
+    out["registry-htpasswd"] = _htpasswd(REGISTRY_USER, out["registry-password"])
+    out["bootstrap-token"] = bootstrap_token()
     sa = _key()
     out["sa.key"] = _pem_key(sa)
     out["sa.pub"] = sa.public_key().public_bytes(serialization.Encoding.PEM,

@@ -65,8 +65,10 @@ class HostProvisionArgs:
     secret_vars: pulumi.Input[Mapping[str, Any]] | None = None
     # systemd units that must be active on every host (the control plane): one that is not is drift
     services: Sequence[str] = ()
-    # Kubernetes nodes the API server on the first host must list (the GPU servers): one missing is drift
+    # Kubernetes nodes the API server must list (the GPU servers): one missing is drift; asked on `nodes_via`
+    # (a control node), else on the first host
     nodes: Sequence[str] = ()
+    nodes_via: str | None = None
 
 
 @dataclass(frozen=True)
@@ -285,7 +287,7 @@ class HostProvisionProvider(ResourceProvider):
             if not found and news.get("nodes"):
                 from clusterforge.pulumi.providers._host_probe import unregistered_nodes
 
-                first = list(news["hosts"])[0]
+                first = news.get("nodes_via") or list(news["hosts"])[0]
                 why = unregistered_nodes(first, live["ssh_config"], list(news["nodes"]))
                 if why:
                     _lifeline.say(f"drift: provision {news['group']}: host {first}: {why}; `up` registers"
@@ -343,6 +345,7 @@ class HostProvision(Resource, module="clusterforge", name="HostProvision"):
             "secret_vars": pulumi.Output.secret(args.secret_vars) if args.secret_vars is not None else None,
             "services": list(args.services) or None,  # None as before: no re-run of existing stacks
             "nodes": list(args.nodes) or None,  # a probe only (not an update key): existing stacks do not re-run
+            "nodes_via": args.nodes_via,
             "changed": None, "runs": None, "identity": None,
         }
         super().__init__(HostProvisionProvider(), name, props, opts)
