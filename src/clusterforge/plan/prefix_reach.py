@@ -97,11 +97,11 @@ def black_holes(plan: Plan) -> list[tuple[Loc, str]]:
     # (plane, subnet) -> the switches that answer it
     answered: dict[tuple[str, tuple[int, int]], list[str]] = defaultdict(list)
     for d in plan.devices:
-        if d.name not in segment:
+        if d.name not in segment or d.plane not in Plane.FABRICS:
             continue
         for iface in d.interfaces:
             # a routed fabric switch's own plane; a switch's management port is an oob/management host address
-            if iface.ip and iface.plane == d.plane and d.plane in Plane.FABRICS and not iface.name.startswith("Loopback"):
+            if iface.ip and iface.plane == d.plane and not iface.name.startswith("Loopback"):
                 key = (iface.plane, _parse(iface.ip))
                 if key in addressed:
                     answered[key].append(d.name)
