@@ -75,6 +75,7 @@ def _l2_components(plan: Plan, switches: set[str]) -> dict[str, int]:
 def black_holes(plan: Plan) -> list[tuple[Loc, str]]:
     devices = {d.name: d for d in plan.devices}
     hosts = frozenset(DeviceKind.HOSTS)
+    switch_kinds = frozenset(DeviceKind.SWITCHES)
     switches = {d.name for d in plan.devices if d.kind in DeviceKind.SWITCHES}
     segment = _l2_components(plan, switches)
     # (host, NIC or bond) -> the L2 segments of the switches it is cabled to
@@ -92,7 +93,7 @@ def black_holes(plan: Plan) -> list[tuple[Loc, str]]:
     for d in plan.devices:
         if d.kind in hosts:
             for iface in d.interfaces:
-                if iface.ip and iface.plane in Plane.FABRICS + (Plane.MANAGEMENT, Plane.OOB):
+                if iface.ip:
                     addressed[(iface.plane, _parse(iface.ip))].append((d.name, iface.name))
     # (plane, subnet) -> the switches that answer it
     answered: dict[tuple[str, tuple[int, int]], list[str]] = defaultdict(list)
@@ -100,8 +101,10 @@ def black_holes(plan: Plan) -> list[tuple[Loc, str]]:
         if d.name not in segment or d.plane not in Plane.FABRICS:
             continue
         for iface in d.interfaces:
-            # a routed fabric switch's own plane; a switch's management port is an oob/management host address
-            if iface.ip and iface.plane == d.plane and not iface.name.startswith("Loopback"):
+            # a routed fabric switch's own plane (a switch's management port is an oob/management host
+            # address); its ports toward other switches hold no host
+            if iface.ip and iface.peer_kind not in switch_kinds and iface.plane == d.plane \
+                    and not iface.name.startswith("Loopback"):
                 key = (iface.plane, _parse(iface.ip))
                 if key in addressed:
                     answered[key].append(d.name)
