@@ -107,6 +107,10 @@ def _load_and_plan(path: str | Path) -> tuple[ClusterSpec, Plan, SourceMap]:
     if sonic:
         raise DeclarationError([source.problem(loc, message) for loc, message in sonic])
     located = asn_problems(plan)
+    if not located:
+        from clusterforge.plan.prefix_reach import prefix_problems
+
+        located = prefix_problems(plan)  # every subnet answered only where its hosts are cabled
     if located:
         raise DeclarationError([source.problem(loc, message) for loc, message in located])
     problems = _fabric_problems(plan)

@@ -150,7 +150,8 @@ def _grouped_dims(spec: ClusterSpec, dims: DataDims, spine: SwitchModel) -> Data
 
 @dataclass(frozen=True)
 class StorageDims:
-    """Two tiers: every storage leaf reaches the site storage spines, which also take the storage servers.
+    """Two tiers: every storage leaf reaches the site storage spines, which also take the storage servers:
+    each server on one spine pair, with that pair's server subnet (docs/storage-fabric.md).
 
     Three tiers (the envelope's leaves do not fit one spine tier): SUs are grouped into pods of
     `sus_per_pod`; each pod has `spines` storage spines, every pod spine j reaches core group j, and
@@ -177,6 +178,17 @@ class StorageDims:
         """Storage switches in site racks (and site oob addresses): spines, or cores plus pod spines."""
         return self.spines if self.tiers == 2 else self.cores + self.pods * self.spines
 
+    @property
+    def server_pairs(self) -> int:
+        """Top-switch pairs that take storage servers, each with its own server subnet: every spine pair
+        (two tiers; an odd last spine takes none), or the one server core pair (three tiers)."""
+        return max(1, self.spines // 2) if self.tiers == 2 else 1
+
+    def server_pair(self, server: int) -> tuple[int, int]:
+        """(pair, position in the pair's subnet) of storage server `server` (0-based): round robin over the
+        pairs, so adding a server never moves another."""
+        return server % self.server_pairs, server // self.server_pairs
+
 
 SERVER_CORES_MAX = 2  # 3-tier: every storage server on the same core pair (one bond member each), so any
 # two servers share a core; a server pair spread over more cores would need a valley (core-spine-core) path
@@ -192,12 +204,11 @@ def storage_dims(spec: ClusterSpec) -> StorageDims:
         raise PlanError([((*loc, "leaf_model"), f"a storage leaf needs {down} node ports + {uplinks} uplinks;"
                           f" {plane.leaf_model} has {leaf.ports}")])
     leaves_max = env.max_sus * 2
-    server_ports = env.storage_servers_max * 2
     for spines in range(max(2, plane.min_spines), uplinks + 1):
         if uplinks % spines:
             continue
         links = uplinks // spines
-        if leaves_max * links + math.ceil(server_ports / spines) <= spine.ports:
+        if leaves_max * links + math.ceil(env.storage_servers_max / max(1, spines // 2)) <= spine.ports:
             return StorageDims(2, uplinks, spines, links, leaves_max * links, down / uplinks)
     return _storage_three_tiers(spec, uplinks, down / uplinks)
 

@@ -82,7 +82,7 @@ def unreachable_pairs(plan: Plan) -> list[str]:
         apart = [(x, y) for i, (up_x, x) in enumerate(distinct) for up_y, y in distinct[i + 1:]
                  if up_x.isdisjoint(up_y)]
         # storage servers must reach every compute endpoint (server-to-server traffic across top
-        # switches is the known MLAG/EVPN-MH limit of their split bonds, not checked here)
+        # switch pairs crosses a leaf: plan.prefix_reach.storage_pair_problems)
         apart += [(x, y) for up_x, x in storage.items() for up_y, y in distinct if up_x.isdisjoint(up_y)]
         if apart:
             (host_x, nic_x), (host_y, nic_y) = apart[0]

@@ -3,9 +3,9 @@
 * data (RoCE/Ethernet): routed host links. Every host NIC has a /31 whose other end is the leaf
   port; the host's next hop is that port's address. Nothing to add. InfiniBand: no IP gateway.
 * storage: an anycast gateway. Every switch a storage host is cabled to (the SU's leaf pair; the
-  top tier for storage servers) carries the block's .1 beside its own SVI address, with one virtual
-  MAC: SONiC static anycast gateway (SAG), EOS `ip virtual-router` (VARP), Cumulus VRR (whose MAC is
-  fixed: NosTraits.anycast_mac). The switches
+  top-tier pair for storage servers, each pair its own server subnet) carries the block's .1 beside
+  its own SVI address, with one virtual MAC: SONiC static anycast gateway (SAG), EOS
+  `ip virtual-router` (VARP), Cumulus VRR (whose MAC is fixed: NosTraits.anycast_mac). The switches
   of a pair share no L2 segment (their uplinks are routed), so the MAC is never learnt on two ports.
 * management / oob: VRRP on the top of the plane's L2 tree (the aggregation pair, or the access
   cores when there are several pairs). ToRs and aggregation switches bridge the VLAN up, so both

@@ -4,6 +4,9 @@ Layout (per plane) is fixed by the design envelope, never by what is built today
 
 * management / storage / oob: one block per SU (index = SU id - 1), then one site block.
   Inside a block: .1 gateway, nodes at offset 16 + node - 1, then SU switches and PDUs (oob).
+  The storage site block is cut into one server block per top-switch pair that takes storage
+  servers (StorageDims.server_pairs): a server's subnet is answered only by the pair it is cabled to.
+  With one pair (two spines, or three tiers) the server block is the whole site block.
 * data (RoCE): one /31 per host NIC, block per SU, index ((node - 1) x rails + rail); leaf .0, host .1.
   data (InfiniBand): one IPoIB subnet per (SU, rail); host = subnet + node.
 * fabric links: /31 per switch-to-switch link, ranges per tier; loopbacks: /32 per switch.
@@ -36,6 +39,10 @@ def ip_str(value: int) -> str:
 
 def _pow2(count: int) -> int:
     return 1 << max(2, math.ceil(math.log2(max(count, 1))))
+
+
+def _pow2_at_least(count: int) -> int:
+    return 1 << math.ceil(math.log2(max(count, 1)))
 
 
 class Block(NamedTuple):
@@ -80,6 +87,13 @@ class Pools:
     su_pdu_offset: int
     site_switch_offset: int
     usage: dict[str, dict[str, object]]
+    server_pairs: int = 1  # storage: top-switch pairs with their own server block
+
+    def server_block(self, pair: int) -> Block:
+        """The storage servers' subnet of top-switch pair `pair` (0-based): a slice of the storage site block."""
+        site = self.site_block(Plane.STORAGE)
+        size = site.size // _pow2_at_least(self.server_pairs)
+        return Block(site.base + pair * size, size)
 
     def su_block(self, plane: str, su: int) -> Block:
         base, size, _, _ = self.planes[plane]
@@ -130,9 +144,12 @@ def build_pools(spec: ClusterSpec, data: DataDims, storage: StorageDims) -> Pool
     pairs = spec.site.facility.pdus_per_side  # PDU pair k's addresses follow pair k-1's region: none move
     site_switches = ((data.spines if data.tiers == 2 else 0) + data.cores + storage.site_switches
                      + 4 * agg_groups(spec) + 2 * access_cores(spec))
+    server_pairs = storage.server_pairs
     site_needs = {
         "management": NODE_OFFSET + env.storage_servers_max + 1,
-        "storage": NODE_OFFSET + env.storage_servers_max + 1,
+        # one server block per top-switch pair, each aligned: a power of two of equal blocks
+        "storage": _pow2_at_least(server_pairs) * _pow2(NODE_OFFSET + math.ceil(env.storage_servers_max / server_pairs)
+                                                         + 1),
         "oob": NODE_OFFSET + site_switches + env.storage_servers_max + 2 * SITE_PDU_RACKS * pairs + 1,
     }
     su_needs = {
@@ -199,4 +216,4 @@ def build_pools(spec: ClusterSpec, data: DataDims, storage: StorageDims) -> Pool
     su_switch_offset = NODE_OFFSET + env.max_nodes_per_su
     return Pools(planes, data_base, data_block, rail_block, nets.data.transport, rails, env.max_nodes_per_su,
                  links_base, offsets, loop_base, loops, su_switch_offset, su_switch_offset + su_switches,
-                 NODE_OFFSET + env.storage_servers_max, usage)
+                 NODE_OFFSET + env.storage_servers_max, usage, server_pairs)

@@ -40,14 +40,23 @@ def _pod_spine_asn(ctx: Context, pod: int) -> int | None:
     return ctx.spec.networks.asn.spine_base + STORAGE_ASN_OFFSET + 1 + pod if _routed(ctx, Plane.STORAGE) else None
 
 
+def _top_asn(ctx: Context, s: int) -> int | None:
+    """The storage cores share one ASN; two-tier spine pair p has its own (the first pair's is the cores' ASN),
+    so a storage server's traffic to another pair's servers may cross a leaf (docs/storage-fabric.md)."""
+    if not _routed(ctx, Plane.STORAGE):
+        return None
+    pair = 0 if ctx.storage.tiers == 3 else s // 2
+    return ctx.spec.networks.asn.spine_base + STORAGE_ASN_OFFSET + pair
+
+
 def _top_switches(ctx: Context, sw: SwitchBuilder) -> None:
-    """Site storage spines (two tiers) or storage cores (three tiers), with the storage servers' SVI."""
+    """Site storage spines (two tiers) or storage cores (three tiers); each switch of a pair that takes storage
+    servers answers that pair's server subnet (an SVI, the subnet's .1 shared by the pair)."""
     spec = ctx.spec
     plane = spec.networks.storage
     models = ctx.models(Plane.STORAGE)
     dims = ctx.storage
     routed = _routed(ctx, Plane.STORAGE)
-    site_block = ctx.pools.site_block(Plane.STORAGE)
     three = dims.tiers == 3
     model = models.core if three else models.spine
     count = dims.cores if three else dims.spines
@@ -56,14 +65,14 @@ def _top_switches(ctx: Context, sw: SwitchBuilder) -> None:
         category = "storage-core" if three else "storage-spine"
         rack, u = sw.site_position(category, s, model)
         sw.add(name, DeviceKind.CORE if three else DeviceKind.SPINE, Plane.STORAGE, model, None, rack, u,
-               sw.site_oob(site_ordinal(ctx, category, s)),
-               spec.networks.asn.spine_base + STORAGE_ASN_OFFSET if routed else None,
+               sw.site_oob(site_ordinal(ctx, category, s)), _top_asn(ctx, s),
                ctx.pools.loopback(LoopbackRole.STORAGE_CORE if three else "storage-spine", s) if routed else None)
-        serves = s < dims.server_cores if three else True
-        if routed and spec.storage.servers and serves:  # the storage servers' subnet: an SVI, gateway .1 shared
-            svi = site_block.addr(SVI_FIRST_OFFSET + s)
-            sw.port(name, Interface(f"Vlan{plane.vlan}", Plane.STORAGE, svi, plane.mtu, plane.vlan,
-                                    gateway=site_block.gateway()))
+        pair, member = (0, s) if three else divmod(s, 2)
+        serves = s < dims.server_cores if three else pair < dims.server_pairs
+        if routed and spec.storage.servers and serves:
+            block = ctx.pools.server_block(pair)
+            sw.port(name, Interface(f"Vlan{plane.vlan}", Plane.STORAGE, block.addr(SVI_FIRST_OFFSET + member),
+                                    plane.mtu, plane.vlan, gateway=block.gateway()))
 
 
 def _pod_spines(ctx: Context, sw: SwitchBuilder, pod: int) -> list[Link]:
@@ -170,7 +179,7 @@ def plan_storage_fabric(ctx: Context, sw: SwitchBuilder, units: list[ScalableUni
 
 
 def plan_storage_servers(ctx: Context, sw: SwitchBuilder) -> tuple[list[Device], list[Link]]:
-    """Parallel file-system servers in site racks, two ports each to the storage top tier."""
+    """Parallel file-system servers in site racks, two ports each to one pair of the storage top tier."""
     from clusterforge.plan.facility import psu_feeds, series_position
     from clusterforge.plan.naming import asset_id, site_rack
 
@@ -187,20 +196,21 @@ def plan_storage_servers(ctx: Context, sw: SwitchBuilder) -> tuple[list[Device],
     plane = spec.networks.storage
     models = ctx.models(Plane.STORAGE)
     top_model = models.core if ctx.storage.tiers == 3 else models.spine
-    site_stor = ctx.pools.site_block(Plane.STORAGE)
     site_mgmt = ctx.pools.site_block(Plane.MANAGEMENT)
     site_oob = ctx.pools.site_block(Plane.OOB)
     devices, links = [], []
     for s in range(st.servers):
         name = storage_server(s)
+        pair, position = ctx.storage.server_pair(s)
+        stor = ctx.pools.server_block(pair)  # the subnet of the top-switch pair its two ports land on
         number, u = series_position(s, model.height_u, model.max_draw_w, ctx.budget)
         rack = site_rack("storage", number)
         sw.rack_meta[rack] = RackMeta(None, number, "site", ("storage", "servers"), "storage", number)
         ifaces = [
             Interface("mgmt0", Plane.MANAGEMENT, site_mgmt.addr(NODE_OFFSET + s), spec.networks.management.mtu,
                       spec.networks.management.vlan, gateway=site_mgmt.gateway()),
-            Interface("bond0", Plane.STORAGE, site_stor.addr(NODE_OFFSET + s), plane.mtu, plane.vlan,
-                      gateway=site_stor.gateway(), members=("stor0", "stor1")),
+            Interface("bond0", Plane.STORAGE, stor.addr(NODE_OFFSET + position), plane.mtu, plane.vlan,
+                      gateway=stor.gateway(), members=("stor0", "stor1")),
             Interface("bmc", Plane.OOB, site_oob.addr(NODE_OFFSET + s), spec.networks.oob.mtu, spec.networks.oob.vlan,
                       gateway=site_oob.gateway()),
         ]

@@ -89,9 +89,12 @@ def storage_spine_uplink(dims: StorageDims, pod: int, j: int, i: int) -> Uplink:
 
 
 def storage_server_port(dims: StorageDims, port: int) -> tuple[str, int]:
-    """(top-tier switch, port index) of storage-server port `port` (= 2 x server + member)."""
+    """(top-tier switch, port index) of storage-server port `port` (= 2 x server + member). Two tiers: member k
+    of a server lands on spine k of the server's pair (StorageDims.server_pair), whose subnet the server is in."""
     if dims.tiers == 2:
-        return storage_spine(port % dims.spines), dims.server_port_base + port // dims.spines
+        server, member = divmod(port, 2)
+        pair, position = dims.server_pair(server)
+        return storage_spine(2 * pair + member), dims.server_port_base + position
     return storage_core(port % dims.server_cores), dims.server_port_base + port // dims.server_cores
 
 
