@@ -123,53 +123,88 @@ def lab_converged(lab_cluster: LabCluster, tmp_path_factory: pytest.TempPathFact
 
 
 @dataclass(frozen=True)
-class KubeCluster:
-    """The lab's control plane (playbooks/kubernetes.yml on ctl-01, run twice) and a client of it."""
+class KubeRun:
+    """Both Kubernetes playbooks' run: ok when both are; changed tasks added up per host."""
 
-    first: object  # ProvisionResult of the first run
-    second: object
+    ok: bool
+    failed_hosts: dict
+    changed_per_host: dict
+    status: str
+
+
+@dataclass(frozen=True)
+class KubeCluster:
+    """The lab's Kubernetes (playbooks/kubernetes.yml on ctl-01, then playbooks/k8s-nodes.yml joining the GPU
+    servers with real containerd and kubelets; both run twice) and a client of it."""
+
+    first: KubeRun
+    second: KubeRun
     kubeconfig: Path  # 0600, in the session's temporary directory (a throwaway CA of this session)
     api: object  # kubernetes.client.ApiClient
-    run: object  # () -> ProvisionResult: runs the playbook again (fault tests)
+    run: object  # () -> KubeRun: runs both playbooks again (fault tests)
+    sh: object  # (host, command) -> (rc, stdout, stderr) over the lab's SSH
 
 
 @pytest.fixture(scope="session")
 def kube_cluster(lab_cluster: LabCluster, tmp_path_factory: pytest.TempPathFactory) -> KubeCluster:
-    """One control plane per test session, shared by every Kubernetes test (never one per test)."""
+    """One cluster per test session, shared by every Kubernetes test (never one per test)."""
+    import subprocess
+
     kubernetes = pytest.importorskip("kubernetes")
     from clusterforge.provision import run_site
-    from clusterforge.pulumi.kube.binaries import MissingBinaries, kubernetes_bin_dir
-    from clusterforge.pulumi.kube.component import SERVICE_IP
+    from clusterforge.provision.runner import write_private_extravars
+    from clusterforge.pulumi.kube.binaries import MissingBinaries, images_dir, kubernetes_bin_dir
+    from clusterforge.pulumi.kube.component import NODES_PLAYBOOK
     from clusterforge.pulumi.kube.kubeconfig import admin_kubeconfig
     from clusterforge.pulumi.kube.pki import make_bundle
 
     try:
         bin_dir = kubernetes_bin_dir()
     except MissingBinaries as exc:
-        pytest.skip(str(exc))
+        pytest.fail(f"the lab's Kubernetes cannot be built: {exc}")
     from clusterforge.loading import load_and_plan
 
     _, plan, _ = load_and_plan(LAB_INVENTORY)
     control = next(d for d in plan.devices if d.kind == "control")
-    bundle = make_bundle(plan.cluster, [control.management_ip], SERVICE_IP)
-    extravars = {**LAB_EXTRAVARS, "cf_k8s_bin_dir": str(bin_dir),
-                 "cf_k8s_kwok_stages": str(bin_dir.parent / "kwok-stages"), "cf_k8s_pki": bundle}
+    assert plan.kubernetes is not None
+    bundle = make_bundle(plan.cluster, [control.management_ip], plan.kubernetes.service_ip)
+    extravars = {**LAB_EXTRAVARS, "cf_k8s_bin_dir": str(bin_dir), "cf_k8s_images": str(images_dir(bin_dir)),
+                 "cf_k8s_pki": bundle}
     private = tmp_path_factory.mktemp("kube-runner")
     inventory = lab_cluster.inventory_dir / "ansible" / "inventory.yml"
 
-    def run():
-        return run_site(inventory, private, limit="control_nodes", extravars=extravars,
-                        ssh_config=lab_cluster.ssh_config, playbook="kubernetes.yml")
+    def run() -> KubeRun:
+        # the secrets only in env/extravars (0600, for the run), as HostProvision passes them
+        vars_file = write_private_extravars(private, extravars)
+        try:
+            control_plane = run_site(inventory, private, limit="control_nodes", extravars=None,
+                                     ssh_config=lab_cluster.ssh_config, playbook="kubernetes.yml")
+            if not control_plane.ok:
+                return KubeRun(False, dict(control_plane.failed_hosts), dict(control_plane.changed_per_host),
+                               control_plane.status)
+            nodes = run_site(inventory, private, limit="servers", extravars=None, ssh_config=lab_cluster.ssh_config,
+                             playbook=NODES_PLAYBOOK)
+            changed = {**control_plane.changed_per_host}
+            for host, count in nodes.changed_per_host.items():
+                changed[host] = changed.get(host, 0) + count
+            return KubeRun(nodes.ok, dict(nodes.failed_hosts), changed, nodes.status)
+        finally:
+            vars_file.unlink(missing_ok=True)
+
+    def sh(host: str, command: str) -> tuple[int, str, str]:
+        proc = subprocess.run(["ssh", "-F", str(lab_cluster.ssh_config), "-o", "BatchMode=yes", host, command],
+                              capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL)
+        return proc.returncode, proc.stdout, proc.stderr
 
     first = run()
     if not first.ok:
-        pytest.fail(f"playbooks/kubernetes.yml failed on the lab: {first.failed_hosts or first.status}")
+        pytest.fail(f"the Kubernetes playbooks failed on the lab: {first.failed_hosts or first.status}")
     second = run()
     path = tmp_path_factory.mktemp("kube") / "kubeconfig"
     path.touch(mode=0o600)
     path.write_text(admin_kubeconfig(plan.cluster, control.management_ip, bundle))
     api = kubernetes.config.new_client_from_config(str(path))
-    return KubeCluster(first, second, path, api, run)
+    return KubeCluster(first, second, path, api, run, sh)
 
 
 @dataclass(frozen=True)

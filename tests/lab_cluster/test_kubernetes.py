@@ -1,7 +1,8 @@
-"""The lab's Kubernetes layer for real: a control plane on ctl-01 (etcd, kube-apiserver, controller-manager,
-scheduler; TLS, RBAC, no anonymous access), the GPU servers as nodes with SIMULATED KUBELETS (kwok) and
-their planned GPU counts, and k8s_gpu applied: the DaemonSet placed by the real DaemonSet controller, the
-quotas enforced by the real API server. One control plane per session (the kube_cluster fixture)."""
+"""The lab's Kubernetes for real: a control plane on ctl-01 (etcd, kube-apiserver, controller-manager,
+scheduler; TLS, RBAC, no anonymous access), the cluster registry beside it, and every GPU server a node with
+Debian's containerd and runc and the pinned kubelet and kube-proxy, joined by TLS bootstrap. Only the GPUs are
+SIMULATED (cf-sim-gpu-plugin through the kubelet's device-plugin API). Pods run real containers pulled from the
+cluster registry. One cluster per session (the kube_cluster fixture)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import pytest
 pytestmark = [pytest.mark.lab]
 
 kubernetes = pytest.importorskip("kubernetes")
-from kubernetes.client import AppsV1Api, CoreV1Api, NodeV1Api, V1Pod  # noqa: E402
+from kubernetes.client import AppsV1Api, BatchV1Api, CoreV1Api, NodeV1Api  # noqa: E402
 from kubernetes.client.rest import ApiException  # noqa: E402
 
 
@@ -30,6 +31,7 @@ SPEC, PLAN = _plan()[:2]
 GPU_NODES = {d.name: d.gpus for d in PLAN.devices if d.kind == "server" and d.gpus}
 CONTROL = next(d for d in PLAN.devices if d.kind == "control")
 TEAMS = {t.name: t.gpus for t in SPEC.teams}
+IMAGE = f"{CONTROL.management_ip}:5000/clusterforge/cf-gpu-probe:1"
 
 
 def _eventually(check, timeout_s: float = 60.0):
@@ -41,20 +43,26 @@ def _eventually(check, timeout_s: float = 60.0):
         time.sleep(1)
 
 
-def _gpu_pod(name: str, gpus: int) -> V1Pod:
-    return kubernetes.client.V1Pod(
-        metadata=kubernetes.client.V1ObjectMeta(name=name),
-        spec=kubernetes.client.V1PodSpec(
-            runtime_class_name="nvidia", restart_policy="Never",
-            containers=[kubernetes.client.V1Container(
-                name="cuda", image="nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04",
-                resources=kubernetes.client.V1ResourceRequirements(
-                    requests={"nvidia.com/gpu": str(gpus)}, limits={"nvidia.com/gpu": str(gpus)}))]))
+def _container(gpus: int, hold: bool = False):
+    m = kubernetes.client
+    return m.V1Container(name="probe", image=IMAGE, args=["--hold"] if hold else None,
+                         env=[m.V1EnvVar(name="NODE_NAME", value_from=m.V1EnvVarSource(
+                             field_ref=m.V1ObjectFieldSelector(field_path="spec.nodeName")))],
+                         resources=m.V1ResourceRequirements(requests={"nvidia.com/gpu": str(gpus)},
+                                                            limits={"nvidia.com/gpu": str(gpus)}))
+
+
+def _gpu_pod(name: str, gpus: int):
+    m = kubernetes.client
+    return m.V1Pod(metadata=m.V1ObjectMeta(name=name),
+                   spec=m.V1PodSpec(runtime_class_name="nvidia", restart_policy="Never",
+                                    containers=[_container(gpus)]))
 
 
 def test_second_run_changes_nothing(kube_cluster):
-    assert kube_cluster.second.ok
-    assert kube_cluster.second.changed_per_host == {CONTROL.name: 0}, kube_cluster.second.changed_per_host
+    assert kube_cluster.second.ok, kube_cluster.second.failed_hosts
+    assert kube_cluster.second.changed_per_host == {h: 0 for h in [CONTROL.name, *GPU_NODES]}, \
+        kube_cluster.second.changed_per_host
 
 
 def test_anonymous_requests_are_refused(kube_cluster):  # the fixture: the control plane is up
@@ -67,37 +75,98 @@ def test_anonymous_requests_are_refused(kube_cluster):  # the fixture: the contr
 
 
 @pytest.mark.parametrize("node", sorted(GPU_NODES))
-def test_gpu_server_is_a_ready_node_with_its_planned_gpus(kube_cluster, node):
+def test_gpu_server_is_a_ready_node_of_a_real_kubelet_with_its_planned_gpus(kube_cluster, node):
+    from clusterforge.pulumi.kube.binaries import pinned_versions
+
     core = CoreV1Api(kube_cluster.api)
 
     def ready():
         got = core.read_node(node)
         conditions = {c.type: c.status for c in got.status.conditions or []}
-        return got if conditions.get("Ready") == "True" else None
+        return got if conditions.get("Ready") == "True" and got.status.capacity.get("nvidia.com/gpu") else None
 
-    got = _eventually(ready)
-    assert got is not None, f"{node} is not Ready"
+    got = _eventually(ready, 120)
+    assert got is not None, f"{node} is not Ready with GPUs"
+    assert got.status.node_info.kubelet_version == pinned_versions()["kubelet"]
+    assert got.status.node_info.container_runtime_version.startswith("containerd://1.6")
+    # the capacity comes from the (simulated) device plugin through the kubelet: no status patch anywhere
     assert got.status.capacity["nvidia.com/gpu"] == str(GPU_NODES[node])
-    assert got.metadata.labels["clusterforge.io/kubelet"] == "simulated"
+    assert got.metadata.labels["clusterforge.io/gpu-plugin"] == "simulated"
     assert got.metadata.labels["nvidia.com/gpu.present"] == "true"
+    planned = next(n for n in PLAN.kubernetes.nodes if n.name == node)
+    for key, value in planned.labels:
+        assert got.metadata.labels[key] == value
     assert {(t.key, t.effect) for t in got.spec.taints or []} == {("nvidia.com/gpu", "NoSchedule")}
+    assert [a.address for a in got.status.addresses if a.type == "InternalIP"] == [planned.address]
 
 
 def test_runtime_class_nvidia_exists(kube_cluster):
     assert NodeV1Api(kube_cluster.api).read_runtime_class("nvidia").handler == "nvidia"
 
 
-def test_device_plugin_runs_on_exactly_the_gpu_nodes(kube_cluster):
-    apps, core = AppsV1Api(kube_cluster.api), CoreV1Api(kube_cluster.api)
+def test_no_nvidia_plugin_daemonset_in_the_lab(kube_cluster):
+    """The lab's nodes run the simulated plugin as a host service; NVIDIA's DaemonSet (an image the lab cannot
+    pull) is not deployed there."""
+    with pytest.raises(ApiException) as missing:
+        AppsV1Api(kube_cluster.api).read_namespaced_daemon_set("nvidia-device-plugin-daemonset", "kube-system")
+    assert missing.value.status == 404
 
-    def rolled_out():
-        ds = apps.read_namespaced_daemon_set("nvidia-device-plugin-daemonset", "kube-system").status
-        return ds if ds.desired_number_scheduled == ds.number_ready == len(GPU_NODES) else None
 
-    status = _eventually(rolled_out, 90)
-    assert status is not None, "the device-plugin DaemonSet did not roll out on every GPU node"
-    pods = core.list_namespaced_pod("kube-system", label_selector="name=nvidia-device-plugin-ds").items
-    assert sorted(p.spec.node_name for p in pods) == sorted(GPU_NODES)
+def test_a_gpu_job_runs_a_registry_container_that_sees_its_gpu(kube_cluster):
+    m = kubernetes.client
+    batch, core = BatchV1Api(kube_cluster.api), CoreV1Api(kube_cluster.api)
+    team = max(TEAMS, key=TEAMS.get)
+    job = m.V1Job(metadata=m.V1ObjectMeta(name="gpu-probe"), spec=m.V1JobSpec(
+        backoff_limit=0, ttl_seconds_after_finished=600, template=m.V1PodTemplateSpec(spec=m.V1PodSpec(
+            runtime_class_name="nvidia", restart_policy="Never", containers=[_container(1)]))))
+    batch.create_namespaced_job(team, job)
+    try:
+        done = _eventually(lambda: (s := batch.read_namespaced_job_status("gpu-probe", team).status)
+                           and (s.succeeded or s.failed) and s, 120)
+        pods = core.list_namespaced_pod(team, label_selector="job-name=gpu-probe").items
+        log = core.read_namespaced_pod_log(pods[0].metadata.name, team) if pods else ""
+        assert done and done.succeeded == 1, f"the job did not succeed: {done}; log: {log}"
+        assert "allocated 1 GPU(s): SIM-" in log and "cf-gpu-probe: OK" in log, log
+        assert pods[0].spec.node_name in GPU_NODES
+        assert f"node {pods[0].spec.node_name}" in log
+    finally:
+        batch.delete_namespaced_job("gpu-probe", team, propagation_policy="Foreground")
+
+
+@pytest.fixture
+def holder(kube_cluster):
+    """A one-GPU pod that keeps running (cf-gpu-probe --hold) on the first GPU node; removed afterwards."""
+    m = kubernetes.client
+    core = CoreV1Api(kube_cluster.api)
+    team = max(TEAMS, key=TEAMS.get)
+    node = sorted(GPU_NODES)[0]
+    pod = m.V1Pod(metadata=m.V1ObjectMeta(name="holder"), spec=m.V1PodSpec(
+        runtime_class_name="nvidia", node_selector={"kubernetes.io/hostname": node}, containers=[_container(1, True)]))
+    core.create_namespaced_pod(team, pod)
+    try:
+        got = _eventually(lambda: (p := core.read_namespaced_pod("holder", team)).status.phase == "Running" and p, 120)
+        assert got, "the holder pod did not start"
+        yield got
+    finally:
+        core.delete_namespaced_pod("holder", team, grace_period_seconds=0)
+
+
+def test_a_pod_is_reached_from_another_node_over_the_overlay(kube_cluster, holder):
+    import ipaddress
+
+    planned = next(n for n in PLAN.kubernetes.nodes if n.name == holder.spec.node_name)
+    assert ipaddress.ip_address(holder.status.pod_ip) in ipaddress.ip_network(planned.pod_cidr)
+    other = sorted(GPU_NODES)[1]
+    rc, out, err = kube_cluster.sh(other, f"ping -c 2 -W 2 {holder.status.pod_ip}")
+    assert rc == 0, f"{other} -> pod {holder.status.pod_ip} on {planned.name}: {out}{err}"
+
+
+def test_the_kubernetes_service_answers_through_kube_proxy(kube_cluster):
+    node = sorted(GPU_NODES)[0]
+    probe = (f"python3 -c \"import socket; socket.create_connection(('{PLAN.kubernetes.service_ip}', 443), 5);"
+             f" print('connected')\"")
+    rc, out, err = kube_cluster.sh(node, probe)
+    assert rc == 0 and "connected" in out, f"{node} -> {PLAN.kubernetes.service_ip}:443: {out}{err}"
 
 
 @pytest.mark.parametrize("team", sorted(TEAMS))
@@ -127,11 +196,8 @@ def test_pod_within_quota_is_scheduled_onto_a_gpu_node(kube_cluster):
 def _deployment(team: str) -> object:
     m = kubernetes.client
     labels = {"app": "trainer"}
-    pod = m.V1PodSpec(
-        runtime_class_name="nvidia",
-        containers=[m.V1Container(name="train", image="nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04",
-                                  resources=m.V1ResourceRequirements(requests={"nvidia.com/gpu": "1"},
-                                                                     limits={"nvidia.com/gpu": "1"}))])
+    pod = m.V1PodSpec(runtime_class_name="nvidia", termination_grace_period_seconds=5,
+                      containers=[_container(1, hold=True)])
     return m.V1Deployment(metadata=m.V1ObjectMeta(name="trainer", namespace=team),
                           spec=m.V1DeploymentSpec(replicas=1, selector=m.V1LabelSelector(match_labels=labels),
                                                   template=m.V1PodTemplateSpec(metadata=m.V1ObjectMeta(labels=labels),
@@ -151,7 +217,7 @@ def trainer(kube_cluster):
     apps, core = AppsV1Api(kube_cluster.api), CoreV1Api(kube_cluster.api)
     apps.create_namespaced_deployment(team, _deployment(team))
     try:
-        node = _eventually(lambda: _trainer_node(core, team), 60)
+        node = _eventually(lambda: _trainer_node(core, team), 120)
         assert node in GPU_NODES, f"the trainer pod was not scheduled ({node})"
         yield team, node
     finally:
@@ -166,12 +232,17 @@ def test_drain_evicts_the_pod_which_is_rescheduled_elsewhere_and_uncordon_restor
 
     team, node = trainer
     core = CoreV1Api(kube_cluster.api)
-    result = drain(core, node, timeout_s=60)
+    result = drain(core, node, timeout_s=90)
     assert len(result.evicted) == 1 and result.evicted[0].startswith(f"{team}/trainer-")
-    assert any(p.startswith("kube-system/nvidia-device-plugin-daemonset-") for p in result.skipped)
     assert core.read_node(node).spec.unschedulable is True
-    elsewhere = _eventually(lambda: _trainer_node(core, team, not_on=node), 60)
+    elsewhere = _eventually(lambda: _trainer_node(core, team, not_on=node), 90)
     assert elsewhere in GPU_NODES and elsewhere != node
+    # the replacement's container runs on the other node (a real container, not a status)
+    running = _eventually(lambda: [p for p in core.list_namespaced_pod(team, label_selector="app=trainer").items
+                                   if p.spec.node_name == elsewhere and p.status.phase == "Running"], 90)
+    assert running, f"the replacement on {elsewhere} is not running"
+    log = core.read_namespaced_pod_log(running[0].metadata.name, team)
+    assert "cf-gpu-probe: OK" in log, log
     uncordon(core, node)
     assert not core.read_node(node).spec.unschedulable
 

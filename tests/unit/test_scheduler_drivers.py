@@ -89,8 +89,9 @@ def _component_tokens() -> set[str]:
 @pytest.mark.parametrize("name", list(SCHEDULERS))
 def test_a_driver_applies_through_its_playbook_roles_and_component(name):
     application = SCHEDULERS[name].application
-    playbook = paths.playbooks_dir() / application.playbook
-    assert set(application.roles) <= _playbook_roles(playbook)
+    roles = set().union(*(_playbook_roles(paths.playbooks_dir() / playbook)
+                          for playbook in (application.playbook, *application.more_playbooks)))
+    assert set(application.roles) <= roles
     assert all((paths.roles_dir() / role / "tasks" / "main.yml").is_file() for role in application.roles)
     assert application.component in _component_tokens()
 
@@ -99,7 +100,10 @@ def test_the_playbooks_are_the_pulumi_steps_own():
     from clusterforge.pulumi.program import KUBERNETES_PLAYBOOK
     from clusterforge.pulumi.slurm.wiring import SLURM_PLAYBOOK
 
+    from clusterforge.pulumi.kube.component import NODES_PLAYBOOK
+
     assert SCHEDULERS["kubernetes"].application.playbook == KUBERNETES_PLAYBOOK
+    assert SCHEDULERS["kubernetes"].application.more_playbooks == (NODES_PLAYBOOK,)
     assert SCHEDULERS["slurm"].application.playbook == SLURM_PLAYBOOK
 
 

@@ -125,7 +125,7 @@ def cross_problems(spec: ClusterSpec) -> list[tuple[Loc, str]]:
         )
     for (loc_a, net_a), (loc_b, net_b) in combinations(_pools(spec), 2):
         if net_a.first <= net_b.last and net_b.first <= net_a.last:
-            default = " (the default: declare one clear of the planes)" if (
+            default = ", the default: declare one clear of the planes" if (
                 loc_a[0] == "kubernetes" and loc_a[1] not in spec.kubernetes.model_fields_set) else ""
             problems.append((loc_b, f"{net_b} overlaps {'.'.join(map(str, loc_a))} ({net_a}{default}); pools must be"
                              " disjoint"))

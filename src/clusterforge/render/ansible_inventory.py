@@ -89,8 +89,8 @@ def kubernetes_vars(plan: Plan) -> dict[str, Any]:
     nodes = [n.to_dict() for n in k8s.nodes] if k8s is not None else []
     out: dict[str, Any] = {
         "control_nodes": controls,
-        "gpu_nodes": [{"name": n["name"], "gpu_model": n["gpu_model"], "gpu_count": n["gpu_count"],
-                       "labels": n["labels"]} for n in nodes],
+        "gpu_nodes": [{"name": n.name, "gpu_model": n.gpu_model, "gpu_count": n.gpus, "labels": dict(n.labels)}
+                      for n in (k8s.nodes if k8s is not None else ())],
         "teams": [t.to_dict() for t in plan.services.teams],
     }
     if k8s is not None:

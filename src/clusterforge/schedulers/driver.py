@@ -36,12 +36,14 @@ class Rendering:
 
 @dataclass(frozen=True, slots=True)
 class Application:
-    """How the scheduler is applied: the playbook (under playbooks/) of its stack step, the roles that
-    playbook runs and the Pulumi type token of the component that declares the step."""
+    """How the scheduler is applied: the playbook (under playbooks/) of its stack step, the roles those
+    playbooks run and the Pulumi type token of the component that declares the step; `more_playbooks`: the
+    step's later playbooks (Kubernetes: the nodes joining after the control plane)."""
 
     playbook: str
     roles: tuple[str, ...]
     component: str
+    more_playbooks: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

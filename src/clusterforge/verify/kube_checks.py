@@ -1,12 +1,14 @@
 """The Kubernetes layer's checks, against a live API server (the official `kubernetes` client).
 
 Every check is one fact with its outcome and a detail naming what differs: each planned GPU server is a
-Ready node advertising its planned nvidia.com/gpu count, the RuntimeClass exists, the device-plugin
-DaemonSet is ready on exactly the GPU nodes, each team's quota is the declared one, and a live probe:
-a pod asking one GPU more than the smallest team's quota is refused by the API server, and a one-GPU pod
-in the largest team is bound to a GPU node. `expected` is the control node's `cf_kubernetes` host var
-(clusterforge.render.ansible_inventory.kubernetes_vars). In the lab the kubelets are simulated (kwok);
-the checks say so when a node carries clusterforge.io/kubelet=simulated.
+Ready node whose kubelet and container runtime report the pinned versions, advertising its planned
+nvidia.com/gpu count with its planned labels; the RuntimeClass exists; the device-plugin DaemonSet is ready on
+exactly the GPU nodes (or, where the nodes carry clusterforge.io/gpu-plugin=simulated, the lab's SIMULATED
+plugin advertises them from each node: said so); each team's quota is the declared one; and live probes: a pod
+asking one GPU more than the smallest team's quota is refused by the API server, and on every GPU node a
+one-GPU pod of the cluster registry's probe image runs in the RuntimeClass's handler, sees the GPU it was
+allocated and exits 0. `expected` is the control node's `cf_kubernetes` host var
+(clusterforge.render.ansible_inventory.kubernetes_vars).
 """
 
 from __future__ import annotations
@@ -17,14 +19,19 @@ from typing import Any
 
 from clusterforge.verify.layer_check import LayerCheck
 
-__all__ = ["KubeCheck", "run_kube_checks", "DAEMONSET", "DEVICE_PLUGIN_NAMESPACE", "PROBE_POD"]
+__all__ = ["KubeCheck", "run_kube_checks", "probe_image", "DAEMONSET", "DEVICE_PLUGIN_NAMESPACE", "PROBE_POD"]
 
 DAEMONSET = "nvidia-device-plugin-daemonset"
 DEVICE_PLUGIN_NAMESPACE = "kube-system"
 RUNTIME_CLASS = "nvidia"
 QUOTA = "gpu-quota"
 PROBE_POD = "clusterforge-verify-probe"
-PROBE_IMAGE = "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04"
+PROBE_IMAGE = "clusterforge/cf-gpu-probe:1"  # in the cluster registry (roles/k8s_registry)
+SIMULATED_PLUGIN = ("clusterforge.io/gpu-plugin", "simulated")
+
+
+def probe_image(expected: Mapping[str, Any]) -> str:
+    return f"{expected['registry']['address']}/{PROBE_IMAGE}"
 
 
 KubeCheck = LayerCheck
@@ -39,31 +46,41 @@ def _eventually(probe: Callable[[], Any], timeout_s: float) -> Any:
         time.sleep(1)
 
 
-def _nodes(core: Any, expected: Mapping[str, Any], timeout_s: float) -> list[KubeCheck]:
+def _nodes(core: Any, expected: Mapping[str, Any], timeout_s: float,
+           versions: Mapping[str, str] | None = None) -> list[KubeCheck]:
     from kubernetes.client.rest import ApiException
 
     out = []
     for node in expected["gpu_nodes"]:
         name, gpus = node["name"], str(node["gpu_count"])
 
-        def state(name: str = name) -> tuple[str, str, bool] | None:
+        def state(name: str = name) -> Any:
             try:
                 got = core.read_node(name)
             except ApiException as exc:
-                return None if exc.status == 404 else ("error", str(exc.status), False)
+                return None if exc.status == 404 else False
             ready = {c.type: c.status for c in got.status.conditions or []}.get("Ready") == "True"
-            simulated = (got.metadata.labels or {}).get("clusterforge.io/kubelet") == "simulated"
-            return (("Ready" if ready else "NotReady"), (got.status.capacity or {}).get("nvidia.com/gpu", "0"),
-                    simulated) if ready else None
+            return got if ready else None
 
-        found = _eventually(state, timeout_s)
-        if found is None:
+        got = _eventually(state, timeout_s)
+        if not got:
             out.append(KubeCheck(f"node {name}", False, "not registered or not Ready (the node left?)"))
             continue
-        readiness, capacity, simulated = found
-        kubelet = " (simulated kubelet)" if simulated else ""
-        out.append(KubeCheck(f"node {name}", readiness == "Ready" and capacity == gpus,
-                             f"{readiness}{kubelet}, nvidia.com/gpu {capacity}, planned {gpus}"))
+        labels = got.metadata.labels or {}
+        capacity = (got.status.capacity or {}).get("nvidia.com/gpu", "0")
+        info = got.status.node_info
+        kubelet, runtime = info.kubelet_version, info.container_runtime_version
+        simulated = " (SIMULATED GPUs: the lab's device plugin)" if labels.get(SIMULATED_PLUGIN[0]) == \
+            SIMULATED_PLUGIN[1] else ""
+        wrong = {k: labels.get(k) for k, v in (node.get("labels") or {}).items() if labels.get(k) != v}
+        pinned = (versions or {}).get("kubelet")
+        ok = capacity == gpus and not wrong and (pinned is None or kubelet == pinned) and runtime.startswith(
+            "containerd://")
+        detail = (f"Ready, kubelet {kubelet}{f' (pinned {pinned})' if pinned and kubelet != pinned else ''}, {runtime},"
+                  f" nvidia.com/gpu {capacity}, planned {gpus}{simulated}")
+        if wrong:
+            detail += f"; labels not as planned: {wrong}"
+        out.append(KubeCheck(f"node {name}", ok, detail))
     return out
 
 
@@ -81,6 +98,10 @@ def _daemonset(apps: Any, core: Any, expected: Mapping[str, Any], timeout_s: flo
     from kubernetes.client.rest import ApiException
 
     want = sorted(n["name"] for n in expected["gpu_nodes"])
+    simulated = [n.metadata.name for n in core.list_node(label_selector="=".join(SIMULATED_PLUGIN)).items]
+    if want and sorted(simulated) == want:
+        return KubeCheck("device plugin", True, "SIMULATED: cf-sim-gpu-plugin on each GPU node (no GPUs in the lab);"
+                         " the node checks read what it advertises through the kubelet")
 
     def rolled_out() -> tuple[int, int, list[str]] | None:
         try:
@@ -137,15 +158,16 @@ def _quotas(core: Any, expected: Mapping[str, Any], timeout_s: float) -> list[Ku
     return out
 
 
-def _pod(gpus: int) -> Any:
+def _pod(gpus: int, image: str, name: str = PROBE_POD, node: str | None = None) -> Any:
     from kubernetes import client
 
     resources = client.V1ResourceRequirements(requests={"nvidia.com/gpu": str(gpus)},
                                               limits={"nvidia.com/gpu": str(gpus)})
     return client.V1Pod(
-        metadata=client.V1ObjectMeta(name=PROBE_POD, labels={"app.kubernetes.io/managed-by": "clusterforge"}),
+        metadata=client.V1ObjectMeta(name=name, labels={"app.kubernetes.io/managed-by": "clusterforge"}),
         spec=client.V1PodSpec(runtime_class_name=RUNTIME_CLASS, restart_policy="Never",
-                              containers=[client.V1Container(name="probe", image=PROBE_IMAGE, resources=resources)]))
+                              node_selector={"kubernetes.io/hostname": node} if node else None,
+                              containers=[client.V1Container(name="probe", image=image, resources=resources)]))
 
 
 def _probe(core: Any, expected: Mapping[str, Any], timeout_s: float) -> list[KubeCheck]:
@@ -153,12 +175,13 @@ def _probe(core: Any, expected: Mapping[str, Any], timeout_s: float) -> list[Kub
 
     teams = [t for t in expected["teams"] if int(t["gpus"]) > 0]
     if not teams:
-        return [KubeCheck("probe", True, "no team quota declared: nothing to probe")]
+        return [KubeCheck("probe", False, "no team with GPUs declared: no namespace to run the probe pods in")]
     smallest = min(teams, key=lambda t: int(t["gpus"]))
     largest = max(teams, key=lambda t: int(t["gpus"]))
+    image = probe_image(expected)
     out = []
     try:
-        core.create_namespaced_pod(smallest["name"], _pod(int(smallest["gpus"]) + 1))
+        core.create_namespaced_pod(smallest["name"], _pod(int(smallest["gpus"]) + 1, image))
         core.delete_namespaced_pod(PROBE_POD, smallest["name"], grace_period_seconds=0)
         out.append(KubeCheck(f"probe over quota ({smallest['name']})", False,
                              f"a {int(smallest['gpus']) + 1}-GPU pod was admitted past a quota of {smallest['gpus']}"))
@@ -166,27 +189,53 @@ def _probe(core: Any, expected: Mapping[str, Any], timeout_s: float) -> list[Kub
         refused = exc.status == 403 and "exceeded quota" in str(exc.body)
         out.append(KubeCheck(f"probe over quota ({smallest['name']})", refused,
                              "refused by the API server: exceeded quota" if refused else f"{exc.status}: {exc.reason}"))
-    gpu_nodes = {n["name"] for n in expected["gpu_nodes"]}
-    try:
-        core.create_namespaced_pod(largest["name"], _pod(1))
-    except ApiException as exc:
-        out.append(KubeCheck(f"probe within quota ({largest['name']})", False, f"refused: {exc.status} {exc.reason}"))
-        return out
-    try:
-        node = _eventually(lambda: core.read_namespaced_pod(PROBE_POD, largest["name"]).spec.node_name, timeout_s)
-        out.append(KubeCheck(f"probe within quota ({largest['name']})", node in gpu_nodes,
-                             f"bound to {node}" if node else "never scheduled"))
-    finally:
-        core.delete_namespaced_pod(PROBE_POD, largest["name"], grace_period_seconds=0)
+    out += _node_probes(core, largest["name"], [n["name"] for n in expected["gpu_nodes"]], image, timeout_s)
     return out
 
 
-def run_kube_checks(api_client: Any, expected: Mapping[str, Any], timeout_s: float = 60.0) -> list[KubeCheck]:
-    """Every check against the API server `api_client` reaches (a kubernetes.client.ApiClient)."""
+def _node_probes(core: Any, team: str, nodes: list[str], image: str, timeout_s: float) -> list[KubeCheck]:
+    """A one-GPU pod of the probe image on each node (one at a time, within the team's quota): it must run in the
+    RuntimeClass's handler, be given a GPU and exit 0; its log says which."""
+    from kubernetes.client.rest import ApiException
+
+    out = []
+    for node in nodes:
+        name = f"{PROBE_POD}-{node}"[:63].rstrip("-")
+        try:
+            core.create_namespaced_pod(team, _pod(1, image, name, node))
+        except ApiException as exc:
+            out.append(KubeCheck(f"probe pod on {node}", False, f"refused: {exc.status} {exc.reason}"))
+            continue
+        try:
+            def done(name: str = name) -> str | None:
+                phase = core.read_namespaced_pod(name, team).status.phase
+                return phase if phase in ("Succeeded", "Failed") else None
+
+            phase = _eventually(done, timeout_s)
+            log = ""
+            if phase:
+                log = core.read_namespaced_pod_log(name, team, container="probe")
+            allocated = next((ln for ln in log.splitlines() if "allocated" in ln), "").removeprefix("cf-gpu-probe: ")
+            if phase == "Succeeded":
+                out.append(KubeCheck(f"probe pod on {node}", True, f"ran and exited 0: {allocated}"))
+            else:
+                why = phase or "did not finish"
+                status = core.read_namespaced_pod(name, team).status
+                waiting = [c.state.waiting.reason for c in status.container_statuses or [] if c.state.waiting]
+                out.append(KubeCheck(f"probe pod on {node}", False, f"{why} {waiting or ''} {log.strip()[-200:]}"))
+        finally:
+            core.delete_namespaced_pod(name, team, grace_period_seconds=0)
+    return out
+
+
+def run_kube_checks(api_client: Any, expected: Mapping[str, Any], timeout_s: float = 60.0,
+                    versions: Mapping[str, str] | None = None) -> list[KubeCheck]:
+    """Every check against the API server `api_client` reaches (a kubernetes.client.ApiClient); `versions`:
+    the pinned component versions ({"kubelet": "v1.36.3"}), when known."""
     from kubernetes import client
 
     core, apps, node_api = client.CoreV1Api(api_client), client.AppsV1Api(api_client), client.NodeV1Api(api_client)
-    checks = _nodes(core, expected, timeout_s)
+    checks = _nodes(core, expected, timeout_s, versions)
     checks.append(_runtime_class(node_api))
     checks.append(_daemonset(apps, core, expected, timeout_s))
     checks += _quotas(core, expected, timeout_s)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from clusterforge import paths
 
-__all__ = ["BINARIES", "kubernetes_bin_dir", "images_dir", "MissingBinaries"]
+__all__ = ["BINARIES", "kubernetes_bin_dir", "images_dir", "pinned_versions", "MissingBinaries"]
 
 BINARIES = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl", "kwok", "kubelet",
             "kube-proxy", "cf-pause", "cf-sim-gpu-plugin", "cf-gpu-probe")
@@ -51,3 +51,13 @@ def kubernetes_bin_dir(check: bool = True) -> Path:
 def images_dir(bin_dir: Path) -> Path:
     """The OCI layout of the cluster's images beside the binaries (pause, cf-gpu-probe)."""
     return bin_dir.parent / "images" / "oci"
+
+
+def pinned_versions() -> dict[str, str]:
+    """{"kubelet": v1.36.3, ...}: what `verify` expects the nodes to report; {} outside a checkout."""
+    build = paths.data_root() / "tools" / "k8s-build"
+    try:
+        kubernetes = _pinned(build / "kubernetes" / "go.mod", _MODULES["kubernetes"])
+    except (OSError, MissingBinaries):
+        return {}
+    return {"kubelet": kubernetes, "kube-proxy": kubernetes}

@@ -62,13 +62,16 @@ def _checks(reach: Reach) -> LayerChecks | None:
     if text is None:
         return LayerChecks(None, f"stack {stack} has no kubeconfig (`clusterforge up` has not applied the control"
                                  " plane)", TITLE)
-    return LayerChecks(tuple(run_kube_checks(stack_api(text), kubernetes_vars(plan))), "", TITLE)
+    from clusterforge.pulumi.kube.binaries import pinned_versions
+
+    return LayerChecks(tuple(run_kube_checks(stack_api(text), kubernetes_vars(plan), versions=pinned_versions())),
+                       "", TITLE)
 
 
 KUBERNETES = SchedulerDriver(
     name=NAME, label="Kubernetes",
     rendering=Rendering(f"{SCHEDULER_DIR}/{NAME}", _files, "cf_kubernetes"),
-    application=Application("kubernetes.yml", ("k8s_control_plane", "k8s_gpu"),
-                            "clusterforge:kubernetes:Kubernetes"),
+    application=Application("kubernetes.yml", ("k8s_control_plane", "k8s_registry", "k8s_node", "k8s_gpu"),
+                            "clusterforge:kubernetes:Kubernetes", more_playbooks=("k8s-nodes.yml",)),
     queues=_queues, control=_control, checks=_checks,
 )
