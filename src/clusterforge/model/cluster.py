@@ -11,6 +11,7 @@ from clusterforge.model.control import Control
 from clusterforge.model.grammar import Name
 from clusterforge.model.hardware_checks import hardware_problems
 from clusterforge.model.management import Baremetal
+from clusterforge.model.monitoring import Monitoring
 from clusterforge.model.network import PLANES, Networks
 from clusterforge.model.site import Site
 from clusterforge.model.slurm import SchedulerName, Slurm
@@ -39,6 +40,7 @@ class ClusterSpec(Declared):
     slurm: Slurm = Field(default_factory=Slurm.model_construct)
     # how servers are managed through their BMCs, by model
     baremetal: Baremetal = Field(default_factory=Baremetal.model_construct)
+    monitoring: Monitoring = Field(default_factory=Monitoring.model_construct)
 
     def su(self, su_id: int) -> ScalableUnit:
         for unit in self.scalable_units:

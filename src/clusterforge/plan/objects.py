@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from clusterforge.plan.baremetal import BmcFacts
     from clusterforge.plan.gateways import PlaneGateway
     from clusterforge.plan.liquid import CoolingPlan
+    from clusterforge.plan.monitoring import MonitoringPlan
     from clusterforge.plan.rackscale import NvlinkDomain, RackTray
     from clusterforge.plan.slurm import SlurmPlan
     from clusterforge.plan.topology import SchedulerTopology
@@ -272,6 +273,7 @@ class Plan:
     schedulers: tuple[str, ...] = ("kubernetes",)  # as declared: kubernetes, slurm or both
     slurm: SlurmPlan | None = None  # with slurm among the schedulers (plan/slurm.py)
     bmcs: dict[str, BmcFacts] = field(default_factory=dict)  # bare-metal servers' BMCs by server (plan/baremetal.py)
+    monitoring: MonitoringPlan | None = None  # with a control node to run it on (plan/monitoring.py)
     _index: dict[str, Device] = field(default_factory=dict, repr=False, compare=False)
 
     def device(self, name: str) -> Device:
