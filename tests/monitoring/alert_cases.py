@@ -82,7 +82,8 @@ CASES = (
          (("node_filesystem_avail_bytes", FS, "50x20"), ("node_filesystem_size_bytes", FS, "100x20"),
           ("node_filesystem_readonly", FS, "0x20")), FS),
     Case("DiskSaturated", 25, (("node_disk_io_time_seconds_total", {**NODE, "device": "nvme0n1"}, "0+60x25"),),
-         (("node_disk_io_time_seconds_total", {**NODE, "device": "nvme0n1"}, "0+30x25"),), {**NODE, "device": "nvme0n1"}),
+         (("node_disk_io_time_seconds_total", {**NODE, "device": "nvme0n1"}, "0+30x25"),),
+         {**NODE, "device": "nvme0n1"}),
     # the lab's GPU servers mount /mnt/hot and /mnt/cold: the cold one is missing
     Case("ParallelFsMountMissing", 10,
          (("up", NODE, "1x10"),

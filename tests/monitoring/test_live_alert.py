@@ -8,6 +8,7 @@ timing; this test holds the path from a scraped series to a delivered alert, in 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import subprocess
@@ -111,10 +112,8 @@ def test_a_hot_gpu_reaches_alertmanager(written: Path, exporter: int) -> None:
         while time.monotonic() - started < DEADLINE_S and not delivered:
             for process, name in ((prometheus, "prometheus"), (alertmanager, "alertmanager")):
                 assert process.poll() is None, (written / f"{name}.log").read_text()
-            try:
+            with contextlib.suppress(OSError):  # Alertmanager not listening yet
                 delivered = [a for a in _alerts(am_port) if a["labels"].get("alertname") == "GpuTemperatureCritical"]
-            except OSError:
-                pass
             time.sleep(0.5)
         assert delivered, (f"no GpuTemperatureCritical in Alertmanager within {DEADLINE_S} s\n"
                            + (written / "prometheus.log").read_text()[-3000:])
