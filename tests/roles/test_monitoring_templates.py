@@ -42,8 +42,9 @@ def rendered(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "monitoring_rendered_alertmanager":
             f"{{{{ lookup('ansible.builtin.file', '{out}/alertmanager.src.yml') | ansible.builtin.from_yaml }}}}",
     }, "tasks": [
-        {"ansible.builtin.template": {"src": str(TEMPLATES / "alertmanager.yml.j2"), "dest": str(out / "alertmanager.yml"),
-                                      "mode": "0644", "validate": "amtool check-config %s"}},
+        {"ansible.builtin.template": {"src": str(TEMPLATES / "alertmanager.yml.j2"),
+                                      "dest": str(out / "alertmanager.yml"), "mode": "0644",
+                                      "validate": "amtool check-config %s"}},
         *({"ansible.builtin.template": {"src": str(TEMPLATES / name), "dest": str(out / name.removesuffix(".j2")),
                                         "mode": "0644"}} for name in ("prometheus.args.j2", "alertmanager.args.j2")),
     ]}]
