@@ -1,8 +1,8 @@
-"""Make this directory's helper module (alert_cases) importable by its tests; the lab's monitoring files."""
+"""Make this directory's helper modules (alert_cases, monitoring_tools) importable by its tests; the lab's
+monitoring files."""
 
 from __future__ import annotations
 
-import shutil
 import sys
 from pathlib import Path
 
@@ -10,16 +10,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def tool(name: str) -> str:
-    """An upstream binary the checks need: scripts/setup.sh installs Debian's prometheus and
-    prometheus-alertmanager; a check that cannot run fails."""
-    found = shutil.which(name)
-    if found is None:
-        pytest.fail(f"{name} is not installed (scripts/setup.sh installs prometheus and prometheus-alertmanager)")
-    return found
+from monitoring_tools import ROOT  # noqa: E402 (importable once the directory is on the path)
 
 
 @pytest.fixture(scope="session")

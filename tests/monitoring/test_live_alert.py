@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import tool
+from monitoring_tools import tool
 
 HOST = "su01-r01-gpu01"
 DEADLINE_S = 60

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 from alert_cases import CASES, Case
-from conftest import ROOT, tool
+from monitoring_tools import ROOT, tool
 
 from clusterforge.plan.monitoring import DCGM_FIELDS
 from clusterforge.render.monitoring import promql
