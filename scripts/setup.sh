@@ -2,7 +2,9 @@
 # Set up everything clusterforge needs on a fresh Debian 12 machine (idempotent; re-runs take seconds):
 #   1. Debian packages: debootstrap, systemd-container (nspawn), FRR, iproute2, OpenSSH client,
 #      chromium (report screenshots), python3-venv, Slurm 22.05 (slurmctld, slurmd, slurm-client, munge:
-#      the tests parse the rendered Slurm files with them on loopback; not for --up);
+#      the tests parse the rendered Slurm files with them on loopback; not for --up), Prometheus and
+#      Alertmanager (promtool and amtool check the rendered monitoring files, and the tests start both on
+#      loopback; not for --up);
 #      QEMU, OVMF, iPXE ROMs and libvirt for the lab's bare-metal server (lab/metal_vm.py, lab/libvirtd.py)
 #   2. the project venv (.venv) with clusterforge and its test tools
 #   3. the Pulumi engine (PATH, or built from the Go module proxy: scripts/setup-pulumi.sh)
@@ -45,6 +47,8 @@ source "$repo/scripts/lib/apt.sh"
 packages=(debootstrap systemd-container frr iproute2 openssh-client openssh-server python3-venv ca-certificates)
 # report screenshots, and the Slurm binaries that parse the rendered Slurm files, in the tests
 [[ -n $up_inventory ]] || packages+=(chromium fonts-dejavu-core slurmctld slurmd slurm-client)
+# promtool and amtool check the rendered monitoring files; the tests start Prometheus and Alertmanager on loopback
+[[ -n $up_inventory ]] || packages+=(prometheus prometheus-alertmanager)
 # bare-metal servers in the lab (inventory/lab-metal.yaml): the provisioning network's DHCP/TFTP (dnsmasq),
 # iPXE's UEFI loader, Debian 12's netboot installer, and QEMU with OVMF for the servers that are VMs
 packages+=(dnsmasq-base ipxe debian-installer-12-netboot-amd64 qemu-system-x86 qemu-utils ovmf)
@@ -62,6 +66,8 @@ if ((${#apt_installed[@]})); then
     systemctl disable --now ssh >/dev/null 2>&1 || true
     # Slurm and munge are here for the tests, which start their own on loopback in a scratch directory
     systemctl disable --now slurmctld slurmd munge >/dev/null 2>&1 || true
+    # likewise Prometheus, Alertmanager and the node exporter the prometheus package recommends
+    systemctl disable --now prometheus prometheus-alertmanager prometheus-node-exporter >/dev/null 2>&1 || true
 fi
 
 # the lab's private libvirtd (lab/libvirtd.py) resolves QEMU's default user at start, even when qemu.conf

@@ -1,5 +1,6 @@
-"""Golden files for the rendered Ansible inventory, host_vars, asset register, gateway table and Slurm files
-(slurm/: slurm.conf, gres.conf, topology.conf, cgroup.conf, accounts.json, nccl/<host>.conf) of the lab example.
+"""Golden files for the rendered Ansible inventory, host_vars, asset register, gateway table, Slurm files
+(slurm/: slurm.conf, gres.conf, topology.conf, cgroup.conf, accounts.json, nccl/<host>.conf) and monitoring
+files (monitoring/: prometheus.yml, alertmanager.yml, rules/<group>.yml) of the lab example.
 
 Regenerate with CF_REGEN_GOLDENS=1 pytest tests/golden and review the diff.
 """
@@ -24,7 +25,9 @@ GOLDEN = Path(__file__).parent / "lab"
 
 def _rendered() -> dict[str, str]:
     spec, plan, _ = load_and_plan(ROOT / "inventory" / "lab.yaml")
-    return {**render_ansible(plan), **render_assets(plan), **render_gateways(plan), **render_tree(plan).slurm_files()}
+    tree = render_tree(plan)
+    return {**render_ansible(plan), **render_assets(plan), **render_gateways(plan), **tree.slurm_files(),
+            **tree.monitoring_files()}
 
 
 FILES = _rendered()

@@ -12,6 +12,7 @@ from clusterforge.model.grammar import Name
 from clusterforge.model.hardware_checks import hardware_problems
 from clusterforge.model.kubernetes import Kubernetes
 from clusterforge.model.management import Baremetal
+from clusterforge.model.monitoring import Monitoring
 from clusterforge.model.network import PLANES, Networks
 from clusterforge.model.site import Site
 from clusterforge.model.slurm import SchedulerName, Slurm
@@ -41,6 +42,7 @@ class ClusterSpec(Declared):
     kubernetes: Kubernetes = Field(default_factory=Kubernetes.model_construct)
     # how servers are managed through their BMCs, by model
     baremetal: Baremetal = Field(default_factory=Baremetal.model_construct)
+    monitoring: Monitoring = Field(default_factory=Monitoring.model_construct)
 
     def su(self, su_id: int) -> ScalableUnit:
         for unit in self.scalable_units:

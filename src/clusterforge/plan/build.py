@@ -6,6 +6,7 @@
 4. data, storage, management and oob fabrics    -> fabric (switches + links)
 5. racks, PDUs and facility limits              -> facility (needs every placed device)
 6. bill of materials and summary                -> bom
+7. monitoring (scrape targets, disk)             -> monitoring (needs the hosts, storage mounts and Slurm)
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from clusterforge.plan.facts import management_vrf, plane_attrs, server_facts, s
 from clusterforge.plan.gateways import plan_gateways
 from clusterforge.plan.ipam import SITE_PDU_RACKS, build_pools
 from clusterforge.plan.liquid import plan_cooling
+from clusterforge.plan.monitoring import plan_monitoring
 from clusterforge.plan.naming import RackMeta, compute_rack, pdu_name
 from clusterforge.plan.objects import Device, FabricSummary, Plan
 from clusterforge.plan.qos import host_roce, switch_qos
@@ -148,6 +150,10 @@ def plan_cluster(spec: ClusterSpec, nos_traits: Mapping[str, NosTraits] = NOS_TR
     scheduler = scheduler_topology(devices, links, data.tiers, domains)
     roce = host_roce(spec)
     fabric = _fabric_summaries(ctx, devices, links)
+    slurm = _slurm(spec, devices, scheduler, roce)
+    monitoring = plan_monitoring(spec, devices, services.storage.mounts,
+                                 tuple(c.name for c in slurm.controllers) if slurm else (),
+                                 roce.pfc_priority if roce.enabled else None)
     summary = Summary(
         gpus=sum(d.gpus for d in devices), servers=kinds[DeviceKind.SERVER], storage_servers=kinds[DeviceKind.STORAGE],
         switches=sum(v for k, v in kinds.items() if k not in DeviceKind.HOSTS), racks=len(racks), pdus=len(pdus),
@@ -162,7 +168,7 @@ def plan_cluster(spec: ClusterSpec, nos_traits: Mapping[str, NosTraits] = NOS_TR
         switch_models=switch_models(spec, devices), site_facts=site_facts(spec), gateways=gateways,
         rack_trays=tuple(trays),
         nvlink_domains=domains, scheduler=scheduler, schedulers=tuple(spec.schedulers),
-        slurm=_slurm(spec, devices, scheduler, roce), kubernetes=_kubernetes(ctx, devices, scheduler),
+        slurm=slurm, monitoring=monitoring, kubernetes=_kubernetes(ctx, devices, scheduler),
         cooling=cooling if spec.site.facility.cooling.liquid_loop else None, bmcs=_bmcs(spec, devices),
     )
 

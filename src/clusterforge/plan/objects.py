@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from clusterforge.plan.gateways import PlaneGateway
     from clusterforge.plan.kubernetes import KubernetesPlan
     from clusterforge.plan.liquid import CoolingPlan
+    from clusterforge.plan.monitoring import MonitoringPlan
     from clusterforge.plan.rackscale import NvlinkDomain, RackTray
     from clusterforge.plan.slurm import SlurmPlan
     from clusterforge.plan.topology import SchedulerTopology
@@ -274,6 +275,7 @@ class Plan:
     slurm: SlurmPlan | None = None  # with slurm among the schedulers (plan/slurm.py)
     kubernetes: KubernetesPlan | None = None  # with kubernetes among the schedulers (plan/kubernetes.py)
     bmcs: dict[str, BmcFacts] = field(default_factory=dict)  # bare-metal servers' BMCs by server (plan/baremetal.py)
+    monitoring: MonitoringPlan | None = None  # with a control node to run it on (plan/monitoring.py)
     _index: dict[str, Device] = field(default_factory=dict, repr=False, compare=False)
 
     def device(self, name: str) -> Device:

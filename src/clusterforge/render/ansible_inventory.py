@@ -137,6 +137,24 @@ def slurm_vars(plan: Plan, role: str) -> dict[str, Any]:
     return out
 
 
+def monitoring_vars(plan: Plan) -> dict[str, Any]:
+    """``cf_monitoring`` on the monitoring host (roles/monitoring): where the rendered files are (relative to the
+    rendered tree, as cf_slurm's), what Prometheus and Alertmanager listen on and how long samples are kept."""
+    from clusterforge.render.monitoring import MONITORING_DIR, monitoring_files
+
+    monitoring = plan.monitoring
+    assert monitoring is not None
+    return {
+        "config_dir": MONITORING_DIR,
+        "rule_files": sorted(path for path in monitoring_files(plan) if path.startswith("rules/")),
+        "listen_address": monitoring.address,
+        "prometheus_port": monitoring.prometheus_port,
+        "alertmanager_port": monitoring.alertmanager_port,
+        "retention_days": monitoring.retention_days,
+        "retention_size_mb": -(-monitoring.retention_bytes // 2**20),
+    }
+
+
 def render_ansible(plan: Plan) -> dict[str, str]:
     """The Ansible tree under ansible/ (the writer's layout)."""
     return {f"{ANSIBLE_DIR}/{path}": text for path, text in ansible_tree(plan).items()}
@@ -157,6 +175,8 @@ def host_vars_text(plan: Plan, device: Device) -> str:
         out["cf_kubernetes"] = kubernetes_vars(plan)
         if plan.slurm is not None:
             out["cf_slurm"] = slurm_vars(plan, "controller")
+    if plan.monitoring is not None and plan.monitoring.host == device.name:
+        out["cf_monitoring"] = monitoring_vars(plan)
     return HEADER + to_ansible_yaml(out)
 
 

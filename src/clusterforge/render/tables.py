@@ -45,4 +45,24 @@ def plan_tables(plan: Plan, device_limit: int = 200) -> list[Table]:
         bom.add_row(line.kind, line.item, str(line.count), f"{line.unit_price:,.0f}",
                     f"{line.total:,.0f}")
     bom.add_row("", "hardware total", "", "", f"{plan.bom.hardware_total:,.0f}")
-    return [summary, racks, fabric, devices, bom]
+    return [summary, racks, fabric, devices, bom, monitoring_table(plan)]
+
+
+def monitoring_table(plan: Plan) -> Table:
+    """Where Prometheus runs, what it scrapes, and the disk its retention needs (plan/monitoring.py)."""
+    monitoring = plan.monitoring
+    table = Table(title="Monitoring")
+    if monitoring is None:
+        table.add_column("not planned")
+        table.add_row("no control node to run Prometheus and Alertmanager on (control.nodes is 0)")
+        return table
+    for col in ("host", "listens on", "targets", "series (est.)", "samples/s", "retention", "retention size",
+                "disk"):
+        table.add_column(col, justify="left" if col in ("host", "listens on", "targets") else "right")
+    counts = monitoring.to_dict()["targets"]
+    assert isinstance(counts, dict)
+    table.add_row(monitoring.host, f"{monitoring.address}:{monitoring.prometheus_port},{monitoring.alertmanager_port}",
+                  ", ".join(f"{job} {count}" for job, count in counts.items()), f"{monitoring.series:,}",
+                  f"{monitoring.samples_per_s:,.0f}", f"{monitoring.retention_days} d",
+                  f"{monitoring.retention_bytes / 2**30:,.1f} GiB", f"{monitoring.disk_gib:,} GiB")
+    return table

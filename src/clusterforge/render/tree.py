@@ -16,6 +16,7 @@ from clusterforge.plan import Plan
 from clusterforge.render.ansible_inventory import ANSIBLE_DIR, ansible_tree
 from clusterforge.render.assets import render_assets
 from clusterforge.render.gateways import render_gateways
+from clusterforge.render.monitoring import MONITORING_DIR, monitoring_files
 from clusterforge.render.scheduler import SCHEDULER_DIR, scheduler_files
 from clusterforge.render.slurm import SLURM_DIR, slurm_files
 from clusterforge.render.switches import FABRIC_DIR, SWITCHES_DIR, SwitchFiles, switch_tree
@@ -33,6 +34,8 @@ class RenderedTree:
     fabric: Mapping[str, str] = field(default_factory=dict)  # fabric-wide files (InfiniBand subnet manager)
     scheduler: Mapping[str, str] = field(default_factory=dict)  # slurm/topology-*.conf, kubernetes/node-labels.yaml
     slurm: Mapping[str, str] = field(default_factory=dict)  # slurm.conf, gres.conf, ... (render/slurm), with Slurm
+    # prometheus.yml, alertmanager.yml, rules/*.yml (render/monitoring), with a monitoring host
+    monitoring: Mapping[str, str] = field(default_factory=dict)
 
     def switch(self, name: str) -> Mapping[str, str]:
         """One switch's files ({} for a switch that renders none, e.g. an access-plane bridge)."""
@@ -54,6 +57,10 @@ class RenderedTree:
         """The Slurm files as the writer lays them out (slurm/...); empty without Slurm."""
         return {f"{SLURM_DIR}/{path}": text for path, text in self.slurm.items()}
 
+    def monitoring_files(self) -> dict[str, str]:
+        """The monitoring files as the writer lays them out (monitoring/...); empty without a monitoring host."""
+        return {f"{MONITORING_DIR}/{path}": text for path, text in self.monitoring.items()}
+
     def files(self) -> dict[str, str]:
         """Every file by its path under the output directory: the one view the writer and diff read."""
         files = self.ansible_files()
@@ -63,6 +70,7 @@ class RenderedTree:
         files.update({f"{SWITCHES_DIR}/{FABRIC_DIR}/{filename}": text for filename, text in self.fabric.items()})
         files.update({f"{SCHEDULER_DIR}/{path}": text for path, text in self.scheduler.items()})
         files.update(self.slurm_files())
+        files.update(self.monitoring_files())
         return files
 
 
@@ -72,4 +80,5 @@ def render_tree(plan: Plan, workers: int | None = None) -> RenderedTree:
         switches, fabric = switch_tree(plan, workers)
         return RenderedTree(ansible=ansible_tree(plan, workers),
                             assets={**render_assets(plan), **render_gateways(plan)}, switches=switches,
-                            fabric=fabric, scheduler=scheduler_files(plan), slurm=slurm_files(plan))
+                            fabric=fabric, scheduler=scheduler_files(plan), slurm=slurm_files(plan),
+                            monitoring=monitoring_files(plan))

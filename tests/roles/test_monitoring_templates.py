@@ -1,0 +1,79 @@
+"""roles/monitoring's templates rendered by Ansible on this machine from the lab's rendered files: the
+Alertmanager configuration with the site's webhooks passes amtool (the task's own validate), and the daemons'
+arguments carry the planned address, ports and retention."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from clusterforge.loading import load_and_plan
+from clusterforge.render.ansible_inventory import monitoring_vars
+from clusterforge.render.monitoring import monitoring_files
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+TEMPLATES = REPO_ROOT / "roles" / "monitoring" / "templates"
+HOOKS = ["http://198.18.8.1:5001/alerts", "https://pager.example.invalid/hook?team=gpu"]
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if shutil.which("amtool") is None:
+        pytest.fail("amtool is not installed (scripts/setup.sh installs prometheus-alertmanager)")
+    out = tmp_path_factory.mktemp("monitoring-role")
+    _, plan, _ = load_and_plan(REPO_ROOT / "inventory" / "lab.yaml")
+    (out / "alertmanager.src.yml").write_text(monitoring_files(plan)["alertmanager.yml"])
+    facts = monitoring_vars(plan)
+    play = [{"hosts": "localhost", "connection": "local", "gather_facts": False, "vars": {
+        "ansible_python_interpreter": sys.executable,
+        "monitoring_alertmanager_webhook_urls": HOOKS,
+        "monitoring_listen_address": facts["listen_address"],
+        "monitoring_prometheus_port": facts["prometheus_port"],
+        "monitoring_alertmanager_port": facts["alertmanager_port"],
+        "monitoring_retention_days": facts["retention_days"],
+        "monitoring_retention_size_mb": facts["retention_size_mb"],
+        "monitoring_rendered_alertmanager":
+            f"{{{{ lookup('ansible.builtin.file', '{out}/alertmanager.src.yml') | ansible.builtin.from_yaml }}}}",
+    }, "tasks": [
+        {"ansible.builtin.template": {"src": str(TEMPLATES / "alertmanager.yml.j2"),
+                                      "dest": str(out / "alertmanager.yml"), "mode": "0644",
+                                      "validate": "amtool check-config %s"}},
+        *({"ansible.builtin.template": {"src": str(TEMPLATES / name), "dest": str(out / name.removesuffix(".j2")),
+                                        "mode": "0644"}} for name in ("prometheus.args.j2", "alertmanager.args.j2")),
+    ]}]
+    (out / "play.yml").write_text(yaml.safe_dump(play, sort_keys=False))
+    env = {**os.environ, "ANSIBLE_LOCAL_TEMP": str(out / "tmp"), "ANSIBLE_HOME": str(out / "home"), "NO_COLOR": "1"}
+    played = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i", "localhost,",
+                             str(out / "play.yml")], env=env, capture_output=True, text=True, timeout=300)
+    assert played.returncode == 0, played.stdout + played.stderr
+    return out
+
+
+def _args(path: Path) -> list[str]:
+    line = next(line for line in path.read_text().splitlines() if line.startswith("ARGS="))
+    return shlex.split(shlex.split(line.removeprefix("ARGS="))[0])
+
+
+def test_the_site_webhooks_are_the_receivers_integrations(rendered: Path) -> None:
+    config = yaml.safe_load((rendered / "alertmanager.yml").read_text())
+    assert [hook["url"] for hook in config["receivers"][0]["webhook_configs"]] == HOOKS
+    assert config["route"]["receiver"] == config["receivers"][0]["name"]
+
+
+def test_prometheus_listens_on_the_management_address_with_the_planned_retention(rendered: Path) -> None:
+    args = _args(rendered / "prometheus.args")
+    assert "--web.listen-address=198.18.8.76:9090" in args
+    assert "--storage.tsdb.retention.time=15d" in args
+    assert any(a.startswith("--storage.tsdb.retention.size=") and a.endswith("MB") for a in args), args
+
+
+def test_alertmanager_listens_on_the_management_address_without_gossip(rendered: Path) -> None:
+    assert _args(rendered / "alertmanager.args") == ["--web.listen-address=198.18.8.76:9093",
+                                                     "--cluster.listen-address="]
