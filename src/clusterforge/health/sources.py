@@ -41,7 +41,8 @@ _VERIFY_STATUS = {"passed": Status.ok, "failed": Status.fail, "skipped": Status.
 
 
 def unreachable_evidence(node: str, source: str, why: str) -> Evidence:
-    return Evidence(node, f"{source}:reachable", Status.unknown, f"{node} did not answer: {why}")
+    text = why if why.startswith(node) else f"{node} did not answer: {why}"
+    return Evidence(node, f"{source}:reachable", Status.unknown, text)
 
 
 def doctor_evidence(node: str, findings: Iterable[Finding], container: str | None) -> list[Evidence]:
