@@ -123,8 +123,13 @@ def test_missing_gpus_in_a_container_are_not_checked_but_on_a_machine_they_fail(
                        "PCI bus: 0 NVIDIA GPU(s)\nnvidia-smi: not installed")
     [in_lab] = doctor_evidence(NODE, [finding], "systemd-nspawn")
     [on_metal] = doctor_evidence(NODE, [finding], None)
-    assert in_lab.status is Status.skip and "systemd-nspawn container" in in_lab.summary
+    assert in_lab.status is Status.skip and "systemd-nspawn container with no such hardware" in in_lab.summary
     assert (on_metal.status, on_metal.action) == (Status.fail, Action.reboot)
+    rdma = _finding("ib-links", DoctorStatus.fail, "no RDMA (InfiniBand/RoCE) device", "/sys/class/infiniband is empty")
+    assert doctor_evidence(NODE, [rdma], "systemd-nspawn")[0].status is Status.skip
+    assert doctor_evidence(NODE, [rdma], None)[0].action is Action.drain
+    down = _finding("ib-links", DoctorStatus.fail, "RDMA port(s) not ACTIVE: mlx5_0/1", "mlx5_0/1: DOWN")
+    assert doctor_evidence(NODE, [down], "systemd-nspawn")[0].status is Status.fail  # present, and down
 
 
 def test_an_unreachable_node_and_a_broken_check_are_unknown():

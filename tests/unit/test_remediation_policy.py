@@ -12,7 +12,7 @@ from hostile_fixtures import LAB_TEXT, assert_refused, line_of, run_cli, workdir
 
 from clusterforge.health import Action, Evidence, NodeHealth, Status, judge
 from clusterforge.health.journal import Journal, JournalError, NodeState, replay
-from clusterforge.health.policy import Domain, decide, domains_of
+from clusterforge.health.policy import decide, domains_of
 from clusterforge.model.remediation import Remediation
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -155,9 +155,8 @@ def test_a_journal_line_that_is_not_json_is_located(tmp_path):
 
 def test_a_second_run_on_the_same_journal_is_refused(tmp_path):
     first, second = Journal(tmp_path / "j.jsonl"), Journal(tmp_path / "j.jsonl")
-    with first.open(), pytest.raises(JournalError, match="another remediate run"):
-        with second.open():
-            pass
+    with first.open(), pytest.raises(JournalError, match="another remediate run"), second.open():
+        pass
 
 
 @pytest.mark.parametrize(("block", "needle", "field", "message"), [

@@ -44,8 +44,10 @@ __all__ = ["DOCTOR_CHECKS", "VERIFY_CONCERNS", "Reach", "gather", "gpu_servers",
 # service_evidence)
 DOCTOR_CHECKS = tuple(name for name, _ in CHECKS if name not in ("xid", "slurm"))
 VERIFY_CONCERNS = ("network", "roce")
-KERNEL_LOG = ("(journalctl -k -b --no-pager -q -o short-iso 2>/dev/null || dmesg 2>/dev/null)"
-              " | grep -E 'NVRM: Xid|EDAC MC[0-9]+: [0-9]+ (CE|UE)'; true")
+_KERNEL_LINES = "grep -E 'NVRM: Xid|EDAC MC[0-9]+: [0-9]+ (CE|UE)'"
+# the journal's kernel lines of this boot; the ring buffer when the journal has none (a container's journal)
+KERNEL_LOG = (f"out=$(journalctl -k -b --no-pager -q -o short-iso 2>/dev/null | {_KERNEL_LINES});"
+              f" [ -n \"$out\" ] || out=$(dmesg 2>/dev/null | {_KERNEL_LINES}); printf '%s\\n' \"$out\"")
 KERNEL_LOG_READABLE = "journalctl -k -b -q -n 1 --no-pager >/dev/null 2>&1 || dmesg >/dev/null 2>&1"
 PARALLEL = 16
 

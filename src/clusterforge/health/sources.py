@@ -31,8 +31,9 @@ __all__ = ["NODE_UNITS", "alert_evidence", "doctor_evidence", "service_evidence"
 # doctor check -> the action its failure asks for (the rest: drain)
 DOCTOR_FAIL_ACTIONS = {"gpu-visible": Action.reboot, "driver-version": Action.reboot, "nouveau": Action.reboot,
                        "nvlink": Action.reset_gpu}
-# GPU checks that read the hardware: in a container with no GPU passed through they do not apply
-GPU_CHECKS = ("gpu-visible",)
+# checks that read hardware a container is given none of (the lab's hosts): check -> what the doctor's
+# evidence says when the hardware is absent; there the check does not apply, and says so
+PASSTHROUGH_CHECKS = {"gpu-visible": "PCI bus: 0 ", "ib-links": "/sys/class/infiniband is empty"}
 _DOCTOR_STATUS = {DoctorStatus.ok: Status.ok, DoctorStatus.warn: Status.warn, DoctorStatus.fail: Status.fail,
                   DoctorStatus.skip: Status.skip}
 # the daemons a GPU server's roles enable, checked when enabled
@@ -47,8 +48,8 @@ def unreachable_evidence(node: str, source: str, why: str) -> Evidence:
 
 def doctor_evidence(node: str, findings: Iterable[Finding], container: str | None) -> list[Evidence]:
     """The doctor's findings on `node`; `container`: the container technology the node runs in (the lab's
-    nspawn hosts), None on a machine. A GPU planned but absent in a container is not checked (the lab passes
-    no GPU through), and says so."""
+    nspawn hosts), None on a machine. GPUs or RDMA devices planned but absent in a container are not checked
+    (the lab passes none through), and say so; on a machine their absence fails."""
     evidence = []
     for f in findings:
         if f.check == "reachable":
@@ -56,9 +57,10 @@ def doctor_evidence(node: str, findings: Iterable[Finding], container: str | Non
             continue
         status = _DOCTOR_STATUS[f.status]
         summary = f.summary
-        if status is Status.fail and f.check in GPU_CHECKS and container and "PCI bus: 0 " in f.evidence:
+        absent = PASSTHROUGH_CHECKS.get(f.check)
+        if status is Status.fail and container and absent is not None and absent in f.evidence:
             status = Status.skip
-            summary = f"not checked: a {container} container with no GPU passed through ({summary})"
+            summary = f"not checked: a {container} container with no such hardware passed through ({summary})"
         if f.summary.startswith("the check could not run"):
             status = Status.unknown
         action = DOCTOR_FAIL_ACTIONS.get(f.check, Action.drain) if status is Status.fail else Action.none
