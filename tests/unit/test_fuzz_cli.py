@@ -29,11 +29,13 @@ COMMANDS = [
     (["sot", "pull"], ["--url", "--out"], 1), (["roll"], ["--check", "--tags", "--stack"], 1),
     (["replace"], ["--check", "--tags"], 2), (["provision"], ["--tags", "--limit"], 1),
     (["verify"], ["--check"], 1), (["up"], ["--stack"], 1), (["drift"], ["--stack"], 1),
+    (["health"], ["--stack", "--node", "--alerts", "--target"], 1),
+    (["remediate"], ["--stack", "--alerts", "--target", "--kubeconfig"], 1),
 ]
 # With these every command above stops before a side effect: the bogus names are refused, or no lab, host,
 # server or token is there to reach (the fuzz never passes --yes, so `up` only ever asks, and refuses).
 SAFE_WHEN = {"roll": "--check", "replace": "--check", "provision": "--tags", "verify": "--check",
-             "up": "--stack", "drift": "--stack"}
+             "up": "--stack", "drift": "--stack", "health": "--stack", "remediate": "--stack"}
 FRESH = "CF_FUZZ_EXAMPLES" in os.environ
 
 

@@ -35,6 +35,7 @@ def test_every_command_refuses_with_the_location(tmp_path: Path, capsys, case):
         ["doctor", "--local", "--inventory", path, "--as", "su01-r01-gpu01"],
         ["export", "containerlab", path, "--out", out], ["export", "batfish", path, "--out", out],
         ["export", "device-types", path, "--out", out],
+        ["health", path, "--stack", "hostile"], ["remediate", path, "--stack", "hostile", "--yes"],
     ]
     expected = line_of(LAB_TEXT, old) + (line or 0)
     for command in commands:

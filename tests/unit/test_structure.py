@@ -49,9 +49,12 @@ ALLOWED = {
                "baremetal"},
     # one driver per scheduler: each delegates to its renderer, drain helpers, checks and Pulumi step
     "schedulers": {"plan", "vocab", "render", "verify", "ops", "lab", "provision", "pulumi"},
+    # node health and remediation: the doctor's and verify's checks as evidence, the policy from the model,
+    # drains and returns through the scheduler drivers, re-provisioning through the site playbook
+    "health": {"model", "plan", "vocab", "paths", "render", "verify", "ops", "schedulers", "provision"},
     # gcpause: start-up imports (typer, the model and planner modules) with the collector paused
     "cli": {"model", "plan", "vocab", "paths", "loading", "render", "lab", "provision", "verify", "pulumi", "ops",
-            "export", "sot", "outdir", "baremetal", "gcpause", "schedulers"},
+            "export", "sot", "outdir", "baremetal", "gcpause", "schedulers", "health"},
 }
 # Known exceptions, each with its reason; the list may only shrink (it is empty: keep it so).
 EXCEPTIONS: set[tuple[str, str]] = set()
@@ -216,7 +219,7 @@ def test_entry_point_is_the_cli_package():
     assert main is import_module("clusterforge.cli.app").main
     names = {c.name for c in app.registered_commands} | {g.name for g in app.registered_groups}
     assert names == {"validate", "plan", "render", "lab", "preview", "up", "destroy", "drift", "doctor", "verify",
-                     "accept", "report", "diff", "export", "collection", "replace", "roll",
+                     "accept", "report", "diff", "export", "collection", "replace", "roll", "health", "remediate",
                      "provision", "sot", "engine", "kubeconfig"}
 
 
@@ -224,7 +227,7 @@ def test_entry_point_is_the_cli_package():
 SCHEDULER_INTERNALS = ("clusterforge.ops.drain", "clusterforge.ops.slurm_drain", "clusterforge.verify.kube_checks",
                        "clusterforge.verify.slurm_checks")
 # The commands that change or check nodes through every declared scheduler: they ask the registry only.
-SCHEDULER_COMMANDS = ("cli/replace.py", "cli/roll.py", "cli/verify.py")
+SCHEDULER_COMMANDS = ("cli/replace.py", "cli/roll.py", "cli/verify.py", "cli/remediate.py", "health/act.py")
 
 
 def test_only_the_scheduler_drivers_drain_or_check_a_scheduler():

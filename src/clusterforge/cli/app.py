@@ -14,6 +14,7 @@ from clusterforge.cli import (
     core,
     engine,
     export,
+    health,
     helptext,
     kube,
     lab,
@@ -49,7 +50,7 @@ def _root(show_version: bool = typer.Option(False, "--version", callback=_print_
 
 
 # the order of `clusterforge --help`
-for _group in (core, lab, apply, engine, kube, provision, ops, replace, roll, verify, report, export, sot):
+for _group in (core, lab, apply, engine, kube, provision, ops, replace, roll, health, verify, report, export, sot):
     _group.register(app)
 helptext.apply(app)
 

@@ -13,7 +13,8 @@
   13.x >= 580; open modules first shipped with R515, NVIDIA's open-gpu-kernel-modules announcement);
 * storage layout: GlusterFS needs storage servers, and each tier's bricks (servers x bricks_per_server)
   a multiple of its replicas; replicas/bricks_per_server mean nothing for other kinds;
-* schedulers and Slurm: model/slurm_checks.py.
+* schedulers and Slurm: model/slurm_checks.py;
+* the remediation policy: model/remediation_checks.py.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import Any
 from clusterforge.model.cluster import ClusterSpec, Loc
 from clusterforge.model.host_checks import CUDA_MIN_DRIVER_BRANCH, host_problems
 from clusterforge.model.kubernetes_checks import kubernetes_problems
+from clusterforge.model.remediation_checks import remediation_problems
 from clusterforge.model.slurm_checks import slurm_problems
 
 __all__ = ["semantic_problems"]
@@ -34,7 +36,7 @@ VOLTAGE_TOLERANCE = 0.10
 def semantic_problems(spec: ClusterSpec) -> list[tuple[Loc, str]]:
     return [*_duplicates(spec), *_feed_vs_pdu(spec), *_transport(spec), *_quotas(spec), *_racks(spec),
             *_qos(spec), *_software(spec), *_storage_layout(spec), *host_problems(spec),
-            *slurm_problems(spec), *kubernetes_problems(spec)]
+            *slurm_problems(spec), *kubernetes_problems(spec), *remediation_problems(spec)]
 
 
 def _first_seen(items: Iterable[tuple[Loc, Any]], what: str) -> list[tuple[Loc, str]]:

@@ -14,6 +14,7 @@ from clusterforge.model.kubernetes import Kubernetes
 from clusterforge.model.management import Baremetal
 from clusterforge.model.monitoring import Monitoring
 from clusterforge.model.network import PLANES, Networks
+from clusterforge.model.remediation import Remediation
 from clusterforge.model.site import Site
 from clusterforge.model.slurm import SchedulerName, Slurm
 from clusterforge.model.software import Software, Team
@@ -43,6 +44,8 @@ class ClusterSpec(Declared):
     # how servers are managed through their BMCs, by model
     baremetal: Baremetal = Field(default_factory=Baremetal.model_construct)
     monitoring: Monitoring = Field(default_factory=Monitoring.model_construct)
+    # how `clusterforge remediate` may act on the health verdicts (model/remediation.py)
+    remediation: Remediation = Field(default_factory=Remediation.model_construct)
 
     def su(self, su_id: int) -> ScalableUnit:
         for unit in self.scalable_units:

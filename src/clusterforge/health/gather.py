@@ -1,0 +1,149 @@
+"""The health of the GPU servers as read from the live machines: the edge where health does I/O.
+
+Per node, over SSH (the doctor's shell: the lab's ssh_config on the lab, the operator's on real hosts,
+host keys checked): the doctor's checks with the node's planned state from its rendered host_vars
+(GPUs on the bus and seen by the driver, driver, NVLink, data links and their MTU, RDMA ports, PFC,
+NCCL settings, mounts), this boot's kernel log (Xid and EDAC lines), the daemons its roles enable. For
+all nodes at once, the host checks of `clusterforge verify` for the network and RoCE (testinfra through
+the same SSH config). Firing alerts come from a file when one is given. Every source that cannot run
+gives `unknown` evidence, never none.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from clusterforge import paths
+from clusterforge.health.evidence import Evidence, Status
+from clusterforge.health.ladder import NodeHealth, judge
+from clusterforge.health.sources import (
+    NODE_UNITS,
+    alert_evidence,
+    doctor_evidence,
+    service_evidence,
+    service_script,
+    verify_evidence,
+)
+from clusterforge.health.xid import kernel_log_evidence
+from clusterforge.ops.doctor import Expect, Shell, SshShell, diagnose
+from clusterforge.ops.doctor.run import CHECKS
+from clusterforge.plan import Plan
+from clusterforge.vocab import DeviceKind
+
+__all__ = ["DOCTOR_CHECKS", "VERIFY_CONCERNS", "Reach", "gather", "gpu_servers", "node_evidence"]
+
+# the doctor's checks health runs: its xid and slurm checks are read here in more detail (kernel_log_evidence,
+# service_evidence)
+DOCTOR_CHECKS = tuple(name for name, _ in CHECKS if name not in ("xid", "slurm"))
+VERIFY_CONCERNS = ("network", "roce")
+_KERNEL_LINES = "grep -E 'NVRM: Xid|EDAC MC[0-9]+: [0-9]+ (CE|UE)'"
+# the journal's kernel lines of this boot; the ring buffer when the journal has none (a container's journal)
+KERNEL_LOG = (f"out=$(journalctl -k -b --no-pager -q -o short-iso 2>/dev/null | {_KERNEL_LINES});"
+              f" [ -n \"$out\" ] || out=$(dmesg 2>/dev/null | {_KERNEL_LINES}); printf '%s\\n' \"$out\"")
+KERNEL_LOG_READABLE = "journalctl -k -b -q -n 1 --no-pager >/dev/null 2>&1 || dmesg >/dev/null 2>&1"
+PARALLEL = 16
+
+
+@dataclass(frozen=True)
+class Reach:
+    """How the nodes are reached: `target` lab (the lab's ssh_config by host name) or ssh (`ssh_config`, or
+    the operator's own)."""
+
+    plan: Plan
+    target: str
+    ssh_config: Path | None = None
+    use_verify: bool = True
+
+    @property
+    def config(self) -> Path | None:
+        if self.ssh_config is None and self.target == "lab":
+            return paths.lab_ssh_config(self.plan.cluster)
+        return self.ssh_config
+
+
+def gpu_servers(plan: Plan) -> tuple[str, ...]:
+    return tuple(d.name for d in plan.devices if d.kind == DeviceKind.SERVER)
+
+
+def node_evidence(shell: Shell, expect: Expect) -> list[Evidence]:
+    """What one node's shell tells: the doctor's checks, the kernel log, the daemons."""
+    node = shell.name
+    findings = diagnose(shell, expect, only=DOCTOR_CHECKS)
+    if any(f.check == "reachable" for f in findings):
+        return doctor_evidence(node, findings, None)
+    virt = shell.run("systemd-detect-virt --container 2>/dev/null")
+    container = virt.out.strip() if virt.ok and virt.out.strip() not in ("", "none") else None
+    evidence = doctor_evidence(node, findings, container)
+    if shell.run(KERNEL_LOG_READABLE).ok:
+        evidence += kernel_log_evidence(node, shell.run(KERNEL_LOG).out)
+    else:
+        evidence.append(Evidence(node, "kernel:xid", Status.unknown, "this boot's kernel log cannot be read (no"
+                                 " journal, dmesg refused)"))
+    services = shell.run(service_script(NODE_UNITS))
+    evidence += service_evidence(node, NODE_UNITS, services.out)
+    return evidence
+
+
+def _verify(reach: Reach, nodes: Sequence[str], files: Mapping[str, str]) -> dict[str, list[Evidence]]:
+    from clusterforge.render import write_tree
+    from clusterforge.verify.runner import VerifyError, run_checks
+
+    with tempfile.TemporaryDirectory(prefix="cf-health-") as tmp:
+        rendered = Path(tmp) / "rendered"
+        write_tree(rendered, files)
+        try:
+            result = run_checks(rendered, reach.target, list(nodes), reach.config, None,  # type: ignore[arg-type]
+                                concerns=VERIFY_CONCERNS)
+        except VerifyError as exc:
+            why = str(exc).splitlines()[0][:300]
+            return {n: [Evidence(n, "verify:run", Status.unknown, f"the host checks could not run: {why}")]
+                    for n in nodes}
+    return verify_evidence(result.records, nodes)
+
+
+def gather(reach: Reach, nodes: Sequence[str] | None = None, alerts: Any = None,
+           say: Callable[[str], Any] = lambda _: None) -> tuple[NodeHealth, ...]:
+    """The verdict of each GPU server (or of `nodes`), in plan order. `alerts`: Alertmanager's alert list,
+    already read (alert_evidence raises ValueError on a malformed one)."""
+    from clusterforge.render import render_all
+
+    names = tuple(nodes) if nodes else gpu_servers(reach.plan)
+    by_alert = alert_evidence(alerts, names) if alerts is not None else {}
+    files = render_all(reach.plan)
+    config = reach.config
+    if config is not None and not config.is_file():
+        hint = " (is the lab up? `clusterforge lab up`)" if reach.target == "lab" else ""
+        evidence = {n: [Evidence(n, "ssh:config", Status.unknown, f"ssh config {config} does not exist{hint}")]
+                    for n in names}
+        return tuple(judge(n, evidence[n] + by_alert.get(n, [])) for n in names)
+
+    def one(node: str) -> list[Evidence]:
+        host_vars = yaml.safe_load(files.get(f"ansible/host_vars/{node}.yml", "") or "{}") or {}
+        return node_evidence(SshShell(node, str(config) if config else None), Expect.from_host_vars(host_vars))
+
+    say(f"health: {len(names)} node(s) over SSH" + (f" ({config})" if config else ""))
+    with ThreadPoolExecutor(max_workers=min(PARALLEL, max(1, len(names)))) as pool:
+        per_node = dict(zip(names, pool.map(one, names), strict=True))
+    if reach.use_verify:
+        say(f"health: host checks ({', '.join(VERIFY_CONCERNS)})")
+        for node, items in _verify(reach, names, files).items():
+            per_node[node] += items
+    return tuple(judge(n, per_node[n] + by_alert.get(n, [])) for n in names)
+
+
+def read_alerts(path: Path) -> Any:
+    """The alert list in `path` (JSON). Raises ValueError with the reason."""
+    try:
+        return json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path}: {exc}") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}:{exc.lineno}:{exc.colno}: not JSON: {exc.msg}") from None
