@@ -97,10 +97,9 @@ def test_a_driver_applies_through_its_playbook_roles_and_component(name):
 
 
 def test_the_playbooks_are_the_pulumi_steps_own():
+    from clusterforge.pulumi.kube.component import NODES_PLAYBOOK
     from clusterforge.pulumi.program import KUBERNETES_PLAYBOOK
     from clusterforge.pulumi.slurm.wiring import SLURM_PLAYBOOK
-
-    from clusterforge.pulumi.kube.component import NODES_PLAYBOOK
 
     assert SCHEDULERS["kubernetes"].application.playbook == KUBERNETES_PLAYBOOK
     assert SCHEDULERS["kubernetes"].application.more_playbooks == (NODES_PLAYBOOK,)
