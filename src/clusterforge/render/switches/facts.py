@@ -101,6 +101,8 @@ class SwitchFacts:
     first_hops: tuple[FirstHop, ...] = ()  # the gateway addresses this switch answers
     eos_queue: str = "tx-queue"  # the model's EOS egress queue keyword (catalog `eos_queue`)
     nvue_syntax: str = "5.15"  # Cumulus: the plane's declared NVUE syntax
+    lane_gbps: float | None = None  # the model's SerDes lane rate: its port speed over its lanes per port
+    lanes_per_port: int = 8
 
     @property
     def gateway_svis(self) -> dict[str, tuple[FirstHop, ...]]:
@@ -245,4 +247,12 @@ def switch_facts(plan: Plan, index: LinkIndex, device: Device) -> SwitchFacts:
         plan.gateways.get(device.plane) if device.plane else None, tuple(index.first_hops.get(device.name, ())),
         plan.switch_models[device.model].eos_queue if device.model in plan.switch_models else "tx-queue",
         decl.nvue_syntax,
+        *_lanes(plan, device),
     )
+
+
+def _lanes(plan: Plan, device: Device) -> tuple[float | None, int]:
+    model = plan.switch_models.get(device.model)
+    if model is None:
+        return None, 8
+    return model.speed_gbps / model.lanes_per_port, model.lanes_per_port
