@@ -14,7 +14,9 @@ from export_examples import EXAMPLES, example
 from clusterforge.export import export_batfish
 from clusterforge.vocab import DeviceKind
 
-# Batfish HostConfiguration / HostInterface JSON properties (representation/host/*.java).
+# Batfish's host model (batfish/batfish representation/host/HostConfiguration.java, HostInterface.java): the
+# JSON properties their getters/setters and @JsonCreator declare; BatfishObjectMapper keeps Jackson's failure on
+# unknown properties, so anything else rejects the file. HostConfiguration's static routes have no JSON property.
 HOST_SCHEMA = {
     "type": "object",
     "required": ["hostname", "hostInterfaces"],
@@ -22,11 +24,6 @@ HOST_SCHEMA = {
     "properties": {
         "hostname": {"type": "string", "minLength": 1},
         "iptablesFile": {"type": "string"},
-        "staticRoutes": {"type": "array", "items": {  # HostStaticRoute bean properties
-            "type": "object", "required": ["prefix"], "additionalProperties": False,
-            "properties": {"prefix": {"type": "string"}, "nextHopIp": {"type": "string"},
-                           "nextHopInterface": {"type": "string"}, "administrativeCost": {"type": "integer"},
-                           "tag": {"type": "integer"}}}},
         "overlay": {"type": "boolean"},
         "hostInterfaces": {
             "type": "object",
@@ -36,13 +33,29 @@ HOST_SCHEMA = {
                 "additionalProperties": False,
                 "properties": {
                     "name": {"type": "string"}, "prefix": {"type": "string"}, "gateway": {"type": "string"},
-                    "bandwidth": {"type": "number"}, "encapsulationVlan": {"type": "integer"},
-                    "otherPrefixes": {"type": "array"}, "shared": {"type": "boolean"}, "vrf": {"type": "string"},
+                    "bandwidth": {"type": "number"}, "otherPrefixes": {"type": "array"}, "shared": {"type": "boolean"},
+                    "vrf": {"type": "string"},
                 },
             },
         },
     },
 }
+# Batfish.MANAGEMENT_INTERFACES (main/Batfish.java): processManagementInterfaces deactivates every interface whose
+# name it finds, under the default ignoremanagementinterfaces=true.
+BATFISH_MGMT = re.compile(
+    r"(\Amgmt)|(\Amanagement)|(\Afxp0)|(\Aem0)|(\Ame0)|(\Avme)|(\Awlan-ap)|(\Aeth\d+-mgmt\d+)", re.IGNORECASE)
+# vendor/sonic/representation: config_db tables whose entry class declares its properties without ignoring
+# others (ConfigDb.Deserializer drops such a table whole on an undeclared one).
+SONIC_STRICT = {
+    "VLAN": {"dhcp_servers", "members", "vlanid"},  # Vlan.java
+    "VLAN_MEMBER": {"tagging_mode"},  # VlanMember.java
+    **{t: {"forced_mgmt_routes", "gwaddr", "secondary"}  # InterfaceKeyProperties.java
+       for t in ("INTERFACE", "LOOPBACK_INTERFACE", "MGMT_INTERFACE", "VLAN_INTERFACE")},
+    "MGMT_VRF_CONFIG": {"mgmtVrfEnabled", "in_band_mgmt_enabled"},  # MgmtVrf.java
+}
+# vendor/arista/grammar Legacy_interface.g4 eos_bandwidth_specifier (tokens in AristaLexer.g4)
+BATFISH_EOS_SPEEDS = {"50gfull", "40gfull", "400g-4", "400gfull", "100g-1", "100gfull", "100full", "1000full",
+                      "10000full", "25gfull", "200g-2"}
 # Layer1Topology / Layer1Edge / Layer1Node (common/topology/*.java): hostname and interfaceName required.
 _NODE = {"type": "object", "required": ["hostname", "interfaceName"], "additionalProperties": False,
          "properties": {"hostname": {"type": "string"}, "interfaceName": {"type": "string"}}}
@@ -128,35 +141,95 @@ def test_eos_lab_puts_every_switch_in_configs() -> None:
 
 
 def _batfish_default_route(host: dict) -> tuple[str, str] | None:
-    """What Batfish's HostConfiguration does: the first host interface, in the order it reads them,
-    that has a gateway gives the host's only default route."""
-    for name, iface in host["hostInterfaces"].items():
-        if "gateway" in iface:
-            return name, iface["gateway"]
+    """What Batfish's HostConfiguration does: the first host interface in name order (a TreeMap) that has a
+    gateway gives the host's only default route."""
+    for name in sorted(host["hostInterfaces"]):
+        if "gateway" in host["hostInterfaces"][name]:
+            return name, host["hostInterfaces"][name]["gateway"]
     return None
 
 
 @pytest.mark.parametrize("name", ["lab", "roce-128gpu", "superpod-4su"])
-def test_every_host_default_route_leaves_by_its_management_interface(name: str) -> None:
+def test_every_host_default_route_leaves_by_its_management_interface_kept_active(name: str) -> None:
     plan, snapshot = _snapshot(name)
     for device in (d for d in plan.devices if d.kind in DeviceKind.HOSTS):
         host = json.loads(snapshot.files[f"hosts/{device.name}.json"])
         mgmt = next(i for i in device.interfaces if i.plane == "management")
-        assert _batfish_default_route(host) == (mgmt.name, mgmt.gateway), device.name
-        assert [n for n, i in host["hostInterfaces"].items() if "gateway" in i] == [mgmt.name]
+        route = _batfish_default_route(host)
+        assert route is not None and route[1] == mgmt.gateway, device.name
+        assert not BATFISH_MGMT.search(route[0]) and route[0].endswith(mgmt.name), (device.name, route)
+        assert [n for n, i in host["hostInterfaces"].items() if "gateway" in i] == [route[0]]
         assert not [i for i in device.interfaces if i.plane == "oob" and i.name in host["hostInterfaces"]]
 
 
-def test_storage_and_data_routes_are_static_routes_on_their_interfaces() -> None:
-    plan, snapshot = _snapshot("lab")
-    host = json.loads(snapshot.files["hosts/su01-r01-gpu01.json"])
-    routes = {(r["prefix"], r["nextHopInterface"]): r for r in host["staticRoutes"]}
-    bond = next(i for i in plan.device("su01-r01-gpu01").interfaces if i.plane == "storage")
-    assert routes[(plan.pools["storage"]["pool"], "bond0")]["nextHopIp"] == bond.gateway
-    rails = [i for i in plan.device("su01-r01-gpu01").interfaces if i.plane == "data"]
-    for rail in rails:
-        route = routes[(plan.pools["data"]["pool"], rail.name)]
-        assert route["nextHopIp"] == rail.peer_ip and route["administrativeCost"] == 100 + rail.rail
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_no_host_interface_is_one_batfish_deactivates(name: str) -> None:
+    _, snapshot = _snapshot(name)
+    hosts = [json.loads(t) for p, t in snapshot.files.items() if p.startswith("hosts/")]
+    assert hosts and not [(h["hostname"], n) for h in hosts for n in h["hostInterfaces"] if BATFISH_MGMT.search(n)]
+
+
+def _config_dbs(snapshot) -> dict[str, dict]:
+    return {p.split("/")[1]: json.loads(t) for p, t in snapshot.files.items() if p.endswith("/config_db.json")}
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_sonic_tables_batfish_reads_carry_only_declared_properties(name: str) -> None:
+    _, snapshot = _snapshot(name)
+    bad = [(switch, table, key, prop) for switch, db in _config_dbs(snapshot).items()
+           for table, declared in SONIC_STRICT.items() for key, entry in db.get(table, {}).items()
+           for prop in entry if prop not in declared]
+    assert not bad
+
+
+@pytest.mark.parametrize("name", ["lab", "superpod-4su"])
+def test_sonic_vlan_members_are_the_vlan_member_entries(name: str) -> None:
+    """Batfish takes a VLAN's ports from VLAN.members and each one's tagging from VLAN_MEMBER; SONiC reads
+    VLAN_MEMBER. Both name the same ports, and the switch's own file keeps what sonic-vlan.yang models."""
+    plan, switch_files = example(name)
+    snapshot = export_batfish(plan, switch_files)
+    vlans = 0
+    for switch, db in _config_dbs(snapshot).items():
+        own = json.loads(switch_files[f"switches/{switch}/config_db.json"])
+        assert own.get("VLAN_MEMBER") == db.get("VLAN_MEMBER")
+        assert not [v for v in own.get("VLAN", {}).values() if "members" in v]  # not in sonic-vlan.yang
+        for vlan, entry in db.get("VLAN", {}).items():
+            ports = [k.split("|", 1)[1] for k in db.get("VLAN_MEMBER", {}) if k.split("|", 1)[0] == vlan]
+            assert entry.get("members", []) == ports, (switch, vlan)
+            vlans += bool(ports)
+    assert vlans
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_eos_speeds_in_the_snapshot_parse_in_batfish_grammar(name: str) -> None:
+    _, snapshot = _snapshot(name)
+    speeds = [m.group(1) for p, t in snapshot.files.items() if p.startswith("configs/")
+              for m in re.finditer(r"(?m)^   speed (?:forced |auto )?(\S+)$", t)]
+    assert set(speeds) <= BATFISH_EOS_SPEEDS
+
+
+def test_eos_speeds_as_rendered_are_forms_eos_accepts() -> None:
+    """pyavd's eos_cli_config_gen schema lists the values EOS's `speed` command takes."""
+    from typing import get_args
+
+    from pyavd._eos_cli_config_gen.schema import EosCliConfigGen
+
+    accepted = set(get_args(EosCliConfigGen.EthernetInterfacesItem.Speed))
+    _, switch_files = example("lab-eos")
+    speeds = {m.group(1) for p, t in switch_files.items() if p.endswith("/running-config")
+              for m in re.finditer(r"(?m)^   speed (.+)$", t)}
+    assert speeds and speeds <= accepted
+    assert not speeds & {"400g", "200g", "800g"}  # lane count written, as EOS shows it
+
+
+def test_adapted_lines_name_each_change() -> None:
+    plan, snapshot = _snapshot("lab-eos")
+    change = re.compile(r"speed \S+ (as forced \S+|left out)( \(x\d+\))?")
+    assert snapshot.adapted and all(change.fullmatch(part) for line in snapshot.adapted
+                                    for part in line.split(": ", 1)[1].split("; "))
+    assert any("speed 400g-8 as forced 400gfull" in line for line in snapshot.adapted)
+    plan, snapshot = _snapshot("superpod-4su")
+    assert any("static_anycast_gateway left out" in line for line in snapshot.adapted)
 
 
 @pytest.mark.parametrize("name", EXAMPLES)

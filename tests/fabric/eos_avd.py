@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from clusterforge.render.switches._eos.routing import EOS_BGP_TIMERS, EOS_PEER_GROUP
 from clusterforge.render.switches._eos.schema import EosConfig, EosEthernetInterface, EosTxQueue, EosVlanInterface
 
 __all__ = ["avd_structured_config", "config_tree"]
@@ -104,10 +105,16 @@ def avd_structured_config(sc: EosConfig) -> dict[str, Any]:
             "as": str(bgp.asn), "router_id": bgp.router_id,
             "maximum_paths": {"paths": bgp.maximum_paths, "ecmp": bgp.maximum_paths},
             "bgp_defaults": ["bgp bestpath as-path multipath-relax"],
-            "neighbors": [{"ip_address": n.ip, "remote_as": str(n.remote_as), "description": n.description}
-                          for n in bgp.neighbors],
+            "timers": {"keepalive_time": EOS_BGP_TIMERS[0], "hold_time": EOS_BGP_TIMERS[1]},
+            "neighbors": [{"ip_address": n.ip, "peer_group": EOS_PEER_GROUP, "remote_as": str(n.remote_as),
+                           "description": n.description} for n in bgp.neighbors],
             "address_family_ipv4": {"networks": [{"prefix": p} for p in bgp.networks]},
         }
+        if bgp.neighbors:
+            group: dict[str, Any] = {"name": EOS_PEER_GROUP, "bfd": True}
+            if bgp.maximum_routes is not None:
+                group["maximum_routes"] = bgp.maximum_routes
+            out["router_bgp"]["peer_groups"] = [group]
     return out
 
 

@@ -101,16 +101,40 @@ def test_pools_by_device_role_t0_for_leaves_t1_for_spines():
     assert leaf["BUFFER_PROFILE"]["ingress_lossy_profile"]["pool"] == "ingress_lossy_pool"
 
 
+# sonic-net/SONiC determine-FEC design, "Table 2: FEC Mapping Based on Lane Speed and Number of Lanes"
+_FEC_TABLE_2 = {(10, 1): "none", (10, 4): "none", (20, 2): "none",
+                **{(25, n): "rs" for n in (1, 2, 4, 8)}, **{(50, n): "rs" for n in (1, 2, 4, 8, 16)}}
+
+
+def _upstream_fec(speed_mbps: int, lanes: int) -> str | None:
+    if speed_mbps >= 200_000:
+        return "rs"  # IEEE 802.3 clause 119: RS(544,514) on 200GBASE-R / 400GBASE-R
+    lane_gbps = speed_mbps // lanes // 1000
+    if lane_gbps > 50:
+        return "rs"  # 100G lanes are PAM4 with RS(544,514) (802.3ck), beyond table 2's rows
+    return _FEC_TABLE_2.get((lane_gbps, lanes))
+
+
 def test_fec_and_device_metadata_as_upstream_tools_write_them():
     leaf = _config("roce-128gpu", "su01-leaf-rail0")
-    assert leaf["PORT"]["Ethernet8"]["fec"] == "rs"  # 400G on 8 lanes: 50G per lane (portconfig.py)
+    assert leaf["PORT"]["Ethernet8"]["fec"] == "rs"  # 400G on 8 lanes: 50G per lane
     meta = leaf["DEVICE_METADATA"]["localhost"]
     assert (meta["platform"], meta["hwsku"]) == ("x86_64-nvidia_sn5400-r0", "ACS-SN5400")
-    ports = [p for path, text in example("superpod-4su")[2].items() if path.endswith("config_db.json")
-             for p in json.loads(text)["PORT"].values()]
-    slow = [p for p in ports if int(p["speed"]) // len(p["lanes"].split(",")) < 50_000 and p["speed"] != "100000"]
-    assert slow and all("fec" not in p for p in slow)  # 1G/10G/25G lanes: the platform's default
-    assert all(p.get("fec") == "rs" for p in ports if p["speed"] == "100000")  # minigraph.py's 100G rule
+    ports = [p for name in ("superpod-4su", "roce-128gpu", "lab") for path, text in example(name)[2].items()
+             if path.endswith("config_db.json") for p in json.loads(text)["PORT"].values()]
+    wrong = [(p["speed"], p["lanes"], p.get("fec")) for p in ports
+             if (p.get("fec") or "none") != (_upstream_fec(int(p["speed"]), len(p["lanes"].split(","))) or "none")
+             and _upstream_fec(int(p["speed"]), len(p["lanes"].split(","))) is not None]
+    assert ports and not wrong
+    eight_lane_200g = [p for p in ports if p["speed"] == "200000" and len(p["lanes"].split(",")) == 8]
+    assert all(p.get("fec") == "rs" for p in eight_lane_200g)
+
+
+def test_200g_on_eight_lanes_carries_rs_fec():
+    from clusterforge.render.switches._sonic.ports import needs_rs_fec
+
+    assert needs_rs_fec(200, 8) and needs_rs_fec(400, 8) and needs_rs_fec(100, 4) and needs_rs_fec(25, 1)
+    assert not needs_rs_fec(10, 1) and not needs_rs_fec(40, 4) and not needs_rs_fec(1, 1)
 
 
 def test_headroom_beyond_the_pool_is_refused_by_name():

@@ -22,13 +22,19 @@ collection_app = typer.Typer(help="The roles as the clusterforge.gpu Ansible col
 _IMAGE = re.compile(r"^([a-z0-9_-]+)=([A-Za-z0-9][A-Za-z0-9._/:@-]*)$")
 
 
-def _written(kind: str, out_dir: Path, files: dict[str, str], left_out: tuple[str, ...], format: Format) -> None:
+def _written(kind: str, out_dir: Path, files: dict[str, str], left_out: tuple[str, ...], format: Format,
+             adapted: tuple[str, ...] = ()) -> None:
     write_out(out_dir, files)
     if format is Format.json:
-        emit_json({"export": kind, "out": str(out_dir), "files": sorted(files), "left_out": list(left_out)})
+        out = {"export": kind, "out": str(out_dir), "files": sorted(files), "left_out": list(left_out)}
+        if adapted:
+            out["adapted"] = list(adapted)
+        emit_json(out)
         return
     for line in left_out:
         say(err, f"left out: {line}")
+    for line in adapted:
+        say(err, f"adapted for the analyser: {line}")
     say(stdout, f"wrote {len(files)} files under {out_dir}")
 
 
@@ -78,7 +84,7 @@ def batfish(
 
     spec, plan, _ = load(inventory)
     snapshot = export_batfish(plan, render_switches(plan, SWITCH_NOS))
-    _written("batfish", out_dir, snapshot.files, snapshot.left_out, format)
+    _written("batfish", out_dir, snapshot.files, snapshot.left_out, format, snapshot.adapted)
 
 
 @export_app.command("device-types")

@@ -101,6 +101,9 @@ class SwitchFacts:
     first_hops: tuple[FirstHop, ...] = ()  # the gateway addresses this switch answers
     eos_queue: str = "tx-queue"  # the model's EOS egress queue keyword (catalog `eos_queue`)
     nvue_syntax: str = "5.15"  # Cumulus: the plane's declared NVUE syntax
+    lane_gbps: float | None = None  # the model's SerDes lane rate: its port speed over its lanes per port
+    lanes_per_port: int = 8
+    plane_prefixes: int = 0  # LinkIndex.plane_prefixes of the switch's plane
 
     @property
     def gateway_svis(self) -> dict[str, tuple[FirstHop, ...]]:
@@ -162,6 +165,7 @@ class LinkIndex(NamedTuple):
     ends: dict[str, list[_End]]
     devices: dict[str, Device]
     first_hops: dict[str, list[FirstHop]] = {}
+    plane_prefixes: dict[str, int] = {}  # per plane: the prefixes its BGP speakers originate (loopbacks, host subnets)
 
 
 def link_index(plan: Plan) -> LinkIndex:
@@ -177,7 +181,13 @@ def link_index(plan: Plan) -> LinkIndex:
     for gateway in plan.gateways.values():
         for hop in gateway.first_hops:
             hops[hop.switch].append(hop)
-    return LinkIndex(dict(ends), {d.name: d for d in plan.devices}, dict(hops))
+    prefixes: dict[str, int] = defaultdict(int)
+    for device in plan.devices:
+        if device.asn is not None and device.plane:
+            # addressed interfaces without a BGP peer: the loopback, host-facing /31s, SVIs (what router_bgp
+            # originates; the management port, where it is one, counts too: an upper bound)
+            prefixes[device.plane] += sum(1 for i in device.interfaces if i.ip and i.peer_asn is None)
+    return LinkIndex(dict(ends), {d.name: d for d in plan.devices}, dict(hops), dict(prefixes))
 
 
 def fabric_facts(plan: Plan) -> dict[str, SwitchFacts]:
@@ -245,4 +255,13 @@ def switch_facts(plan: Plan, index: LinkIndex, device: Device) -> SwitchFacts:
         plan.gateways.get(device.plane) if device.plane else None, tuple(index.first_hops.get(device.name, ())),
         plan.switch_models[device.model].eos_queue if device.model in plan.switch_models else "tx-queue",
         decl.nvue_syntax,
+        *_lanes(plan, device),
+        index.plane_prefixes.get(device.plane, 0) if device.plane else 0,
     )
+
+
+def _lanes(plan: Plan, device: Device) -> tuple[float | None, int]:
+    model = plan.switch_models.get(device.model)
+    if model is None:
+        return None, 8
+    return model.speed_gbps / model.lanes_per_port, model.lanes_per_port

@@ -7,15 +7,31 @@ from clusterforge.render.switches._eos.qos import QOS_PROFILE
 from clusterforge.render.switches._eos.schema import EosEthernetInterface, EosLoopbackInterface, EosManagementInterface
 from clusterforge.render.switches.facts import SwitchFacts
 
-__all__ = ["ethernet_interfaces", "loopback_interfaces", "management_interfaces", "EOS_MGMT_INTERFACE"]
+__all__ = ["ethernet_interfaces", "loopback_interfaces", "management_interfaces", "EOS_MGMT_INTERFACE",
+           "EOS_LANE_SPEEDS", "eos_speed"]
 
 EOS_MGMT_INTERFACE = "Management1"  # the Plan's eth0, as EOS names the management port
-# EOS spells 800G and 1.6T with their lane count (8 x 100G / 8 x 200G); lower speeds are plain "<n>g"
-_EOS_SPEED = {800: "800g-8", 1600: "1.6t-8"}
+# The lane-qualified `speed` forms EOS's CLI takes: <rate>-<lanes> (pyavd 6.4 eos_cli_config_gen schema,
+# ethernet_interfaces[].speed, which lists the CLI's values). A port runs at a rate on rate / lane-rate of the
+# model's SerDes lanes (a 400G port of 8 lanes has 50G lanes: 400g-8, 200g-4, 100g-2); a rate that is no whole
+# number of those lanes, or has no such form, is written as the plain rate EOS also takes ("40g", "25g").
+EOS_LANE_SPEEDS = frozenset({
+    "50g-1", "50g-2", "40g-4", "100g-1", "100g-2", "100g-4", "200g-1", "200g-2", "200g-4",
+    "400g-2", "400g-4", "400g-8", "800g-4", "800g-8", "1.6t-8"})
 
 
-def eos_speed(gbps: int | None) -> str | None:
-    return _EOS_SPEED.get(gbps, f"{gbps}g") if gbps else None
+def _rate(gbps: int) -> str:
+    return f"{gbps // 1000}.{gbps % 1000 // 100}t" if gbps >= 1000 else f"{gbps}g"
+
+
+def eos_speed(gbps: int | None, lane_gbps: float | None = None, lanes_per_port: int = 8) -> str | None:
+    if not gbps:
+        return None
+    if lane_gbps:
+        lanes = gbps / lane_gbps
+        if lanes.is_integer() and 1 <= lanes <= lanes_per_port and f"{_rate(gbps)}-{int(lanes)}" in EOS_LANE_SPEEDS:
+            return f"{_rate(gbps)}-{int(lanes)}"
+    return _rate(gbps)
 
 
 def ethernet_interfaces(facts: SwitchFacts, qos: SwitchQos) -> tuple[EosEthernetInterface, ...] | None:
@@ -25,7 +41,8 @@ def ethernet_interfaces(facts: SwitchFacts, qos: SwitchQos) -> tuple[EosEthernet
     for port in facts.ports:
         routed = bool(port.ip)
         out.append(EosEthernetInterface(
-            name=port.name, description=port.description, mtu=port.mtu, speed=eos_speed(port.speed_gbps),
+            name=port.name, description=port.description, mtu=port.mtu,
+            speed=eos_speed(port.speed_gbps, facts.lane_gbps, facts.lanes_per_port),
             lossless=facts.lossless,
             ip_address=port.ip if routed else None,
             access_vlan=facts.plane_vlan if not routed and port.name in access else None,

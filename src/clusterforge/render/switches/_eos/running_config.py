@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from clusterforge.render.switches._eos.routing import EOS_BGP_TIMERS, EOS_PEER_GROUP
 from clusterforge.render.switches._eos.schema import (
     EosConfig,
     EosEthernetInterface,
@@ -147,10 +148,17 @@ def _ip_routing(out: list[str], _config: EosConfig, routing: EosIpRouting) -> No
 def _router_bgp(out: list[str], _config: EosConfig, bgp: RouterBgp) -> None:
     out.append(
         f"router bgp {bgp.asn}\n   router-id {bgp.router_id}\n"
+        f"   timers bgp {EOS_BGP_TIMERS[0]} {EOS_BGP_TIMERS[1]}\n"
         f"   maximum-paths {bgp.maximum_paths} ecmp {bgp.maximum_paths}\n"
         "   bgp bestpath as-path multipath-relax\n"
     )
+    group = EOS_PEER_GROUP
+    if bgp.neighbors:
+        out.append(f"   neighbor {group} peer group\n   neighbor {group} bfd\n")
+        if bgp.maximum_routes is not None:
+            out.append(f"   neighbor {group} maximum-routes {bgp.maximum_routes}\n")
     out.extend(
+        f"   neighbor {n.ip} peer group {group}\n"
         f"   neighbor {n.ip} remote-as {n.remote_as}\n   neighbor {n.ip} description {n.description}\n"
         for n in bgp.neighbors
     )

@@ -41,6 +41,7 @@ class RouterBgp:
     neighbors: tuple[BgpNeighbor, ...]
     networks: tuple[str, ...]
     maximum_paths: int
+    maximum_routes: int | None = None  # per neighbour; EOS only (FRR has no default limit)
 
 
 def router_bgp(facts: SwitchFacts) -> RouterBgp | None:
