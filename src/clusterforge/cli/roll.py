@@ -21,7 +21,7 @@ from pathlib import Path
 
 import typer
 
-from clusterforge.cli._args import check_concerns, check_tags, complete_concerns
+from clusterforge.cli._args import check_concerns, check_stack, check_tags, complete_concerns
 from clusterforge.cli._common import Format, emit_json, err, format_option, load, out, say, usage_error
 from clusterforge.cli.ops import DoctorTarget as HostTarget
 from clusterforge.vocab import DeviceKind
@@ -40,9 +40,9 @@ def kube_client(kubeconfig: Path | None, stack: str | None) -> object | None:
 
     if kubeconfig is not None:
         return client.CoreV1Api(config.new_client_from_config(str(kubeconfig)))
-    from clusterforge.cli.kube import stack_kubeconfig
+    from clusterforge.cli.kube import read_stack_kubeconfig
 
-    text = stack_kubeconfig(str(stack))
+    text = read_stack_kubeconfig(str(stack))
     if text is None:
         say(err, f"error: stack {stack} has no kubeconfig (no control nodes, or `up` has not applied them)")
         raise typer.Exit(3)
@@ -74,6 +74,8 @@ def roll(
 
     check_concerns(check)  # before anything is drained or provisioned
     check_tags(tags)
+    if stack is not None:
+        check_stack(stack)
     target = HostTarget(target).value
     report: dict = {"batches": [], "ok": True}
     spec, plan, _ = load(inventory)
