@@ -157,3 +157,23 @@ def test_slurm_times_read_in_every_form_of_the_grammar(text: str, minutes: float
     from clusterforge.model.slurm_checks import slurm_minutes
 
     assert slurm_minutes(text) == minutes
+
+
+@pytest.mark.parametrize("server", ["169.254.169.123", "169.254.169.254"])
+def test_a_cloud_time_server_on_a_link_local_address_is_accepted(tmp_path: Path, capsys, server: str):
+    """Amazon Time Sync answers at 169.254.169.123 (link-local, on every instance): a host address, not refused."""
+    from clusterforge.model.timeservers import check_time_server
+
+    assert check_time_server(server) == server
+    path = workdir(tmp_path) / "lab.yaml"
+    path.write_text(LAB_TEXT.replace("time_servers: [198.18.8.1]", f"time_servers: [{server}]", 1))
+    outcome = run_cli(capsys, "validate", str(path))
+    assert outcome.code == 0, outcome.err[-2000:]
+
+
+@pytest.mark.parametrize("server", ["127.0.0.1", "224.0.0.1", "0.1.2.3", "255.255.255.255", "240.0.0.1"])
+def test_what_is_no_host_address_is_still_refused(server: str):
+    from clusterforge.model.timeservers import check_time_server
+
+    with pytest.raises(ValueError, match="not a unicast host address"):
+        check_time_server(server)
