@@ -22,6 +22,9 @@ exit 255
 """
 
 
+HOSTILE_STACKS = ["../outside", "..", ".hidden", "a/b", "-x", "a" * 101, "lab\nx"]
+
+
 @pytest.fixture()
 def lab(tmp_path: Path) -> Path:
     path = workdir(tmp_path) / "lab.yaml"
@@ -29,7 +32,7 @@ def lab(tmp_path: Path) -> Path:
     return path
 
 
-@pytest.mark.parametrize("stack", ["../outside", "..", ".hidden", "a/b", "-x", "a" * 101, "lab\nx"])
+@pytest.mark.parametrize("stack", HOSTILE_STACKS)
 def test_a_stack_name_outside_the_grammar_is_a_usage_error(lab: Path, tmp_path: Path, capsys, stack: str):
     state = tmp_path / "state"
     outcome = run_cli(capsys, "kubeconfig", str(lab), "--stack", stack, "--state-dir", str(state))

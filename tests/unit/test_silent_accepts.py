@@ -87,20 +87,28 @@ def _edit_after(text: str, anchor: str, old: str, new: str) -> str:
     return text[:at] + new + text[at + len(old):]
 
 
-@pytest.mark.parametrize(("base", "inventory_edit", "servers_edit", "where", "field", "message", "line_text"),
-                         [case[1:] for case in CASES], ids=[case[0] for case in CASES])
-def test_a_setting_never_applied_is_refused_at_its_field(tmp_path: Path, capsys, base, inventory_edit, servers_edit,
-                                                         where, field, message, line_text):
-    path = workdir(tmp_path) / "hostile.yaml"
+def silent_case(directory: Path, base: str, inventory_edit: tuple[str, str] | None,
+                servers_edit: tuple[str, str] | None) -> Path:
+    """The declaration of one CASES entry in ``directory`` beside a copy of the catalog (benchmarks/hostile_corpus.py
+    runs the table too)."""
+    path = workdir(directory) / "hostile.yaml"
     text = BASES[base]
     if inventory_edit is not None:
         assert inventory_edit[0] in text, inventory_edit[0]
         text = text.replace(*inventory_edit, 1)
     path.write_text(text)
-    servers = tmp_path / "catalog" / "servers.yaml"
+    servers = directory / "catalog" / "servers.yaml"
     if servers_edit is not None:
         servers.write_text(_edit_after(servers.read_text(), LAB_MODEL, *servers_edit))
-    file = path if where == "inventory" else servers
+    return path
+
+
+@pytest.mark.parametrize(("base", "inventory_edit", "servers_edit", "where", "field", "message", "line_text"),
+                         [case[1:] for case in CASES], ids=[case[0] for case in CASES])
+def test_a_setting_never_applied_is_refused_at_its_field(tmp_path: Path, capsys, base, inventory_edit, servers_edit,
+                                                         where, field, message, line_text):
+    path = silent_case(tmp_path, base, inventory_edit, servers_edit)
+    file = path if where == "inventory" else tmp_path / "catalog" / "servers.yaml"
     outcome = run_cli(capsys, "validate", str(path))
     assert_refused(outcome, file, line_of(file.read_text(), line_text), field, message)
 
