@@ -6,9 +6,11 @@ PYTHONPATH at --src (default: this checkout's src/), so the same corpus can be r
     python benchmarks/hostile_corpus.py                      # this checkout
     python benchmarks/hostile_corpus.py --src /tmp/old/src   # e.g. a worktree of an older commit
 
-A case is a declaration edit (the tables of tests/unit/test_hostile_inputs.py, test_hostile_fields.py and
-test_hostile_recent_fields.py: control nodes, teams, gateways, liquid loops, rack systems and their catalog)
-or an argv with a set-up (issue 26's writer, argument and URL cases). Outcome per case: `traceback` (an
+A case is a declaration edit (the tables of tests/unit/test_hostile_inputs.py, test_hostile_fields.py,
+test_hostile_recent_fields.py: control nodes, teams, gateways, liquid loops, rack systems and their catalog;
+test_silent_accepts.py: settings never applied, bare metal, liquid, RDMA devices, storage, acceptance floors,
+Slurm, team namespaces; test_yaml_integer_limit.py: integers past Python's int-string limit, both YAML readers)
+or an argv with a set-up (the writer, argument, --stack, vendor and URL cases). Outcome per case: `traceback` (an
 exception escaped: "Traceback" on stderr, or an exit code outside 0-3), `silent` (exit 0, or a write outside
 --out / a user's file deleted), else `refused`. Prints the counts and each case that is not refused.
 """
@@ -31,6 +33,11 @@ from hostile_fixtures import LAB_TEXT  # noqa: E402
 from test_hostile_fields import FIELDS  # noqa: E402
 from test_hostile_inputs import EDITS  # noqa: E402
 from test_hostile_recent_fields import DECLARATION, RACKS_CATALOG, declaration_case, racks_case  # noqa: E402
+from test_kubeconfig_command import HOSTILE_STACKS  # noqa: E402
+from test_silent_accepts import CASES as NEVER_APPLIED  # noqa: E402
+from test_silent_accepts import silent_case  # noqa: E402
+from test_yaml_integer_limit import HUGE, READERS  # noqa: E402
+from test_yaml_integer_limit import INVENTORY as HUGE_INTEGERS  # noqa: E402
 
 CATALOG_LINE = ("catalog_files: [catalog/servers.yaml, catalog/switches.yaml, catalog/pdus.yaml,"
                 " catalog/cables.yaml]")
@@ -98,6 +105,34 @@ def corpus(src: Path, base: Path) -> list[tuple[str, str]]:
         directory.mkdir(parents=True)
         path, _ = racks_case(directory, old, new)
         results.append((f"racks:{name}", classify(run(src, ["validate", path.name], directory))))
+    for name, base_name, inventory_edit, servers_edit, *_ in NEVER_APPLIED:
+        directory = base / f"never-applied-{name}"
+        directory.mkdir(parents=True)
+        path = silent_case(directory, base_name, inventory_edit, servers_edit)
+        results.append((f"never-applied:{name}", classify(run(src, ["validate", path.name], directory))))
+    for reader, prefix in READERS.items():
+        for name, old, new in HUGE_INTEGERS:
+            directory = _workdir(base, f"huge-{reader}-{name}")
+            (directory / "case.yaml").write_text(prefix + LAB_TEXT.replace(old, new, 1))
+            results.append((f"huge-integer:{reader}:{name}", classify(run(src, ["validate", "case.yaml"], directory))))
+        directory = _workdir(base, f"huge-{reader}-catalog")
+        servers = directory / "catalog" / "servers.yaml"
+        servers.write_text(prefix + servers.read_text().replace("count: 6", f"count: {HUGE}", 1))
+        (directory / "case.yaml").write_text(LAB_TEXT)
+        results.append((f"huge-integer:{reader}:catalog", classify(run(src, ["validate", "case.yaml"], directory))))
+    for stack in HOSTILE_STACKS:
+        for command in (["kubeconfig", "lab.yaml"], ["preview", "lab.yaml"], ["drift", "lab.yaml"]):
+            directory = _workdir(base, f"stack-{command[0]}-{stack}")
+            (directory / "lab.yaml").write_text(LAB_TEXT)
+            proc = run(src, [*command, "--stack", stack], directory)
+            results.append((f"stack:{command[0]} {stack!r}", classify(proc, silent=proc.returncode != 2)))
+    for vendor in ("'..'", "a/b", "'.hidden'"):
+        for command in (["validate", "case.yaml"], ["export", "device-types", "case.yaml", "--out", "out"]):
+            directory = _workdir(base, f"vendor-{command[0]}-{vendor}")
+            servers = directory / "catalog" / "servers.yaml"
+            servers.write_text(re.sub(r"vendor: .*", f"vendor: {vendor}", servers.read_text(), count=1))
+            (directory / "case.yaml").write_text(LAB_TEXT)
+            results.append((f"vendor:{command[0]} {vendor}", classify(run(src, command, directory))))
     for name, names, _ in _nic_cases():
         directory = _workdir(base, name)
         servers = directory / "catalog" / "servers.yaml"

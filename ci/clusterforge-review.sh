@@ -10,8 +10,10 @@
 #
 # Writes OUT_DIR (default clusterforge-review/): comment.md (the PR comment; its first line is the marker
 # ci/post-comment.sh finds to update the one comment), validate.txt, diff.md, diff.json, preview.json and
-# each step's stderr. Exit 0 when every step passed, 1 when validation failed, a device was renumbered
-# or moved, or the preview failed; every step runs either way, so the comment shows all of them.
+# each step's stderr. clusterforge.review_comment writes the comment, on python3 (the interpreter pip installed
+# clusterforge into; CLUSTERFORGE_PYTHON names another). Exit 0 when every step passed, 1 when validation
+# failed, a device was renumbered or moved, or the preview failed; every step runs either way, so the comment
+# shows all of them.
 set -uo pipefail
 
 [[ $# -ge 2 ]] || { echo "usage: $0 INVENTORY BASE_REV [OUT_DIR]" >&2; exit 2; }
@@ -19,14 +21,14 @@ inventory=$1 base=$2 out=${3:-clusterforge-review}
 cf=${CLUSTERFORGE:-clusterforge}
 mkdir -p -- "$out"
 status=0
-# step NAME COMMAND...: run it, set $NAME to passed/**failed**, and remember a failure
+# step NAME COMMAND...: run it, set $NAME to passed/failed, and remember a failure
 step() {
     local name=$1
     shift
     if "$@"; then
         printf -v "$name" passed
     else
-        printf -v "$name" '**failed**'
+        printf -v "$name" failed
         status=1
     fi
 }
@@ -40,37 +42,7 @@ else
     preview="skipped"
 fi
 
-{
-    echo "<!-- clusterforge-review: $inventory -->"
-    echo "## clusterforge review of \`$inventory\` against \`$base\`"
-    echo
-    echo "| step | result |"
-    echo "|---|---|"
-    echo "| validate | $validate |"
-    echo "| diff (renumbering fails) | $diff |"
-    echo "| preview | $preview |"
-    echo
-    if [[ -s "$out/validate.err" ]]; then
-        echo '```'; head -n 50 "$out/validate.err"; echo '```'
-    fi
-    cat "$out/diff.md"
-    if [[ -s "$out/diff.err" ]]; then
-        echo; echo '```'; head -n 50 "$out/diff.err"; echo '```'
-    fi
-    if [[ -s "$out/preview.json" ]]; then
-        echo
-        echo "### preview"
-        python3 - "$out/preview.json" <<'PY'
-import json, sys
-doc = json.load(open(sys.argv[1]))
-counts = {op: len(doc.get(op) or []) for op in ("create", "update", "replace", "delete")}
-print(", ".join(f"{n} to {op}" for op, n in counts.items()) + f", {doc.get('same', 0)} unchanged")
-for op in ("replace", "delete"):
-    for urn in (doc.get(op) or [])[:50]:
-        print(f"- {op}: `{urn.rsplit('::', 1)[-1]}`")
-PY
-    elif [[ "$preview" != skipped ]]; then
-        echo; echo '```'; tail -n 50 "$out/preview.err"; echo '```'
-    fi
-} >"$out/comment.md"
+# The comment (clusterforge.review_comment): every name from the pull request escaped for Markdown and HTML
+"${CLUSTERFORGE_PYTHON:-python3}" -m clusterforge.review_comment "$out" "$inventory" "$base" "$validate" "$diff" \
+    "$preview" || status=1
 exit "$status"

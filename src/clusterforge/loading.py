@@ -33,9 +33,12 @@ _LINK = re.compile(r"^link \S+ <-> \S+: (?P<device>[^\s:]+)(?::(?P<port>\S+))? (
 _TIER_FIELD = {DeviceKind.LEAF: "leaf_model", DeviceKind.SPINE: "spine_model", DeviceKind.CORE: "core_model"}
 
 
-def link_loc(message: str, plan: Plan) -> Loc | None:
-    """A per-link problem at the declared field that made the offending end: a switch's model field on its
-    plane, a server's NIC group in the catalog, the plane's MTU; None when the sentence is not about a link."""
+def link_loc(message: str, plan: Plan, spec: ClusterSpec | None = None) -> tuple[Loc, str] | None:
+    """(field, note) of a per-link problem: the declared field that made the offending end; None when the sentence
+    is not about a link. A switch end is its model field on its plane; a host end is the inventory line that put
+    that server model on the plane (the SU's, storage's or control's ``server_model``), the note naming the catalog
+    NIC group it meets the switch with: a change to the inventory is reported in the inventory, not in a catalog
+    file the change did not touch."""
     match = _LINK.match(message)
     if match is None:
         return None
@@ -44,13 +47,22 @@ def link_loc(message: str, plan: Plan) -> Loc | None:
     except KeyError:
         return None
     if device.plane is not None and device.kind in _TIER_FIELD:
-        return ("networks", device.plane, _TIER_FIELD[device.kind])
+        return ("networks", device.plane, _TIER_FIELD[device.kind]), ""
     port = match["port"] or ""
     iface = next((i for i in device.interfaces if i.name == port or port in i.members), None)
-    if iface is not None and device.kind in (DeviceKind.SERVER, DeviceKind.STORAGE):
-        field = "speed_gbps" if "Gb/s" in match["what"] else "count"
-        return ("catalog", "servers", device.model, "nics", iface.plane, field)
-    return None
+    if iface is None or device.kind not in (DeviceKind.SERVER, DeviceKind.STORAGE, DeviceKind.CONTROL):
+        return None
+    field = "speed_gbps" if "Gb/s" in match["what"] else "count"
+    catalog: Loc = ("catalog", "servers", device.model, "nics", iface.plane, field)
+    note = f" (server model {device.model}: catalog.servers.{device.model}.nics.{iface.plane}.{field})"
+    if spec is None:
+        return catalog, ""
+    if device.kind == DeviceKind.STORAGE:
+        return ("storage", "server_model"), note
+    if device.kind == DeviceKind.CONTROL:
+        return ("control", "server_model"), note
+    index = next((i for i, unit in enumerate(spec.scalable_units) if unit.id == device.su), None)
+    return (("scalable_units", index, "server_model"), note) if index is not None else (catalog, "")
 
 
 ASN_MAX = 4_294_967_294  # 4-byte ASNs; 4294967295 is reserved (RFC 7300)
@@ -115,6 +127,9 @@ def _load_and_plan(path: str | Path) -> tuple[ClusterSpec, Plan, SourceMap]:
         raise DeclarationError([source.problem(loc, message) for loc, message in located])
     problems = _fabric_problems(plan)
     if problems:
-        raise DeclarationError([source.problem(link_loc(message, plan) or fabric_loc(message), f"fabric: {message}")
-                                for message in problems])
+        located = []
+        for message in problems:
+            loc, note = link_loc(message, plan, spec) or (fabric_loc(message), "")
+            located.append(source.problem(loc, f"fabric: {message}{note}"))
+        raise DeclarationError(located)
     return spec, plan, source

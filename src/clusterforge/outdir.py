@@ -27,7 +27,7 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 
-__all__ = ["OutputRefused", "PathEscape", "check_out_arg", "write_tree", "write_file", "MANIFEST"]
+__all__ = ["OutputRefused", "PathEscape", "check_out_arg", "check_out_dir", "write_tree", "write_file", "MANIFEST"]
 
 MANIFEST = ".clusterforge-output"
 _STAGE_PREFIX = ".clusterforge-stage-"
@@ -76,12 +76,19 @@ def _contained(root: Path, target: Path, relative: object) -> None:
         raise PathEscape(f"{relative!s}: resolves to {parent}, outside the output directory {root}")
 
 
-def _root(out_dir: Path) -> Path:
+def check_out_dir(out_dir: Path) -> Path:
+    """out_dir resolved, or OutputRefused when no write there can succeed (the root, a file): checked by a command
+    before its work, so it refuses before it builds."""
     root = _resolved(Path(out_dir))
     if root == Path("/"):
         raise OutputRefused(f"{out_dir}: the file-system root is not an output directory")
     if root.exists() and not root.is_dir():
         raise OutputRefused(f"{out_dir}: exists and is not a directory")
+    return root
+
+
+def _root(out_dir: Path) -> Path:
+    root = check_out_dir(out_dir)
     root.mkdir(parents=True, exist_ok=True)
     return root
 

@@ -71,10 +71,10 @@ def repo(tmp_path: Path) -> Path:
     return repo
 
 
-def _review(repo: Path, out: Path, preview: bool) -> subprocess.CompletedProcess:
+def _review(repo: Path, out: Path, preview: bool, inventory: str = "inventory/lab.yaml") -> subprocess.CompletedProcess:
     env = {**os.environ, "PATH": os.pathsep.join([str(BIN), os.environ.get("PATH", "")]),
            "CLUSTERFORGE_STATE_DIR": str(out.parent / "state"), "CLUSTERFORGE_REVIEW_PREVIEW": "1" if preview else "0"}
-    return subprocess.run(["bash", str(REVIEW), "inventory/lab.yaml", "main", str(out)], cwd=repo, env=env,
+    return subprocess.run(["bash", str(REVIEW), inventory, "main", str(out)], cwd=repo, env=env,
                           capture_output=True, text=True, timeout=600)
 
 
@@ -119,3 +119,18 @@ def test_an_invalid_declaration_fails_validation(repo: Path, tmp_path: Path) -> 
     assert _review(repo, out, preview=False).returncode == 1
     comment = (out / "comment.md").read_text()
     assert "| validate | **failed** |" in comment and "lab.yaml:" in comment
+
+
+def test_a_hostile_inventory_name_is_escaped_in_the_comment(repo: Path, tmp_path: Path) -> None:
+    """A declaration whose path holds `-->` and a backtick: the marker stays one HTML comment, the heading one
+    code span with the name in it (clusterforge.markup; tests/unit/test_markup.py parses what it writes)."""
+    name = "inventory/x-->`y.yaml"
+    (repo / "inventory" / "lab.yaml").rename(repo / name)
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "hostile name")
+    out = tmp_path / "review"
+    done = _review(repo, out, preview=False, inventory=name)
+    assert done.returncode == 0, done.stdout + done.stderr + "".join(p.read_text() for p in out.glob("*.err"))
+    first, heading = (out / "comment.md").read_text().splitlines()[:2]
+    assert first == "<!-- clusterforge-review: inventory/x--%3E%60y.yaml -->"
+    assert heading == "## clusterforge review of ``inventory/x-->`y.yaml`` against `main`"

@@ -18,7 +18,7 @@ EVERY_COMMAND = ["merge-key", "vrf-newline", "quota", "feed-rating"]  # one per 
 @pytest.mark.parametrize("case", [case for case in EDITS if case[0] in EVERY_COMMAND], ids=lambda case: case[0])
 def test_every_command_refuses_with_the_location(tmp_path: Path, capsys, case):
     """validate, plan, render, report, diff (either side), lab, preview/up, drift, replace, doctor, export, verify,
-    accept: the same located line."""
+    accept, kubeconfig: the same located line."""
     _, old, new, field, message, line = case
     path = workdir(tmp_path) / "hostile.yaml"
     path.write_text(LAB_TEXT.replace(old, new, 1))
@@ -34,7 +34,7 @@ def test_every_command_refuses_with_the_location(tmp_path: Path, capsys, case):
         ["drift", path, "--stack", "hostile", "--state-dir", state], ["replace", path, "su01-r01-gpu01"],
         ["doctor", "--local", "--inventory", path, "--as", "su01-r01-gpu01"],
         ["export", "containerlab", path, "--out", out], ["export", "batfish", path, "--out", out],
-        ["export", "device-types", path, "--out", out],
+        ["export", "device-types", path, "--out", out], ["kubeconfig", path, "--state-dir", state],
         ["health", path, "--stack", "hostile"], ["remediate", path, "--stack", "hostile", "--yes"],
     ]
     expected = line_of(LAB_TEXT, old) + (line or 0)

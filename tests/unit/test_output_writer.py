@@ -25,7 +25,9 @@ def _lab(tmp_path: Path) -> Path:
 
 
 def test_device_type_vendor_cannot_leave_out(tmp_path: Path, capsys):
-    """The issue's case: a catalog vendor of ../../../ESCAPED wrote ESCAPED/<slug>.yaml three levels above --out."""
+    """A catalog vendor of ../../../ESCAPED wrote ESCAPED/<slug>.yaml three levels above --out; the vendor grammar
+    refuses it at its field, as validate does (the writer's own containment: test_names_outside_the_root_are_refused).
+    """
     inventory = _lab(tmp_path)
     servers = inventory.parent / "catalog" / "servers.yaml"
     servers.write_text(re.sub(r"vendor: .*", "vendor: ../../../ESCAPED", servers.read_text()))
@@ -33,7 +35,7 @@ def test_device_type_vendor_cannot_leave_out(tmp_path: Path, capsys):
     outcome = run_cli(capsys, "export", "device-types", str(inventory), "--out", str(out))
     assert outcome.code == 1, outcome.err
     assert "Traceback" not in outcome.err
-    assert "not a plain path inside the output directory" in outcome.err and "ESCAPED" in outcome.err
+    assert "catalog.servers." in outcome.err and "not a valid vendor" in outcome.err and "ESCAPED" in outcome.err
     assert not list(tmp_path.rglob("ESCAPED*")), "a file was written outside --out"
     assert not out.exists() or _snapshot(out) == {}
 
@@ -164,3 +166,18 @@ def test_collection_build_refuses_an_empty_out(tmp_path: Path, capsys):
     outcome = run_cli(capsys, "collection", "build", "--out", "")
     assert outcome.code == 2 and "empty output directory" in outcome.err
     assert ROOT.exists()
+
+
+def test_collection_build_refuses_a_file_as_its_output_before_it_builds(tmp_path: Path, capsys):
+    """The output is checked first: with an output that is a file, even a repository with nothing to build (no
+    galaxy.yml, no roles) is refused for the output, not for what the build would have found."""
+    from clusterforge.outdir import OutputRefused
+    from clusterforge.provision.collection import build
+
+    target = tmp_path / "dist"
+    target.write_text("a file, not a directory\n")
+    with pytest.raises(OutputRefused, match="exists and is not a directory"):
+        build(target, repo_root=tmp_path / "empty")
+    outcome = run_cli(capsys, "collection", "build", "--out", str(target))
+    assert outcome.code == 3 and "exists and is not a directory" in outcome.err, outcome.err
+    assert target.read_text() == "a file, not a directory\n"

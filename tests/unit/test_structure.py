@@ -28,9 +28,11 @@ ALLOWED = {
     "fanout": set(),  # independent pure work over forked workers (loading's checks, rendering)
     "sshmux": set(),  # one SSH ControlPath directory per run (provision, verify)
     "outdir": set(),  # the one output writer (contained, owned, whole or nothing): render, provision, cli
+    "markup": set(),  # names from a pull request escaped for Markdown and HTML (plan's diff, the review comment)
+    "review_comment": {"markup"},  # ci/clusterforge-review.sh's comment
     "nos": {"vocab"},  # what the planners know of each NOS, as data (NosTraits); plan and the drivers read it
     "model": {"vocab"},
-    "plan": {"model", "vocab", "nos"},
+    "plan": {"model", "vocab", "nos", "markup"},
     "loading": {"model", "plan", "vocab", "gcpause", "fanout"},
     "render": {"model", "plan", "vocab", "nos", "paths", "gcpause", "fanout", "outdir"},
     # reads each router's frr.conf from the rendered tree; installs a bare-metal server through its BMC (baremetal);

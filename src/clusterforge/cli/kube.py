@@ -11,10 +11,29 @@ from pathlib import Path
 
 import typer
 
-from clusterforge.cli._common import Format, emit_json, err, format_option, load
+from clusterforge.cli._args import check_stack
+from clusterforge.cli._common import Format, emit_json, err, format_option, load, say
 from clusterforge.cli.apply import BACKEND_HELP, STATE_DIR_HELP
 
-__all__ = ["register"]
+__all__ = ["register", "read_stack_kubeconfig"]
+
+
+def read_stack_kubeconfig(stack: str, state_dir: Path | None = None, backend_url: str | None = None) -> str | None:
+    """stack_kubeconfig for a command: no engine, or an engine that fails, is exit 3 with one line saying why."""
+    from pulumi.automation import CommandError
+
+    from clusterforge.pulumi import automation
+    from clusterforge.schedulers.kubernetes.client import stack_kubeconfig
+
+    try:
+        return stack_kubeconfig(stack, state_dir, backend_url)
+    except automation.EngineMissing as exc:
+        say(err, f"error: {exc}")
+    except (CommandError, OSError) as exc:  # the engine ran and failed, or could not be run
+        said = [line for line in (getattr(exc, "stderr", "") or str(exc)).strip().splitlines() if line.strip()]
+        why = said[-1].strip() if said else type(exc).__name__
+        say(err, f"error: the engine could not read stack {stack}'s outputs: {why[:500]}")
+    raise typer.Exit(3)
 
 
 def kubeconfig_cmd(
@@ -26,16 +45,9 @@ def kubeconfig_cmd(
     format: Format = format_option(),
 ) -> None:
     """Print the admin kubeconfig of the stack's Kubernetes API server (a secret: keep it private)."""
-    from clusterforge.pulumi import automation
-    from clusterforge.schedulers.kubernetes.client import stack_kubeconfig
-
+    name = check_stack(stack) if stack else check_stack(inventory.stem, str(inventory))
     load(inventory)
-    name = stack or inventory.stem
-    try:
-        text = stack_kubeconfig(name, state_dir, backend_url)
-    except automation.EngineMissing as exc:
-        err.print(f"error: {exc}", markup=False)
-        raise typer.Exit(3) from None
+    text = read_stack_kubeconfig(name, state_dir, backend_url)
     if text is None:
         err.print(f"error: stack {name} has no kubeconfig: the declaration has no control nodes"
                   " (`control:`), or `clusterforge up` has not applied it yet", markup=False)

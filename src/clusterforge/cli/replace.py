@@ -22,7 +22,7 @@ from pathlib import Path
 
 import typer
 
-from clusterforge.cli._args import check_concerns, check_tags, complete_concerns
+from clusterforge.cli._args import check_concerns, check_stack, check_tags, complete_concerns
 from clusterforge.cli._common import Format, emit_json, err, format_option, load, out, say, usage_error
 from clusterforge.cli.ops import DoctorTarget as HostTarget
 from clusterforge.vocab import DeviceKind
@@ -54,6 +54,8 @@ def replace(
 
     check_concerns(check)  # before the host is re-imaged or provisioned
     check_tags(tags)
+    if stack is not None:
+        check_stack(stack)
     target = HostTarget(target).value
     spec, plan, _ = load(inventory)
     device = next((d for d in plan.devices if d.name == host), None)

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from clusterforge.cli._args import check_concerns, check_tags, complete_concerns
+from clusterforge.cli._args import check_concerns, check_stack, check_tags, complete_concerns
 from clusterforge.cli._common import Format, emit_json, err, format_option, load, out, say, usage_error
 from clusterforge.cli.ops import DoctorTarget as HostTarget
 from clusterforge.vocab import DeviceKind
@@ -71,6 +71,8 @@ def roll(
 
     check_concerns(check)  # before anything is drained or provisioned
     check_tags(tags)
+    if stack is not None:
+        check_stack(stack)
     target = HostTarget(target).value
     report: dict = {"batches": [], "ok": True}
     spec, plan, _ = load(inventory)

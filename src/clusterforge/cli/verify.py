@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from clusterforge.cli._args import check_stack
 from clusterforge.cli._common import (
     Format,
     emit_json,
@@ -121,6 +122,8 @@ def verify(
     unknown = [c for c in check if c not in CONCERNS]
     if unknown:
         usage_error(f"unknown --check {', '.join(unknown)}; choose from {', '.join(CONCERNS)}")
+    if stack is not None:
+        check_stack(stack)
     if target is VerifyTarget.local and len(host) != 1:
         usage_error("--target local checks this machine against one inventory host: pass --host NAME")
     spec, plan, _ = load(inventory)

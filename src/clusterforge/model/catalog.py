@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from clusterforge.model.base import Declared
-from clusterforge.model.grammar import FreeText, GpuModel, ModelKey, NicName, PartNumber, RdmaDevice
+from clusterforge.model.grammar import FreeText, GpuModel, ModelKey, NicName, PartNumber, RdmaDevice, Vendor
 from clusterforge.model.numbers import WHOLE, Integer, Number
 from clusterforge.model.parts import CduModel, NicModel, PowerShelfModel
 from clusterforge.model.rackscale import RackSystemModel
@@ -100,7 +100,7 @@ class Psu(Declared):
 
 
 class ServerModel(Declared):
-    vendor: FreeText
+    vendor: Vendor
     part_number: PartNumber | None = Field(default=None, description="the manufacturer's orderable part number"
                                            " (device-type export); unset: none is exported")
     description: FreeText = ""
@@ -119,7 +119,7 @@ class ServerModel(Declared):
 
 
 class SwitchModel(Declared):
-    vendor: FreeText
+    vendor: Vendor
     part_number: PartNumber | None = Field(default=None, description="the manufacturer's orderable part number"
                                            " (device-type export); unset: none is exported")
     description: FreeText = ""
@@ -141,7 +141,7 @@ class SwitchModel(Declared):
 
 
 class PduModel(Declared):
-    vendor: FreeText
+    vendor: Vendor
     part_number: PartNumber | None = Field(default=None, description="the manufacturer's orderable part number"
                                            " (device-type export); unset: none is exported")
     description: FreeText = ""

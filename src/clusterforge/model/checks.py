@@ -15,6 +15,7 @@
   a multiple of its replicas; replicas/bricks_per_server mean nothing for other kinds;
 * schedulers and Slurm: model/slurm_checks.py;
 * the remediation policy: model/remediation_checks.py.
+* settings never applied, or promising more than their parts give: model/applied_checks.py.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from clusterforge.model.applied_checks import applied_problems
 from clusterforge.model.cluster import ClusterSpec, Loc
 from clusterforge.model.host_checks import CUDA_MIN_DRIVER_BRANCH, host_problems
 from clusterforge.model.kubernetes_checks import kubernetes_problems
@@ -36,7 +38,8 @@ VOLTAGE_TOLERANCE = 0.10
 def semantic_problems(spec: ClusterSpec) -> list[tuple[Loc, str]]:
     return [*_duplicates(spec), *_feed_vs_pdu(spec), *_transport(spec), *_quotas(spec), *_racks(spec),
             *_qos(spec), *_software(spec), *_storage_layout(spec), *host_problems(spec),
-            *slurm_problems(spec), *kubernetes_problems(spec), *remediation_problems(spec)]
+            *slurm_problems(spec), *kubernetes_problems(spec), *remediation_problems(spec),
+            *applied_problems(spec)]
 
 
 def _first_seen(items: Iterable[tuple[Loc, Any]], what: str) -> list[tuple[Loc, str]]:

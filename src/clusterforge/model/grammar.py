@@ -15,8 +15,8 @@ from pydantic import AfterValidator
 
 __all__ = [
     "Name", "ModelKey", "PartNumber", "GpuModel", "NicName", "VrfName", "Version", "DriverBranch", "DriverVersion",
-    "OsRelease", "MountPath", "Export", "MountOptions", "Label", "Owner", "FreeText", "SlurmName", "SlurmTime",
-    "RdmaDevice", "GRAMMARS",
+    "OsRelease", "MountPath", "Export", "MountOptions", "Label", "Owner", "Vendor", "FreeText", "SlurmName",
+    "SlurmTime", "RdmaDevice", "GRAMMARS",
 ]
 
 GRAMMARS: dict[str, tuple[str, str]] = {
@@ -46,6 +46,10 @@ GRAMMARS: dict[str, tuple[str, str]] = {
     "mount options": (r"[A-Za-z0-9_.=:+-]{1,64}(?:,[A-Za-z0-9_.=:+-]{1,64}){0,31}",
                       "comma-separated options of letters, digits, '_', '.', '=', ':', '+' and '-', e.g. rw,noatime"),
     "label": (r"[a-z0-9][a-z0-9._-]{0,31}", "1-32 characters of a-z, 0-9, '.', '_' and '-'"),
+    # A vendor names the device-type library's manufacturer directory (export device-types): one path component
+    "vendor": (r"[A-Za-z0-9][A-Za-z0-9 ._&+,()-]{0,62}",
+               "1-63 characters of letters, digits, space, '.', '_', '&', '+', ',', '(', ')' and '-', starting with a"
+               " letter or digit (it names a directory of the device-type export: no '/')"),
     "owner": (r"[A-Za-z0-9][A-Za-z0-9 ._@-]{0,62}",
               "1-63 characters of letters, digits, space, '.', '_', '@' and '-', starting with a letter or digit"),
     # Slurm: one word of slurm.conf (no space, '=', '#', ',', ':' or brackets, which its parser and hostlist
@@ -101,6 +105,7 @@ Export = Annotated[str, _grammar("export")]
 MountOptions = Annotated[str, _grammar("mount options")]
 Label = Annotated[str, _grammar("label")]
 Owner = Annotated[str, _grammar("owner")]
+Vendor = Annotated[str, _grammar("vendor")]
 FreeText = Annotated[str, AfterValidator(_free_text)]
 SlurmName = Annotated[str, _grammar("Slurm name")]
 SlurmTime = Annotated[str, _grammar("Slurm time")]

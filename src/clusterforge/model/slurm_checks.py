@@ -6,9 +6,11 @@
   team names (they become accounts; ``root`` is the account every other hangs from), partition names
   (``default`` is slurm.conf's PartitionName=DEFAULT record), once each;
 * the Slurm version: 22.05 or later (what the rendered slurm.conf is written for);
-* partitions: at most one default; the SUs they name exist;
+* partitions: at most one default; the SUs they name exist; a default time within the partition's
+  maximum (slurmctld only logs "DefaultTime exceeds MaxTime" and drops the default: src/slurmctld/read_config.c);
 * the catalog: every GPU server model of a Slurm cluster states its CPU topology and memory
-  (node lines), and ``nvml`` detection is for real GPUs only.
+  (node lines), and ``nvml`` detection is for real GPUs only; two GPU models of the cluster never share
+  a GRES type (``--gres=gpu:h100:1`` would take either).
 
 Team GPU limits above the cluster's GPUs are refused by checks._quotas (they become GrpTRES=gres/gpu=N).
 Partition node names are checked by the plan (plan/slurm.py), which knows the node names.
@@ -21,7 +23,7 @@ import re
 from clusterforge.model.cluster import ClusterSpec, Loc
 from clusterforge.model.grammar import GRAMMARS
 
-__all__ = ["slurm_problems", "SLURM_MIN_VERSION", "slurm_version"]
+__all__ = ["slurm_problems", "SLURM_MIN_VERSION", "slurm_version", "slurm_minutes", "gres_type"]
 
 SLURM_MIN_VERSION = (22, 5)
 _SLURM_NAME = re.compile(GRAMMARS["Slurm name"][0])
@@ -33,6 +35,25 @@ RESERVED_PARTITIONS = ("default",)
 def slurm_version(text: str) -> tuple[int, int]:
     major, minor = text.split(".")[:2]
     return int(major), int(minor)
+
+
+def slurm_minutes(text: str) -> float:
+    """A Slurm time (the grammar's forms) in minutes; UNLIMITED and INFINITE are infinite."""
+    if text in ("UNLIMITED", "INFINITE"):
+        return float("inf")
+    days, _, clock = text.rpartition("-")
+    parts = [int(p) for p in clock.split(":")]
+    if days:  # DAYS-HH[:MM[:SS]]
+        hours, minutes, seconds = (parts + [0, 0])[:3]
+        return int(days) * 1440 + hours * 60 + minutes + seconds / 60
+    if len(parts) == 3:  # HH:MM:SS
+        return parts[0] * 60 + parts[1] + parts[2] / 60
+    return parts[0] + (parts[1] / 60 if len(parts) == 2 else 0)  # MINUTES or MINUTES:SECONDS
+
+
+def gres_type(gpu_model: str) -> str:
+    """The GRES type of a GPU model: its first word (up to '-', '_' or a space), in lower case."""
+    return re.split(r"[-_ ]", gpu_model.strip(), maxsplit=1)[0].lower()
 
 
 def slurm_problems(spec: ClusterSpec) -> list[tuple[Loc, str]]:
@@ -89,6 +110,10 @@ def _partitions(spec: ClusterSpec) -> list[tuple[Loc, str]]:
             if len(defaults) > 1:
                 problems.append(((*where, "default"), f"a second default partition (also slurm.partitions."
                                  f"{defaults[0]}); Slurm takes one Default=YES"))
+        if part.default_time is not None and slurm_minutes(part.default_time) > slurm_minutes(part.max_time):
+            problems.append(((*where, "default_time"), f"default time {part.default_time} is above the partition's"
+                             f" max_time {part.max_time}; slurmctld drops it and jobs get max_time; allowed:"
+                             " default_time <= max_time"))
         for i, su in enumerate(part.sus):
             if su not in sus:
                 known = ", ".join(str(s) for s in sorted(sus))
@@ -102,10 +127,18 @@ def _hardware(spec: ClusterSpec) -> list[tuple[Loc, str]]:
     if slurm.gpu_detection == "nvml" and slurm.hardware == "simulated":
         problems.append((("slurm", "gpu_detection"), "nvml detection needs real GPUs; simulated hardware has"
                          " placeholder GPUs (gpu_detection: files)"))
+    types: dict[str, tuple[str, str]] = {}  # GRES type -> (GPU model, the server model that has it)
     for model_name in sorted({unit.server_model for unit in spec.scalable_units}):
         model = cat.servers.get(model_name)
         if model is None or not model.gpu.count:  # unknown model: cluster.cross_problems names it
             continue
+        kind = gres_type(model.gpu.model)
+        first = types.setdefault(kind, (model.gpu.model, model_name))
+        if first[0] != model.gpu.model:
+            problems.append((("catalog", "servers", model_name, "gpu", "model"), f"{model.gpu.model!r} and"
+                             f" {first[0]!r} (server model {first[1]}) are both GRES type gpu:{kind} (the GPU"
+                             " model's first word), so a job asking for one may get the other; give the GPU"
+                             " models different first words, or one GPU model"))
         for field in ("cpu", "memory_gb"):
             if getattr(model, field) is None:
                 problems.append((("catalog", "servers", model_name, field),

@@ -11,9 +11,14 @@ from clusterforge.model.numbers import Integer
 __all__ = ["Software", "Team", "RESERVED_NAMESPACES"]
 
 # Each team is a Kubernetes namespace with a GPU quota (roles/k8s_gpu): never one Kubernetes owns ("default",
-# and "kube-" is reserved for its system namespaces) nor the GPU stack's own (the device plugin runs in
-# kube-system, the GPU Operator in k8s_gpu_gpu_operator_namespace), where a quota would starve its pods.
-RESERVED_NAMESPACES = ("default", "gpu-operator")
+# and "kube-" is reserved for its system namespaces: kube-system, kube-public, kube-node-lease) nor one the GPU
+# or monitoring stacks deploy to, where a quota would starve their pods: the GPU Operator's
+# (k8s_gpu_gpu_operator_namespace; nvidia-gpu-operator is the name NVIDIA's OpenShift install uses), the DCGM
+# exporter's (dcgm_exporter_namespace), and the usual homes of a Prometheus stack and of Kueue, the queueing
+# layer over team quotas (monitoring, kueue-system). tests/unit/test_silent_accepts.py keeps every
+# *_namespace default of roles/ in this list.
+RESERVED_NAMESPACES = ("default", "gpu-operator", "nvidia-gpu-operator", "gpu-monitoring", "monitoring",
+                       "kueue-system")
 RESERVED_NAMESPACE_PREFIX = "kube-"
 
 
@@ -37,6 +42,7 @@ class Team(Declared):
     @classmethod
     def _not_a_system_namespace(cls, name: str) -> str:
         if name in RESERVED_NAMESPACES or name.startswith(RESERVED_NAMESPACE_PREFIX):
-            raise ValueError(f"{name!r} is a namespace Kubernetes or the GPU stack owns; a team is a namespace of its"
-                             f" own: not {', '.join(RESERVED_NAMESPACES)} or a {RESERVED_NAMESPACE_PREFIX}* name")
+            raise ValueError(f"{name!r} is a namespace Kubernetes, the GPU stack or the monitoring stack owns; a team"
+                             f" is a namespace of its own: not {', '.join(RESERVED_NAMESPACES)} or a"
+                             f" {RESERVED_NAMESPACE_PREFIX}* name")
         return name

@@ -2,6 +2,7 @@
 
 A value reaches a timesyncd drop-in (``NTP=`` of space-separated names), the installer's shell line that
 writes it, and Ansible's host_vars: the grammar admits no space, quote, newline or template delimiter.
+A link-local address is a host address too: clouds serve NTP on one (Amazon Time Sync at 169.254.169.123).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ def check_time_server(value: str) -> str:
         except (AddrFormatError, ValueError):
             raise ValueError(f"not an IPv4 address; allowed: {ALLOWED}") from None
         if ip.is_loopback() or ip.is_multicast() or ip.is_reserved() or int(ip) in (0, 2**32 - 1) \
-                or ip.is_link_local() or value.startswith("0."):
+                or value.startswith("0."):
             raise ValueError(f"{value} is not a unicast host address; allowed: {ALLOWED}")
         return value
     labels = value.split(".")

@@ -6,6 +6,7 @@ from there, and a document the fast path accepts gives exactly the reference's d
 (tests/unit/test_yamlfast.py compares them on the examples, the hostile corpus and mutated copies).
 
 Declined: anything libyaml refuses; any tab; directives, anchors, aliases and explicit tags (yamlsafe refuses them);
+integers longer than yamlsafe.MAX_INTEGER_DIGITS (refused there);
 depth or node counts past yamlsafe's limits; duplicate keys and keys that are not text; block scalars (| and
 >); and every plain scalar that YAML 1.2's core schema, as ruamel 0.18+ resolves it (ruamel/yaml/resolver.py,
 implicit_resolvers for (1, 2)), reads as something other than text, null, a boolean, a decimal integer without
@@ -21,7 +22,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from clusterforge.model.yamlsafe import MAX_DEPTH, MAX_NODES
+from clusterforge.model.yamlsafe import MAX_DEPTH, MAX_INTEGER_DIGITS, MAX_NODES
 
 __all__ = ["load_plain", "Positions"]
 
@@ -61,6 +62,8 @@ def _scalar(event: Any) -> Any:
         if value in _BOOL:
             return _BOOL[value]
         if _INT.match(value):
+            if len(value) > MAX_INTEGER_DIGITS:
+                raise _DECLINED
             return int(value)
         if _FLOAT.match(value):
             return float(value)

@@ -1,7 +1,7 @@
 """ruamel's round-trip loader under yamlsafe's limits: the reference reader of declarations (line numbers kept).
 
-Its composer refuses aliases, anchors, explicit tags, merge keys, depth and size past the limits while
-composing, before any Python object is built. yamlfast reads most declarations faster and declines the rest to
+Its composer refuses aliases, anchors, explicit tags, merge keys, depth, size and integers past the limits
+while composing, before any Python object is built. yamlfast reads most declarations faster and declines the rest to
 this loader, so every refusal and YAML error a user sees is worded here (or by ruamel).
 """
 
@@ -13,7 +13,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.composer import Composer
 from ruamel.yaml.events import AliasEvent, MappingStartEvent, ScalarEvent, SequenceStartEvent
 
-from clusterforge.model.yamlsafe import MAX_DEPTH, MAX_NODES, UnsafeInput
+from clusterforge.model.yamlsafe import MAX_DEPTH, MAX_NODES, UnsafeInput, oversized_integer
 
 __all__ = ["parse_bounded"]
 
@@ -21,7 +21,8 @@ _MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
 class _BoundedComposer(Composer):
-    """ruamel's composer, refusing aliases, anchors, explicit tags, merge keys, depth and size past the limits."""
+    """ruamel's composer, refusing aliases, anchors, explicit tags, merge keys, depth, size and integers past the
+    limits."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -42,6 +43,10 @@ class _BoundedComposer(Composer):
             tag = event.ctag
             if tag is not None and str(tag) != "!":
                 self._refuse(event, f"explicit YAML tag {str(tag)!r} is not allowed; a declaration is plain data")
+        if isinstance(event, ScalarEvent) and event.style is None:  # plain: resolved, perhaps as an integer
+            too_long = oversized_integer(event.value)
+            if too_long:
+                self._refuse(event, too_long)
         self._nodes += 1
         if self._nodes > MAX_NODES:
             self._refuse(event, f"more than {MAX_NODES} YAML nodes in one file")

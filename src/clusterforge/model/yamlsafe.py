@@ -10,7 +10,9 @@ seconds and a small, fixed amount of memory (see docs/LIMITS.md for the measured
 * YAML anchors/aliases, merge keys (``<<``) and explicit tags (``!!python/...``, ``!custom``) are
   refused: a declaration is plain data and reads the same in review as it loads;
 * nesting deeper than ``MAX_DEPTH`` and documents of more than ``MAX_NODES`` nodes are refused
-  while composing, before any Python object is built.
+  while composing, before any Python object is built;
+* an integer of more than ``MAX_INTEGER_DIGITS`` digits is refused where it is written, before Python
+  converts it (Python refuses past 4,300 digits, and no field takes a number near that size).
 
 Failures raise ``UnsafeInput`` with a 1-based line and column.
 """
@@ -23,11 +25,15 @@ import stat
 from pathlib import Path
 from typing import Any
 
-__all__ = ["MAX_BYTES", "MAX_DEPTH", "MAX_NODES", "UnsafeInput", "read_declaration_text", "parse_yaml"]
+__all__ = ["MAX_BYTES", "MAX_DEPTH", "MAX_NODES", "MAX_INTEGER_DIGITS", "UnsafeInput", "read_declaration_text",
+           "parse_yaml", "oversized_integer"]
 
 MAX_BYTES = 256 * 1024  # 256 KiB: the largest example inventory is 4 KB, the whole catalog 9 KB
 MAX_DEPTH = 32  # the schema nests 6 deep
 MAX_NODES = 20_000  # scalars + mappings + sequences in one file; the examples have 190-350
+MAX_INTEGER_DIGITS = 32  # the largest bound of any number field is 13 digits (1e12); int() stops at 4,300
+# A plain scalar YAML 1.2 reads as an integer, as ruamel resolves it (ruamel/yaml/resolver.py, (1, 2))
+_INTEGER = re.compile(r"[-+]?(?:0b[0-1_]+|0o?[0-7_]+|[0-9_]+|0x[0-9a-fA-F_]+)\Z")
 # C0 controls except tab/LF/CR, DEL, C1 controls, the Unicode line/paragraph separators, and the
 # bidirectional overrides/isolates that make reviewed text read differently from what loads (CVE-2021-42574)
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
@@ -88,6 +94,16 @@ def read_declaration_text(path: Path) -> str:
         raise UnsafeInput(f"control character U+{ord(bad.group()):04X} is not allowed (only tab and newline)",
                           line, column)
     return text
+
+
+def oversized_integer(plain: str) -> str | None:
+    """Why a plain scalar is refused as an integer too long to read, or None."""
+    if len(plain) <= MAX_INTEGER_DIGITS or not _INTEGER.match(plain):
+        return None
+    digits = sum(ch.isalnum() for ch in plain)
+    if digits <= MAX_INTEGER_DIGITS:
+        return None
+    return f"an integer of {digits} digits; no field takes more than {MAX_INTEGER_DIGITS}"
 
 
 def parse_yaml(text: str) -> Any:

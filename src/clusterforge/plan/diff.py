@@ -14,6 +14,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from clusterforge import markup
 from clusterforge.plan.objects import Device, Link, Plan
 
 __all__ = ["AddressChange", "FileChange", "FieldChange", "PlanDiff", "diff_plans", "to_dict", "to_markdown"]
@@ -278,6 +279,7 @@ def _listed(items: list[str], limit: int = MAX_LISTED, table: bool = False) -> l
 
 
 def _details(title: str, lines: list[str]) -> list[str]:
+    """A collapsible section; title is HTML (the caller escapes what it puts in)."""
     return ["<details>", f"<summary>{title}</summary>", "", *lines, "", "</details>", ""]
 
 
@@ -299,20 +301,22 @@ def _fmt(value: Any) -> str:
 
 
 def _change_table(what: str, changes: tuple[FieldChange, ...], code: bool = False) -> list[str]:
-    quote = "`" if code else ""
-    rows = [f"| `{c.name}` | {c.field} | {quote}{_fmt(c.old)}{quote} | {quote}{_fmt(c.new)}{quote} |"
+    value = (lambda v: markup.code(_fmt(v), table=True)) if code else (lambda v: markup.text(_fmt(v)))
+    rows = [f"| {markup.code(c.name, table=True)} | {markup.text(c.field)} | {value(c.old)} | {value(c.new)} |"
             for c in changes]
     return [f"| {what} | field | old | new |", "|---|---|---|---|", *_listed(rows, table=True), ""]
 
 
 def _address_table(changes: tuple[AddressChange, ...], side: str) -> list[str]:
-    rows = [f"| `{a.device}` | {a.interface} | `{getattr(a, side)}` |" for a in changes]
+    rows = [f"| {markup.code(a.device, table=True)} | {markup.text(a.interface)} |"
+            f" {markup.code(getattr(a, side), table=True)} |" for a in changes]
     return ["| device | interface | address |", "|---|---|---|", *_listed(rows, table=True)]
 
 
 def to_markdown(diff: PlanDiff, old_label: str | None = None, new_label: str | None = None) -> str:
     """A PR comment: verdict first, then counts, then collapsible details."""
-    out = [f"## clusterforge diff: `{old_label or diff.old_cluster}` → `{new_label or diff.new_cluster}`", ""]
+    out = [f"## clusterforge diff: {markup.code(old_label or diff.old_cluster)} →"
+           f" {markup.code(new_label or diff.new_cluster)}", ""]
     if diff.renumbered:
         out += ["> [!CAUTION]",
                 f"> **ERROR: {len(diff.renumbered_devices)} existing device(s) renumbered or moved.** Addresses,"
@@ -324,7 +328,8 @@ def to_markdown(diff: PlanDiff, old_label: str | None = None, new_label: str | N
         out += ["**OK:** no existing device is renumbered or moved.", ""]
     out += ["| | old | new | Δ |", "|---|---:|---:|---:|"]
     for key, old, new in diff.summary:
-        out.append(f"| {SUMMARY_LABELS.get(key, key)} | {_fmt(old)} | {_fmt(new)} | {_delta(old, new)} |")
+        out.append(f"| {markup.text(SUMMARY_LABELS.get(key, key))} | {markup.text(_fmt(old))} |"
+                   f" {markup.text(_fmt(new))} | {_delta(old, new)} |")
     out.append("")
     if diff.empty:
         return "\n".join(out).rstrip() + "\n"
@@ -333,9 +338,9 @@ def to_markdown(diff: PlanDiff, old_label: str | None = None, new_label: str | N
     out += [f"### Racks: +{len(diff.racks_added)} −{len(diff.racks_removed)}"
             f" ~{len({c.name for c in diff.racks_changed})}", ""]
     if diff.racks_added:
-        out += ["Added: " + ", ".join(f"`{name}`" for name in diff.racks_added), ""]
+        out += ["Added: " + ", ".join(markup.code(name) for name in diff.racks_added), ""]
     if diff.racks_removed:
-        out += ["Removed: " + ", ".join(f"`{name}`" for name in diff.racks_removed), ""]
+        out += ["Removed: " + ", ".join(markup.code(name) for name in diff.racks_removed), ""]
     if diff.racks_changed:
         out += _change_table("rack", diff.racks_changed)
     out += [f"### Devices: +{len(diff.devices_added)} −{len(diff.devices_removed)}"
@@ -344,21 +349,24 @@ def to_markdown(diff: PlanDiff, old_label: str | None = None, new_label: str | N
         if items:
             kinds = Counter((kind, model) for _, kind, model in items)
             summary = ", ".join(f"{count} × {kind} {model}" for (kind, model), count in sorted(kinds.items()))
-            out += _details(f"{title} ({len(items)}): {summary}",
-                            _listed([f"- `{name}` ({kind}, {model})" for name, kind, model in items]))
+            out += _details(markup.html(f"{title} ({len(items)}): {summary}"),
+                            _listed([f"- {markup.code(name)} ({markup.text(kind)}, {markup.text(model)})"
+                                     for name, kind, model in items]))
     if diff.devices_changed:
         out += _change_table("device", diff.devices_changed)
     if diff.devices_grown:
         out += _details(f"Existing devices with new interfaces only (additive): {len(diff.devices_grown)}",
-                        _listed([f"- `{name}`: +{len(ifaces)} ({', '.join(ifaces)})"
+                        _listed([f"- {markup.code(name)}: +{len(ifaces)} ({markup.text(', '.join(ifaces))})"
                                  for name, ifaces in diff.devices_grown]))
     if diff.pdus_added or diff.pdus_removed or diff.pdus_changed:
         out += [f"### PDUs: +{len(diff.pdus_added)} −{len(diff.pdus_removed)}"
                 f" ~{len({c.name for c in diff.pdus_changed})}", ""]
         if diff.pdus_added:
-            out += _details(f"Added ({len(diff.pdus_added)})", _listed([f"- `{n}`" for n in diff.pdus_added]))
+            out += _details(f"Added ({len(diff.pdus_added)})",
+                            _listed([f"- {markup.code(n)}" for n in diff.pdus_added]))
         if diff.pdus_removed:
-            out += _details(f"Removed ({len(diff.pdus_removed)})", _listed([f"- `{n}`" for n in diff.pdus_removed]))
+            out += _details(f"Removed ({len(diff.pdus_removed)})",
+                            _listed([f"- {markup.code(n)}" for n in diff.pdus_removed]))
         if diff.pdus_changed:
             out += _change_table("PDU", diff.pdus_changed)
     out += [f"### Links: +{len(diff.links_added)} −{len(diff.links_removed)} ~{len(diff.links_changed)}", ""]
@@ -366,13 +374,15 @@ def to_markdown(diff: PlanDiff, old_label: str | None = None, new_label: str | N
     tiers += [(plane, tier, count, "−") for plane, tier, count in diff.links_removed_by_tier]
     if tiers:
         out += ["| plane | tier | links |", "|---|---|---:|"]
-        out += [f"| {plane} | {tier} | {sign}{count:,} |" for plane, tier, count, sign in tiers]
+        out += [f"| {markup.text(plane)} | {markup.text(tier)} | {sign}{count:,} |"
+                for plane, tier, count, sign in tiers]
         out.append("")
     if diff.links_added:
-        out += _details(f"Added links ({len(diff.links_added)})", _listed([f"- {key}" for key in diff.links_added]))
+        out += _details(f"Added links ({len(diff.links_added)})",
+                        _listed([f"- {markup.text(key)}" for key in diff.links_added]))
     if diff.links_removed:
         out += _details(f"Removed links ({len(diff.links_removed)})",
-                        _listed([f"- {key}" for key in diff.links_removed]))
+                        _listed([f"- {markup.text(key)}" for key in diff.links_removed]))
     if diff.links_changed:
         out += _change_table("link", diff.links_changed)
     out += [f"### Addresses: +{len(diff.addresses_added)} −{len(diff.addresses_removed)}"
@@ -384,14 +394,15 @@ def to_markdown(diff: PlanDiff, old_label: str | None = None, new_label: str | N
     if diff.files_compared:
         out += [f"### Rendered files: +{len(diff.files_added)} −{len(diff.files_removed)}"
                 f" ~{len(diff.files_changed)}", ""]
-        rows = [f"| `{path}` | added | |" for path in diff.files_added]
-        rows += [f"| `{path}` | removed | |" for path in diff.files_removed]
-        rows += [f"| `{f.path}` | changed | +{f.added_lines} −{f.removed_lines} |" for f in diff.files_changed]
+        rows = [f"| {markup.code(path, table=True)} | added | |" for path in diff.files_added]
+        rows += [f"| {markup.code(path, table=True)} | removed | |" for path in diff.files_removed]
+        rows += [f"| {markup.code(f.path, table=True)} | changed | +{f.added_lines} −{f.removed_lines} |"
+                 for f in diff.files_changed]
         if rows:
             out += ["| file | change | lines |", "|---|---|---:|", *_listed(rows, table=True), ""]
         for change in diff.files_changed[:MAX_PATCHED_FILES]:
             patch = list(change.patch[:MAX_DIFF_LINES])
             if len(change.patch) > MAX_DIFF_LINES:
                 patch.append(f"… {len(change.patch) - MAX_DIFF_LINES} more lines")
-            out += _details(f"<code>{change.path}</code>", ["```diff", *patch, "```"])
+            out += _details(f"<code>{markup.html(change.path)}</code>", markup.fenced(patch, "diff"))
     return "\n".join(out).rstrip() + "\n"

@@ -1,6 +1,7 @@
 """Liquid cooling as a constraint: each rack's heat split into liquid and air by the catalog's fractions,
 each row's CDUs checked against its liquid heat and flow with the declared redundancy, and the CDUs,
-manifolds and leak detection a bill of materials needs.
+manifolds and leak detection a bill of materials needs. A loop declared where no rack sends heat to liquid
+is refused: nothing of it would be planned.
 
 A row is one SU's compute racks (the racks one set of in-row CDUs serves). The liquid share of a
 rack-scale rack is its rack system's `liquid_fraction` of the whole rack; elsewhere each server model's
@@ -102,6 +103,10 @@ def plan_cooling(spec: ClusterSpec, racks: list[Rack], devices: list[Device]
         problems.append((("site", "facility", "cooling"), f"{len(liquid_racks)} rack(s) send heat to liquid (rack"
                          f" {worst.rack}: {worst.liquid_w:,.0f} W); declare cooling.liquid_loop (cdu_model,"
                          " cdus_per_row, redundancy, supply_temperature_c)"))
+    if loop is not None and not liquid_racks:
+        problems.append((where, "no rack sends heat to liquid (every server model's and rack system's"
+                         " liquid_fraction is 0), so the loop and its CDUs are never planned; drop"
+                         " cooling.liquid_loop, or use a liquid-cooled model"))
     if loop is not None and liquid_racks:
         cdu = spec.catalog.cdus.get(loop.cdu_model)
         if cdu is None:

@@ -24,12 +24,11 @@ the catalog's CPU/memory/GPU facts and the scheduler topology (plan/topology.py)
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from clusterforge.model import ClusterSpec
-from clusterforge.model.slurm_checks import slurm_version
+from clusterforge.model.slurm_checks import gres_type, slurm_version
 from clusterforge.plan.errors import PlanError
 from clusterforge.plan.naming import su_label
 from clusterforge.plan.nccl import NcclHost, plan_nccl
@@ -110,11 +109,6 @@ class SlurmPlan:
     @property
     def version_tuple(self) -> tuple[int, int]:
         return slurm_version(self.version)
-
-
-def gres_type(gpu_model: str) -> str:
-    """The GRES type of a GPU model: its first word (up to '-', '_' or a space), in lower case."""
-    return re.split(r"[-_ ]", gpu_model.strip(), maxsplit=1)[0].lower()
 
 
 def _nodes(spec: ClusterSpec, servers: list[Device]) -> tuple[SlurmNode, ...]:

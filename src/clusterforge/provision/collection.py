@@ -25,7 +25,7 @@ from pathlib import Path
 import yaml
 
 from clusterforge import paths
-from clusterforge.outdir import write_file
+from clusterforge.outdir import check_out_dir, write_file
 
 __all__ = ["CollectionError", "CollectionInfo", "assemble", "build", "collection_info", "fqcn"]
 
@@ -170,6 +170,7 @@ def _ansible_galaxy() -> list[str]:
 def build(out_dir: Path, repo_root: Path | None = None) -> Path:
     """Assemble and build the collection; the tarball appears in ``out_dir`` whole or not at all."""
     out_dir = Path(out_dir)
+    check_out_dir(out_dir)  # a file or / as the output is refused before the build, not after it
     info = collection_info(repo_root)  # before anything is written: a broken install leaves no empty out dir
     _roles(_root(repo_root))
     with tempfile.TemporaryDirectory(prefix="cf-collection-") as tmp:
