@@ -116,6 +116,10 @@ if [[ ! -x $bin/cf-pause || ! -x $bin/cf-sim-gpu-plugin || ! -x $bin/cf-gpu-prob
     rm -rf "$images"
 fi
 if [[ ! -d $images/oci ]]; then
+    if ! command -v umoci >/dev/null && [[ $(id -u) -eq 0 ]]; then  # setup.sh may hold dpkg's lock: wait for it
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends -o DPkg::Lock::Timeout=900 \
+            umoci >/dev/null || true
+    fi
     command -v umoci >/dev/null || die "umoci is needed to build the cluster's images (apt-get install umoci)"
     say "building the cluster's images (OCI layouts, umoci)"
     work="$(mktemp -d)"

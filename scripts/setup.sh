@@ -44,7 +44,7 @@ trap '[[ -n ${engine_pid:-} ]] && kill -- "-$engine_pid" 2>/dev/null
       [[ -n ${k8s_pid:-} ]] && kill -- "-$k8s_pid" 2>/dev/null; true' EXIT
 
 source "$repo/scripts/lib/apt.sh"
-packages=(debootstrap systemd-container frr iproute2 openssh-client openssh-server python3-venv ca-certificates)
+packages=(debootstrap systemd-container frr iproute2 iptables openssh-client openssh-server python3-venv ca-certificates)
 # report screenshots, and the Slurm binaries that parse the rendered Slurm files, in the tests
 [[ -n $up_inventory ]] || packages+=(chromium fonts-dejavu-core slurmctld slurmd slurm-client)
 # promtool and amtool check the rendered monitoring files; the tests start Prometheus and Alertmanager on loopback
@@ -58,6 +58,8 @@ packages+=(fdisk dosfstools mtools grub-efi-amd64-bin grub-common cpio)
 # the lab BMC's libvirtd (lab/libvirtd.py) and the iPXE ROMs QEMU's NICs boot with; libvirt-python builds against
 # libvirt-dev
 packages+=(ipxe-qemu libvirt-daemon libvirt-daemon-driver-qemu libvirt-dev pkg-config gcc)
+# the cluster's own container images are built as OCI layouts without a Docker engine (scripts/setup-k8s.sh)
+packages+=(umoci)
 apt_ensure "${packages[@]}"
 if ((${#apt_installed[@]})); then
     # the lab runs FRR inside containers only; the host's own FRR must not route anything

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from . import container, debris, image, links, names, netns, overlay, rootfs, sshcfg
+from . import container, debris, gateway_forward, image, links, names, netns, overlay, rootfs, sshcfg
 from .orphans import orphaned_pids, stop_orphans
 from .state import LabState
 from .topology import LabTopology
@@ -303,6 +303,8 @@ def _network(topology: LabTopology, progress: Progress, workers: int) -> bool:
                 made |= links.ensure_bridge_port(lab, links.Endpoint(name, ns, i), seg)
         if h.kind == "router":
             netns.sysctl(ns, **{"net.ipv4.ip_forward": 1, "net.ipv6.conf.all.forwarding": 1})
+        elif h.kubelet:  # pods route through the host; nspawn leaves /proc/sys read-only inside it
+            netns.sysctl(ns, **{"net.ipv4.ip_forward": 1})
         return made
 
     for h in topology.hosts:
@@ -313,6 +315,8 @@ def _network(topology: LabTopology, progress: Progress, workers: int) -> bool:
     for seg_name, (a, b) in sorted(p2p.items()):
         changed |= links.ensure_p2p(lab, topology.segment(seg_name), a, b)
     changed |= links.ensure_control(lab, topology.control_addresses())
+    # the machine routes between the blocks it is the gateway of, and only inside the lab's range
+    changed |= gateway_forward.enable(sorted({names.bridge_name(lab, seg) for _, seg in topology.control_addresses()}))
 
     def host_routes(name: str) -> bool:
         return links.ensure_routes(names.netns_name(lab, name), topology.host(name).routes)
@@ -397,6 +401,7 @@ def _down_locked(lab: str, progress: Progress, grace: float) -> DownResult:
 
     if timeserve.stop(st.data.get("time_server_pid")):
         progress(None, "NTP server stopped")
+    gateway_forward.disable(list(st.data.get("bridges", {}).values()))
     gone_links = links.delete_lab_links(lab, list(st.data.get("bridges", {}).values()))
     gone_ns = []
     for d in hosts.values():
