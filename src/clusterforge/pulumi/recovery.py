@@ -11,12 +11,13 @@ clusterforge provider's create and update converge, so the next `up` simply does
 from __future__ import annotations
 
 import json
-import os
 import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
+
+from clusterforge.ops.proctree import alive
 
 __all__ = ["Recovery", "StackBusy", "lock_files", "pending_operations", "recover"]
 
@@ -55,19 +56,6 @@ def lock_files(backend_url: str, stack: str) -> list[Path]:
     return sorted(p for p in locks.rglob("*.json") if p.parent.name == stack)
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:  # a zombie is not an engine
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-    except OSError:
-        return True
-
-
 def _describe(content: dict[str, Any]) -> str:
     return f"pid {content.get('pid')} on {content.get('hostname')} since {content.get('timestamp')}"
 
@@ -82,7 +70,7 @@ def stale_locks(backend_url: str, stack: str) -> tuple[list[dict[str, Any]], lis
         except (OSError, ValueError):
             continue  # removed meanwhile, or being written
         mine = content.get("hostname") == host
-        (stale if mine and not _alive(int(content.get("pid") or 0)) else live).append(content)
+        (stale if mine and not alive(int(content.get("pid") or 0)) else live).append(content)
     return stale, live
 
 
