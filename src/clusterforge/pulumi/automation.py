@@ -128,6 +128,8 @@ class Backend:
         password = {"PGPASSWORD": url.password} if url.password else {}
         return {
             "PULUMI_BACKEND_URL": url.engine_url, "PULUMI_SKIP_UPDATE_CHECK": "true", **password,
+            # the program's default workDir (clusterforge.pulumi.settings) is the stack's dir under this state dir
+            STATE_DIR_ENV: str(self.state_dir),
             # the language host and the dynamic-provider launcher run the program on the CLI's interpreter
             "PULUMI_PYTHON_CMD": sys.executable,
             "PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION": "true", "PATH": path, **self.passphrase_env(),
@@ -209,16 +211,20 @@ def open_stack(stack: str, settings: Mapping[str, str | None] | None, backend: B
     )  # fmt: skip
     handle = auto.create_or_select_stack(stack, work_dir=str(work_dir), opts=options)
     if settings is not None:
-        _apply_settings(handle, stack, work_dir, settings)
+        _apply_settings(handle, stack, None if backend.parsed.shared else work_dir, settings)
     return handle
 
 
-def _apply_settings(handle: Any, stack: str, work_dir: Path, settings: Mapping[str, str | None]) -> None:
+def _apply_settings(handle: Any, stack: str, work_dir: Path | None, settings: Mapping[str, str | None]) -> None:
+    """``work_dir`` None (a shared backend): workDir is left to the template or the program's default, the
+    same path under each operator's own state dir, so the stack's config (which its providers hold) does not
+    differ between operators."""
     from pulumi import automation as auto
 
     template = template_config(stack)
     wanted: dict[str, str | None] = {key: None for key in MANAGED_KEYS}
-    wanted["workDir"] = str(work_dir)
+    if work_dir is not None:
+        wanted["workDir"] = str(work_dir)
     wanted.update(settings)
     current = handle.get_all_config()
     to_set: dict[str, Any] = {}
