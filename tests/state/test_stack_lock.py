@@ -79,9 +79,8 @@ def test_an_expired_lease_is_cleared_on_postgres(pg: PgServer) -> None:
     holder = hold_lock(url, STACK, lease_s=3)
     os.kill(holder.pid, signal.SIGSTOP)  # alive on this host, but no longer renewing
     try:
-        with pytest.raises(StackLocked):
-            with held(store_for(url), STACK, "up", 3, print):
-                pass
+        with pytest.raises(StackLocked), held(store_for(url), STACK, "up", 3, print):
+            pass
         time.sleep(4.5)
         lines, say = _said()
         with held(store_for(url), STACK, "up", 3, say):
@@ -98,9 +97,8 @@ def test_a_renewing_holder_outlives_its_lease(pg: PgServer) -> None:
     holder = hold_lock(url, STACK, lease_s=3)
     try:
         time.sleep(4.5)
-        with pytest.raises(StackLocked, match="last renewed [0-2] s ago"):
-            with held(store_for(url), STACK, "up", 3, print):
-                pass
+        with pytest.raises(StackLocked, match="last renewed [0-2] s ago"), held(store_for(url), STACK, "up", 3, print):
+            pass
     finally:
         holder.kill()
         holder.wait()
