@@ -19,6 +19,8 @@
   verifyRun            set by `clusterforge up` on every run: the host checks run each `up`  [none]
   kubernetes           run the Kubernetes step on the declared control nodes (control plane,
                        simulated kubelets in the lab, k8s_gpu applied)                  [true]
+  lockLease            seconds a run's stack lock stays valid without a renewal; read by the CLI
+                       (clusterforge.pulumi.stacklock), $CLUSTERFORGE_LOCK_LEASE_S overrides  [600]
 
 All keys live in the `clusterforge` namespace (`clusterforge:target`).
 """
