@@ -101,3 +101,20 @@ def test_a_passphrase_file_and_the_variable_together_are_refused(tmp_path: Path,
     secret.write_text("team\n")
     with pytest.raises(SecretsMissing, match="both given"):
         Backend.resolve(tmp_path, URL, passphrase_file=secret).env()
+
+
+def test_the_cli_refuses_a_backend_of_another_kind_before_the_engine_starts(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    from clusterforge.paths import workspace
+
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src"),
+           "CLUSTERFORGE_STATE_DIR": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-c", "from clusterforge.cli import main; main()", "up",
+                           str(workspace() / "inventory" / "lab.yaml"), "--stack", "x", "--yes",
+                           "--backend-url", "mysql://ops:hunter2@db/pulumi"],
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 2 and "--backend-url" in done.stderr and "postgres://" in done.stderr
+    assert "hunter2" not in done.stderr + done.stdout
