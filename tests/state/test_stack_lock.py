@@ -20,6 +20,8 @@ from state_fixtures import PgServer, hold_lock
 from clusterforge.pulumi import stacklock
 from clusterforge.pulumi.stacklock import StackLocked, held, store_for
 
+pytestmark = pytest.mark.slow
+
 STACK = "su01"
 
 
