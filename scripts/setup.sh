@@ -49,6 +49,9 @@ packages=(debootstrap systemd-container frr iproute2 iptables openssh-client ope
 [[ -n $up_inventory ]] || packages+=(chromium fonts-dejavu-core slurmctld slurmd slurm-client)
 # promtool and amtool check the rendered monitoring files; the tests start Prometheus and Alertmanager on loopback
 [[ -n $up_inventory ]] || packages+=(prometheus prometheus-alertmanager)
+# the shared-state tests start their own PostgreSQL on loopback (initdb in a temp dir); psql takes the stack locks
+[[ -n $up_inventory ]] || packages+=(postgresql)
+packages+=(postgresql-client)
 # bare-metal servers in the lab (inventory/lab-metal.yaml): the provisioning network's DHCP/TFTP (dnsmasq),
 # iPXE's UEFI loader, Debian 12's netboot installer, and QEMU with OVMF for the servers that are VMs
 packages+=(dnsmasq-base ipxe debian-installer-12-netboot-amd64 qemu-system-x86 qemu-utils ovmf)
@@ -70,6 +73,8 @@ if ((${#apt_installed[@]})); then
     systemctl disable --now slurmctld slurmd munge >/dev/null 2>&1 || true
     # likewise Prometheus, Alertmanager and the node exporter the prometheus package recommends
     systemctl disable --now prometheus prometheus-alertmanager prometheus-node-exporter >/dev/null 2>&1 || true
+    # likewise PostgreSQL: the tests run a private cluster; a team's state database lives elsewhere
+    systemctl disable --now postgresql >/dev/null 2>&1 || true
 fi
 
 # the lab's private libvirtd (lab/libvirtd.py) resolves QEMU's default user at start, even when qemu.conf

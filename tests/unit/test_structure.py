@@ -222,7 +222,7 @@ def test_entry_point_is_the_cli_package():
     names = {c.name for c in app.registered_commands} | {g.name for g in app.registered_groups}
     assert names == {"validate", "plan", "render", "lab", "preview", "up", "destroy", "drift", "doctor", "verify",
                      "accept", "report", "diff", "export", "collection", "replace", "roll", "health", "remediate",
-                     "provision", "sot", "engine", "kubeconfig"}
+                     "provision", "sot", "engine", "kubeconfig", "unlock"}
 
 
 # The scheduler seam (clusterforge.schedulers): what reaches a live scheduler directly, and the modules that may.

@@ -18,6 +18,7 @@ from clusterforge.cli import (
     helptext,
     kube,
     lab,
+    locks,
     ops,
     provision,
     replace,
@@ -50,7 +51,8 @@ def _root(show_version: bool = typer.Option(False, "--version", callback=_print_
 
 
 # the order of `clusterforge --help`
-for _group in (core, lab, apply, engine, kube, provision, ops, replace, roll, health, verify, report, export, sot):
+for _group in (core, lab, apply, locks, engine, kube, provision, ops, replace, roll, health, verify, report, export,
+               sot):
     _group.register(app)
 helptext.apply(app)
 

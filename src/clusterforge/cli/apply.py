@@ -1,15 +1,19 @@
 """`clusterforge preview | up | destroy`: the Pulumi stack of one declaration, through the Automation API.
 
 The stack (default: the inventory's file stem) lives in its own work dir under the state dir with a
-local file backend and a passphrase secrets provider (see clusterforge.pulumi.automation), so
-nothing leaves the machine. Exit codes as in cli/_common.py: 1 the declaration or the apply failed, 3 the
-environment (no engine).
+passphrase secrets provider and, unless --backend-url names a shared one (postgres://), a local file
+backend (see clusterforge.pulumi.automation and docs/state.md). `up` and `destroy` hold the stack's lock
+for the whole run (clusterforge.pulumi.stacklock). Exit codes as in cli/_common.py: 1 the declaration or
+the apply failed, or another run holds the stack; 2 a bad option; 3 the environment (no engine, no
+passphrase for a shared backend, the state database unreachable).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +27,17 @@ __all__ = ["register"]
 
 OPS = ("create", "update", "replace", "delete", "same")
 STATE_DIR_HELP = "state dir: backend, passphrase, per-stack work dirs [env CLUSTERFORGE_STATE_DIR; default .state]"
-BACKEND_HELP = "Pulumi backend URL [env CLUSTERFORGE_BACKEND_URL; default file://<state dir>/pulumi]"
+BACKEND_HELP = ("Pulumi backend URL: file://DIR or postgres://USER@HOST:PORT/DB (password: PGPASSWORD)"
+                " [env CLUSTERFORGE_BACKEND_URL; default file://<state dir>/pulumi]")
+PASSPHRASE_HELP = ("file holding the secrets passphrase the team shares [env CLUSTERFORGE_PASSPHRASE_FILE;"
+                   " default $PULUMI_CONFIG_PASSPHRASE, else (file backend) <state dir>/passphrase]")
+
+
+def passphrase_option() -> Any:
+    return typer.Option(None, "--passphrase-file", envvar="CLUSTERFORGE_PASSPHRASE_FILE", help=PASSPHRASE_HELP)
+
+
+_MASKED_URL: str | None = None  # the backend URL of this run: its password is masked in anything printed
 
 
 def _flag(value: bool | None) -> str | None:
@@ -31,8 +45,12 @@ def _flag(value: bool | None) -> str | None:
 
 
 def _open(inventory: Path | None, stack: str | None, target: ApplyTarget | str | None, provision: bool | None,
-          verify: bool | None, state_dir: Path | None, backend_url: str | None) -> tuple[Any, str]:
+          verify: bool | None, state_dir: Path | None, backend_url: str | None,
+          passphrase_file: Path | None = None) -> tuple[Any, str, Any]:
+    """(handle, stack name, automation.Backend) of the stack, its managed settings applied."""
+    global _MASKED_URL
     from clusterforge.pulumi import automation
+    from clusterforge.pulumi.backend_url import BackendUrlError
 
     if stack is None:
         if inventory is None:
@@ -47,13 +65,31 @@ def _open(inventory: Path | None, stack: str | None, target: ApplyTarget | str |
         settings = {"inventory": paths.relative_to_workspace(inventory),
                     "target": target.value if isinstance(target, ApplyTarget) else target,
                     "provision": _flag(provision), "verify": _flag(verify)}
-    backend = automation.Backend.resolve(state_dir, backend_url)
+    try:
+        backend = automation.Backend.resolve(state_dir, backend_url, passphrase_file)
+    except BackendUrlError as exc:
+        _say_err(f"error: --backend-url: {exc}")
+        raise typer.Exit(2) from None
+    _MASKED_URL = backend.url
     try:
         handle = automation.open_stack(stack, settings, backend)
-    except automation.EngineMissing as exc:
-        err.print(f"error: {exc}", markup=False)
+    except (automation.EngineMissing, automation.SecretsMissing) as exc:
+        _say_err(f"error: {exc}")
         raise typer.Exit(3) from None
-    return handle, stack
+    except Exception as exc:
+        from pulumi.automation import CommandError
+
+        if not isinstance(exc, CommandError):
+            raise
+        _say_err(f"error: stack {stack} on {backend.display_url}: {_masked(str(exc)).strip()[-3000:]}")
+        raise typer.Exit(3) from None
+    return handle, stack, backend
+
+
+def _masked(text: str) -> str:
+    from clusterforge.pulumi.backend_url import mask
+
+    return mask(text, _MASKED_URL)
 
 
 def _print_summary(title: str, summary: Any) -> None:
@@ -83,7 +119,7 @@ def _stream(line: str) -> None:
         from clusterforge.ops.engine_text import TracebackFolder
 
         _FOLDER = TracebackFolder()
-    for shown in _FOLDER.feed(line):
+    for shown in _FOLDER.feed(_masked(line)):
         err.out(shown, highlight=False)
 
 
@@ -94,7 +130,7 @@ def _engine_failed(exc: Exception, streamed: bool) -> None:
         text = (getattr(exc, "stdout", "") or str(exc)).strip()
     from clusterforge.ops.engine_text import fold_tracebacks
 
-    text = "\n".join(fold_tracebacks(text.splitlines()))
+    text = _masked("\n".join(fold_tracebacks(text.splitlines())))
     err.print(text[-6000:] or "error: the engine run failed (diagnostics above)", markup=False, highlight=False)
     raise typer.Exit(1)
 
@@ -117,8 +153,9 @@ def automation_config_value(value: str) -> Any:
 def _print_verify(handle: Any, started: Any) -> None:
     from clusterforge.ops.verify_summary import verify_lines
 
-    work_dir = handle.get_all_config().get("clusterforge:workDir")
-    for line in verify_lines(Path(work_dir.value), started) if work_dir else []:
+    pinned = handle.get_all_config().get("clusterforge:workDir")
+    work_dir = Path(pinned.value) if pinned else Path(handle.workspace.work_dir)  # the program's default
+    for line in verify_lines(work_dir, started):
         out.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
@@ -127,21 +164,42 @@ def _say_err(line: str) -> None:
 
 
 def _prepare(handle: Any, stack: str) -> None:
-    """Another run holds the stack: exit 1 saying so; an interrupted one: release and clear what it left."""
+    """Another engine holds the stack: exit 1 saying so; an interrupted one: release and clear what it left.
+    Runs under the stack's lock (_locked)."""
     from clusterforge.cli.engine_run import StackBusy, prepare
 
     try:
-        prepare(handle, stack, _say_err)
+        prepare(handle, stack, _say_err, owned=True)
     except StackBusy as exc:
         _say_err(f"error: {exc}")
         raise typer.Exit(1) from None
+
+
+@contextlib.contextmanager
+def _locked(handle: Any, backend: Any, stack: str, verb: str) -> Iterator[None]:
+    """The stack's lock for the block: exit 1 naming its holder when another run has it."""
+    from clusterforge.cli.engine_run import StackLocked, locked
+    from clusterforge.pulumi._pg import PsqlError
+
+    try:
+        with locked(handle, backend.url, stack, verb, _say_err):
+            yield
+    except StackLocked as exc:
+        _say_err(f"error: {exc}")
+        raise typer.Exit(1) from None
+    except ValueError as exc:  # the lease setting
+        _say_err(f"error: {exc}")
+        raise typer.Exit(2) from None
+    except PsqlError as exc:
+        _say_err(f"error: the stack lock: {exc}")
+        raise typer.Exit(3) from None
 
 
 def _guarded(action: Any, handle: Any, stack: str, verb: str, engine_closes: float = 0.0) -> Any:
     from clusterforge.cli.engine_run import Interrupted, guarded
 
     try:
-        return guarded(action, handle, stack, verb, _say_err, engine_closes)
+        return guarded(action, handle, stack, verb, _say_err, engine_closes, owned=True)
     except Interrupted as exc:
         raise typer.Exit(exc.exit_code) from None
 
@@ -159,6 +217,7 @@ def preview_cmd(
     state_dir: Path | None = typer.Option(None, "--state-dir", envvar="CLUSTERFORGE_STATE_DIR", help=STATE_DIR_HELP),
     backend_url: str | None = typer.Option(None, "--backend-url", envvar="CLUSTERFORGE_BACKEND_URL",
                                            help=BACKEND_HELP),
+    passphrase_file: Path | None = passphrase_option(),
 ) -> None:
     """Preview what `up` would change: counts per resource type and operation, plus names.
 
@@ -166,7 +225,7 @@ def preview_cmd(
     from clusterforge.pulumi import automation
 
     as_json = as_json or format is Format.json
-    handle, name = _open(inventory, stack, target, provision, verify, state_dir, backend_url)
+    handle, name, _ = _open(inventory, stack, target, provision, verify, state_dir, backend_url, passphrase_file)
     echo = (lambda line: err.out(line, highlight=False)) if diff and as_json else (
         (lambda line: out.out(line, highlight=False)) if diff else None)
     result = _run(automation.preview, handle, diff=diff, on_output=echo)
@@ -195,14 +254,22 @@ def up_cmd(
     state_dir: Path | None = typer.Option(None, "--state-dir", envvar="CLUSTERFORGE_STATE_DIR", help=STATE_DIR_HELP),
     backend_url: str | None = typer.Option(None, "--backend-url", envvar="CLUSTERFORGE_BACKEND_URL",
                                            help=BACKEND_HELP),
+    passphrase_file: Path | None = passphrase_option(),
 ) -> None:
-    """Apply the declaration: deliver switch configs, (lab) build hosts, provision, verify."""
+    """Apply the declaration: deliver switch configs, (lab) build hosts, provision, verify.
+
+    Holds the stack's lock throughout: a second `up` or `destroy` of the stack is refused, naming this run."""
+    requested = _checkpoints_mode("end" if skip_checkpoints else checkpoints)
+    handle, name, backend = _open(inventory, stack, target, provision, verify, state_dir, backend_url, passphrase_file)
+    with _locked(handle, backend, name, "up"):  # the preview and the question included: what is asked is applied
+        _up(handle, name, yes, requested, format)
+
+
+def _up(handle: Any, name: str, yes: bool, requested: str, format: Format) -> None:
     import datetime as _dt
 
     from clusterforge.pulumi import automation
 
-    requested = _checkpoints_mode("end" if skip_checkpoints else checkpoints)
-    handle, name = _open(inventory, stack, target, provision, verify, state_dir, backend_url)
     _prepare(handle, name)
     started = _dt.datetime.now(_dt.UTC)
     config = automation.managed_config(handle)
@@ -267,17 +334,20 @@ def destroy_cmd(
     state_dir: Path | None = typer.Option(None, "--state-dir", envvar="CLUSTERFORGE_STATE_DIR", help=STATE_DIR_HELP),
     backend_url: str | None = typer.Option(None, "--backend-url", envvar="CLUSTERFORGE_BACKEND_URL",
                                            help=BACKEND_HELP),
+    passphrase_file: Path | None = passphrase_option(),
 ) -> None:
     """Delete every resource of the stack: remove delivered configs, take the lab down."""
     from clusterforge.pulumi import automation
 
     requested = _checkpoints_mode(checkpoints)
     name = stack or (inventory.stem if inventory is not None else None)
-    handle, name = _open(None, name, None, None, None, state_dir, backend_url)
+    handle, name, backend = _open(None, name, None, None, None, state_dir, backend_url, passphrase_file)
     if not yes and not typer.confirm(f"Destroy every resource of stack {name}?", default=False):
         raise typer.Exit(1)
-    _prepare(handle, name)
-    result = _saving_run(automation.destroy, handle, name, "destroy", requested, automation.managed_config(handle))
+    with _locked(handle, backend, name, "destroy"):
+        _prepare(handle, name)
+        result = _saving_run(automation.destroy, handle, name, "destroy", requested,
+                             automation.managed_config(handle))
     if format is Format.json:
         emit_json({"stack": name, "deleted": result.summary.count("delete")})
         return

@@ -1,21 +1,25 @@
-"""Engine runs that survive faults: recover the stack before a run, stop cleanly when interrupted.
+"""Engine runs that survive faults: lock the stack, recover it before a run, stop cleanly when interrupted.
 
-``prepare`` (before `up`/`destroy`) releases the lock of an engine that is gone and drops the
-pending operations it left, saying so; ``guarded`` runs the engine action interruptibly and, on
-SIGINT/SIGTERM, names what was in flight, stops every child process and leaves the stack ready for
-the next run (no manual `pulumi cancel` or `refresh --clear-pending-creates`).
+``locked`` holds the stack's clusterforge lock (clusterforge.pulumi.stacklock) for a whole `up`/`destroy`:
+a second run is refused naming the holder, a gone run's lock is cleared with a message. ``prepare``
+(inside it) releases the lock of an engine that is gone and drops the pending operations it left,
+saying so; ``guarded`` runs the engine action interruptibly and, on SIGINT/SIGTERM, names what was in
+flight, stops every child process and leaves the stack ready for the next run (no manual
+`pulumi cancel` or `refresh --clear-pending-creates`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 from clusterforge.ops.interrupt import Interrupted, run_interruptible
 from clusterforge.pulumi.automation import ChangeSummary
 from clusterforge.pulumi.recovery import StackBusy, recover
+from clusterforge.pulumi.stacklock import Holder, StackLocked
 
-__all__ = ["Interrupted", "StackBusy", "guarded", "prepare"]
+__all__ = ["Interrupted", "StackBusy", "StackLocked", "guarded", "locked", "prepare"]
 
 T = TypeVar("T")
 Say = Callable[[str], Any]
@@ -25,9 +29,23 @@ def backend_url(handle: Any) -> str:
     return str(handle.workspace.env_vars.get("PULUMI_BACKEND_URL", ""))
 
 
-def prepare(handle: Any, stack: str, say: Say, *, clear_pending: bool = True) -> None:
-    """Raise StackBusy while another run holds the stack; otherwise recover what an interrupted one left."""
-    for line in recover(handle, backend_url(handle), stack, clear_pending=clear_pending).lines(stack):
+@contextlib.contextmanager
+def locked(handle: Any, url: str, stack: str, verb: str, say: Say) -> Iterator[Holder]:
+    """Hold ``stack``'s lock in the backend at ``url`` (password included) for the block; StackLocked when
+    another run holds it, ValueError for a lease setting that is not a number of seconds."""
+    from clusterforge.pulumi import automation, stacklock
+
+    lease = stacklock.lease_seconds(automation.managed_config(handle))
+    with stacklock.held(stacklock.store_for(url), stack, verb, lease, say) as mine:
+        yield mine
+
+
+def prepare(handle: Any, stack: str, say: Say, *, clear_pending: bool = True, owned: bool = False) -> None:
+    """Raise StackBusy while another run holds the stack; otherwise recover what an interrupted one left.
+    ``owned``: this run holds the stack's clusterforge lock (see recovery.recover)."""
+    env = dict(getattr(handle.workspace, "env_vars", None) or {})
+    for line in recover(handle, backend_url(handle), stack, clear_pending=clear_pending, env=env,
+                        owned=owned).lines(stack):
         say(line)
 
 
@@ -65,7 +83,7 @@ def _engine_cancel(signum: int, timeout: float, say: Say) -> None:
 
 
 def guarded(action: Callable[[ChangeSummary], T], handle: Any, stack: str, verb: str, say: Say,
-            engine_closes: float = 0.0) -> T:
+            engine_closes: float = 0.0, owned: bool = False) -> T:
     """``action(summary)`` interruptibly; on a signal report, stop children, recover, re-raise Interrupted.
     ``engine_closes`` > 0: the engine saves its state only when it closes the run (checkpoints "end"), so it
     gets up to that many seconds to cancel and save before the other children are stopped."""
@@ -80,7 +98,7 @@ def guarded(action: Callable[[ChangeSummary], T], handle: Any, stack: str, verb:
             say("in flight: " + ", ".join(f"{step.op} {step.type.rsplit(':', 1)[-1]} {step.name}" for step in flying))
         say(f"stopped {len(exc.stopped)} process(es): {_describe_stopped(exc)}")
         try:
-            prepare(handle, stack, say)
+            prepare(handle, stack, say, owned=owned)
         except Exception as problem:  # noqa: BLE001 - reported; the next run recovers again
             say(f"could not recover the stack now ({problem}); the next run will")
         done = {s.urn for s in summary.steps if s.op != "same" and s.urn in summary.finished}

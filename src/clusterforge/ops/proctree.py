@@ -15,8 +15,9 @@ import signal
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
-__all__ = ["Proc", "become_subreaper", "descendants", "lab_daemon", "leftovers_of", "orphaned_plugins", "reap",
+__all__ = ["Proc", "alive", "become_subreaper", "descendants", "lab_daemon", "leftovers_of", "orphaned_plugins", "reap",
            "snapshot", "stop_tree"]
 
 PR_SET_CHILD_SUBREAPER = 36
@@ -33,6 +34,22 @@ class Proc:
     @property
     def command(self) -> str:
         return " ".join(self.argv)[:200] or f"[pid {self.pid}]"
+
+
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` runs on this machine (a zombie does not)."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except OSError:
+        return True
 
 
 def _read(pid: int) -> Proc | None:

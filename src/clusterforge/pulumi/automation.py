@@ -2,9 +2,12 @@
 
 Defaults (each overridable, so tests and CI run in temp dirs):
   state dir     $CLUSTERFORGE_STATE_DIR or <workspace>/.state (gitignored; clusterforge.paths)
-  backend       $CLUSTERFORGE_BACKEND_URL, else $PULUMI_BACKEND_URL, else file://<state dir>/pulumi
-  secrets       passphrase provider: $PULUMI_CONFIG_PASSPHRASE[_FILE], else <state dir>/passphrase,
-                generated once with mode 0600 (never committed)
+  backend       $CLUSTERFORGE_BACKEND_URL, else $PULUMI_BACKEND_URL, else file://<state dir>/pulumi;
+                file:// or postgres:// (clusterforge.pulumi.backend_url: the engine never sees the password)
+  secrets       passphrase provider: a passphrase file given explicitly ($CLUSTERFORGE_PASSPHRASE_FILE,
+                `--passphrase-file`), else $PULUMI_CONFIG_PASSPHRASE[_FILE], else (file backend only)
+                <state dir>/passphrase, generated once with mode 0600 (never committed). A shared backend
+                needs the team's passphrase: a generated one would be this machine's alone.
   work dir      <state dir>/stacks/<stack>: its own Pulumi.yaml (main: <repo>/stacks/cluster) and
                 Pulumi.<stack>.yaml, so stacks never write into the repository. A committed
                 stacks/cluster/Pulumi.<stack>.yaml is the template for that stack's plain settings.
@@ -33,17 +36,19 @@ import yaml
 
 from clusterforge import paths
 from clusterforge.pulumi import engine
+from clusterforge.pulumi.backend_url import BackendUrl
 from clusterforge.pulumi.engine import EngineMissing
 
 __all__ = [
-    "PROJECT", "Backend", "ChangeSummary", "EngineMissing", "StackRun", "destroy", "engine_binary",
-    "open_stack", "preview", "stack_work_dir", "up",
+    "PROJECT", "Backend", "ChangeSummary", "EngineMissing", "SecretsMissing", "StackRun", "destroy",
+    "engine_binary", "open_stack", "preview", "stack_work_dir", "up",
 ]  # fmt: skip
 
 PROJECT = "clusterforge-cluster"
 NAMESPACE = "clusterforge"
 STATE_DIR_ENV = paths.STATE_DIR_ENV
 BACKEND_URL_ENV = "CLUSTERFORGE_BACKEND_URL"
+PASSPHRASE_FILE_ENV = "CLUSTERFORGE_PASSPHRASE_FILE"
 # Keys the CLI manages on every run: from the command line, else the committed template, else unset.
 MANAGED_KEYS = ("inventory", "target", "provision", "verify", "workDir")
 REPLACE_OPS = ("replace", "create-replacement", "delete-replaced")
@@ -58,23 +63,51 @@ def engine_binary() -> Path:
         return paths.tools_dir() / "bin" / "pulumi"
 
 
+class SecretsMissing(RuntimeError):
+    """No passphrase the team shares for a shared backend, or an unreadable passphrase file."""
+
+
 @dataclass(frozen=True)
 class Backend:
     state_dir: Path
-    url: str
+    url: str  # as given: may hold a password; print display_url, hand the engine BackendUrl.engine_url
+    passphrase_file: Path | None = None  # the team's passphrase, given explicitly
 
     @classmethod
-    def resolve(cls, state_dir: str | Path | None = None, url: str | None = None) -> Backend:
+    def resolve(cls, state_dir: str | Path | None = None, url: str | None = None,
+                passphrase_file: str | Path | None = None) -> Backend:
         state = Path(state_dir or paths.state_dir()).resolve()
         url = url or os.environ.get(BACKEND_URL_ENV) or os.environ.get("PULUMI_BACKEND_URL")
         if not url:
             (state / "pulumi").mkdir(parents=True, exist_ok=True)
             url = f"file://{state / 'pulumi'}"
-        return cls(state, url)
+        BackendUrl.parse(url)  # BackendUrlError names the kinds driven
+        passphrase_file = passphrase_file or os.environ.get(PASSPHRASE_FILE_ENV) or None
+        return cls(state, url, Path(passphrase_file).expanduser().resolve() if passphrase_file else None)
+
+    @property
+    def parsed(self) -> BackendUrl:
+        return BackendUrl.parse(self.url)
+
+    @property
+    def display_url(self) -> str:
+        return self.parsed.masked()
 
     def passphrase_env(self) -> dict[str, str]:
+        if self.passphrase_file is not None:
+            if os.environ.get("PULUMI_CONFIG_PASSPHRASE") is not None:
+                raise SecretsMissing(f"a passphrase file ({self.passphrase_file}) and $PULUMI_CONFIG_PASSPHRASE are"
+                                     " both given: the engine would use the variable; give one of them")
+            if not os.access(self.passphrase_file, os.R_OK) or not self.passphrase_file.is_file():
+                raise SecretsMissing(f"{self.passphrase_file}: passphrase file: not a readable file")
+            return {"PULUMI_CONFIG_PASSPHRASE_FILE": str(self.passphrase_file)}
         if os.environ.get("PULUMI_CONFIG_PASSPHRASE") or os.environ.get("PULUMI_CONFIG_PASSPHRASE_FILE"):
             return {}
+        if self.parsed.shared:
+            raise SecretsMissing(
+                f"the backend {self.display_url} is shared, so its stacks' secrets need the passphrase the team"
+                f" shares: set PULUMI_CONFIG_PASSPHRASE (from a secret store or the CI's secrets), or give the"
+                f" file that holds it with --passphrase-file / ${PASSPHRASE_FILE_ENV}")
         path = self.state_dir / "passphrase"
         if not path.exists():
             self.state_dir.mkdir(parents=True, exist_ok=True)
@@ -91,8 +124,12 @@ class Backend:
         venv_bin = Path(sys.executable).parent  # the program runs on this interpreter's packages
         first = [str(engine_bin)] if engine_bin is not None else []
         path = os.pathsep.join([*first, str(venv_bin), os.environ.get("PATH", "")])
+        url = self.parsed
+        password = {"PGPASSWORD": url.password} if url.password else {}
         return {
-            "PULUMI_BACKEND_URL": self.url, "PULUMI_SKIP_UPDATE_CHECK": "true",
+            "PULUMI_BACKEND_URL": url.engine_url, "PULUMI_SKIP_UPDATE_CHECK": "true", **password,
+            # the program's default workDir (clusterforge.pulumi.settings) is the stack's dir under this state dir
+            STATE_DIR_ENV: str(self.state_dir),
             # the language host and the dynamic-provider launcher run the program on the CLI's interpreter
             "PULUMI_PYTHON_CMD": sys.executable,
             "PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION": "true", "PATH": path, **self.passphrase_env(),
@@ -174,16 +211,20 @@ def open_stack(stack: str, settings: Mapping[str, str | None] | None, backend: B
     )  # fmt: skip
     handle = auto.create_or_select_stack(stack, work_dir=str(work_dir), opts=options)
     if settings is not None:
-        _apply_settings(handle, stack, work_dir, settings)
+        _apply_settings(handle, stack, None if backend.parsed.shared else work_dir, settings)
     return handle
 
 
-def _apply_settings(handle: Any, stack: str, work_dir: Path, settings: Mapping[str, str | None]) -> None:
+def _apply_settings(handle: Any, stack: str, work_dir: Path | None, settings: Mapping[str, str | None]) -> None:
+    """``work_dir`` None (a shared backend): workDir is left to the template or the program's default, the
+    same path under each operator's own state dir, so the stack's config (which its providers hold) does not
+    differ between operators."""
     from pulumi import automation as auto
 
     template = template_config(stack)
     wanted: dict[str, str | None] = {key: None for key in MANAGED_KEYS}
-    wanted["workDir"] = str(work_dir)
+    if work_dir is not None:
+        wanted["workDir"] = str(work_dir)
     wanted.update(settings)
     current = handle.get_all_config()
     to_set: dict[str, Any] = {}

@@ -5,7 +5,7 @@
   provision            run Ansible per SU (HostProvision)                               [true]
   verify               run the testinfra host checks per SU (Verification)              [true]
   allowVerifyFailures  record failed checks instead of failing the update               [false]
-  workDir              rendered inventory, ansible-runner dirs        [<repo>/.state/stacks/<stack>]
+  workDir              rendered inventory, ansible-runner dirs           [<state dir>/stacks/<stack>]
   switchConfigDir      files/lab target: where <switch>/<file> is written        [<workDir>/switches]
   switchUser, switchPort, switchKnownHosts, switchRemoteDir, switchApplyCommand
                        ssh target        [admin, 22, required, /etc/clusterforge/switch, none]
@@ -19,6 +19,8 @@
   verifyRun            set by `clusterforge up` on every run: the host checks run each `up`  [none]
   kubernetes           run the Kubernetes step on the declared control nodes (control plane,
                        simulated kubelets in the lab, k8s_gpu applied)                  [true]
+  lockLease            seconds a run's stack lock stays valid without a renewal; read by the CLI
+                       (clusterforge.pulumi.stacklock), $CLUSTERFORGE_LOCK_LEASE_S overrides  [600]
 
 All keys live in the `clusterforge` namespace (`clusterforge:target`).
 """
@@ -29,6 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pulumi
+
+from clusterforge import paths
 
 __all__ = ["TARGETS", "StackSettings", "SshSettings"]
 
@@ -82,7 +86,7 @@ class StackSettings:
         target = config.get("target") or "files"
         if target not in TARGETS:
             raise ValueError(f"clusterforge:target is {target!r}; expected one of {', '.join(TARGETS)}")
-        work_dir = path(config.get("workDir") or str(repo / ".state" / "stacks" / stack))
+        work_dir = path(config.get("workDir") or str(paths.state_dir() / "stacks" / stack))
         ssh = None
         if target == "ssh":
             ssh = SshSettings(
