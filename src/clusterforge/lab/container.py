@@ -112,10 +112,9 @@ def start(name: str, root: Path, netns: str, log: Path, cgroups: list[Path] = ()
         argv.append(f"--bind={src}:{dst}")
     if fuse:
         argv.append("--bind=/dev/fuse")
-    # the kubelet reads /dev/kmsg (CAP_SYSLOG when dmesg is restricted); runc makes keyrings and lowers the
-    # sandbox's oom_score_adj (CAP_SYS_RESOURCE)
+    # the kubelet reads /dev/kmsg (CAP_SYSLOG when dmesg is restricted); runc makes keyrings
     if kubelet:
-        argv += ["--capability=CAP_SYSLOG,CAP_SYS_RESOURCE", "--system-call-filter=@keyring", "--bind-ro=/dev/kmsg"]
+        argv += ["--capability=CAP_SYSLOG", "--system-call-filter=@keyring", "--bind-ro=/dev/kmsg"]
     if cgroups:
         for cg in cgroups:
             _make_cgroup(cg)

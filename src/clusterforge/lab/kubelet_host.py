@@ -13,9 +13,12 @@ arranges each for hosts that run a kubelet (LabHost.kubelet), leaving the roles 
   (and checks vm.panic_on_oom and the root key limits) on its host. Here they are the machine's, shared by
   every host, and stay as they are: each lab host is shown the values the kubelet sets (read-only files bound
   over those /proc/sys entries), so the kubelet finds them set and writes nothing. SIMULATED, lab only.
-* keyrings and OOM scores: runc gives every container a session keyring (nspawn's system-call filter refuses
-  keyctl: keyrings are not namespaced) and sets the pod sandbox's oom_score_adj to -998, which needs
-  CAP_SYS_RESOURCE (not in nspawn's default set). Kubelet hosts are started with both allowed.
+* keyrings: runc gives every container a session keyring; nspawn's system-call filter refuses keyctl
+  (keyrings are not namespaced). Kubelet hosts are started with the @keyring calls allowed.
+* OOM scores: the pod sandbox's oom_score_adj is -998, and lowering a score needs CAP_SYS_RESOURCE, which this
+  machine withholds from every process (its bounding set). containerd is told to keep scores no lower than its
+  own (restrict_oom_score_adj, what rootless and user-namespaced nodes use; playbooks/vars/lab.yml): the pods'
+  OOM order differs from a real node's, nothing else.
 * /var/lib/containerd: the overlayfs snapshotter cannot put an overlay's upper directory on overlayfs (the
   host's root): it is a directory of this machine's file system (LabHost.data_dirs), as on a real disk.
 * /dev/kmsg: the kubelet's OOM watcher reads the kernel log; it is bound in read-only, and the host keeps
