@@ -205,9 +205,13 @@ def _deployment(team: str) -> object:
 
 
 def _trainer_node(core, team: str, not_on: str | None = None) -> str | None:
-    pods = core.list_namespaced_pod(team, label_selector="app=trainer").items
-    nodes = [p.spec.node_name for p in pods if p.spec.node_name and not p.metadata.deletion_timestamp]
-    return nodes[0] if len(nodes) == 1 and nodes[0] != not_on else None
+    """The node of the one trainer pod whose container runs and is Ready (a pod not Ready yet could be evicted
+    past its disruption budget), or None."""
+    pods = [p for p in core.list_namespaced_pod(team, label_selector="app=trainer").items
+            if p.spec.node_name and not p.metadata.deletion_timestamp]
+    ready = [p.spec.node_name for p in pods if p.status.phase == "Running"
+             and {c.type: c.status for c in p.status.conditions or []}.get("Ready") == "True"]
+    return ready[0] if len(pods) == 1 and len(ready) == 1 and ready[0] != not_on else None
 
 
 @pytest.fixture

@@ -42,19 +42,17 @@ def cgroup_roots() -> list[Path]:
 
 
 def _make_cgroup(path: Path) -> None:
-    """mkdir -p in a cgroup hierarchy; a new cpuset cgroup takes its parent's CPUs and memory nodes
-    (v1 cpuset refuses a process in a cgroup whose cpuset.cpus or cpuset.mems is empty)."""
-    missing = []
-    p = path
-    while not p.exists():
-        missing.append(p)
-        p = p.parent
-    for d in reversed(missing):
-        d.mkdir(exist_ok=True)
+    """mkdir -p in a cgroup hierarchy; every cpuset cgroup on the way takes its parent's CPUs and memory nodes
+    where it has none (v1 cpuset refuses a process in a cgroup whose cpuset.cpus or cpuset.mems is empty).
+    Hosts boot in parallel: another may have just made a parent and not yet filled it, so each fills them all."""
+    path.mkdir(parents=True, exist_ok=True)
+    chain = [path, *path.parents]
+    for d in reversed(chain):
         for name in ("cpuset.cpus", "cpuset.mems"):
             own, parent = d / name, d.parent / name
-            if own.exists() and not own.read_text().strip():
-                own.write_text(parent.read_text())
+            if own.exists() and parent.exists() and not own.read_text().strip():
+                with contextlib.suppress(OSError):  # a racing host filled it first
+                    own.write_text(parent.read_text())
 
 
 def lab_cgroups(lab: str) -> list[Path]:

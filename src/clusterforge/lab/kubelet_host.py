@@ -23,8 +23,10 @@ arranges each for hosts that run a kubelet (LabHost.kubelet), leaving the roles 
   host's root): it is a directory of this machine's file system (LabHost.data_dirs), as on a real disk.
 * /dev/kmsg: the kubelet's OOM watcher reads the kernel log; it is bound in read-only, and the host keeps
   CAP_SYSLOG (reading it needs that where the kernel restricts dmesg).
-* IPv4 forwarding (pods route through their host): nspawn leaves /proc/sys read-only inside the container, so
-  the lab sets it in the host's network namespace from outside (manager), as it does for its routers.
+* the network namespace's own tunables (IPv4 forwarding: pods route through their host; what kube-proxy sets:
+  route_localnet and its conntrack TCP timeouts): nspawn leaves /proc/sys read-only inside the container, so the
+  lab sets them in the host's network namespace from outside (manager, NETNS_SYSCTLS), as it does for its
+  routers; kube-proxy finds them set and writes nothing.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from pathlib import Path
 
 from .util import write_atomic
 
-__all__ = ["CONTAINERD_DIR", "KUBELET_SYSCTLS", "UNIT", "write_unit"]
+__all__ = ["CONTAINERD_DIR", "KUBELET_SYSCTLS", "NETNS_SYSCTLS", "UNIT", "write_unit"]
 
 CONTAINERD_DIR = "/var/lib/containerd"
 # What the kubelet's container manager sets on its host (pkg/kubelet/cm/container_manager_linux.go,
@@ -46,6 +48,14 @@ KUBELET_SYSCTLS = {
     "kernel/panic_on_oops": "1",
     "kernel/keys/root_maxkeys": "1000000",
     "kernel/keys/root_maxbytes": "25000000",
+}
+# Per network namespace, set from outside: forwarding, and kube-proxy's values (its defaults: conntrack
+# tcpEstablishedTimeout 24h, tcpCloseWaitTimeout 1h; route_localnet for NodePorts on localhost).
+NETNS_SYSCTLS = {
+    "net.ipv4.ip_forward": 1,
+    "net.ipv4.conf.all.route_localnet": 1,
+    "net.netfilter.nf_conntrack_tcp_timeout_established": 86400,
+    "net.netfilter.nf_conntrack_tcp_timeout_close_wait": 3600,
 }
 UNIT = "cf-lab-kubelet-host.service"
 _SCRIPT = "usr/local/sbin/cf-lab-kubelet-host"

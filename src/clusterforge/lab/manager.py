@@ -303,8 +303,10 @@ def _network(topology: LabTopology, progress: Progress, workers: int) -> bool:
                 made |= links.ensure_bridge_port(lab, links.Endpoint(name, ns, i), seg)
         if h.kind == "router":
             netns.sysctl(ns, **{"net.ipv4.ip_forward": 1, "net.ipv6.conf.all.forwarding": 1})
-        elif h.kubelet:  # pods route through the host; nspawn leaves /proc/sys read-only inside it
-            netns.sysctl(ns, **{"net.ipv4.ip_forward": 1})
+        elif h.kubelet:  # nspawn leaves /proc/sys read-only inside it (lab/kubelet_host.py)
+            from .kubelet_host import NETNS_SYSCTLS
+
+            netns.sysctl(ns, **NETNS_SYSCTLS)
         return made
 
     for h in topology.hosts:

@@ -54,15 +54,19 @@ def _nodes(core: Any, expected: Mapping[str, Any], timeout_s: float,
     for node in expected["gpu_nodes"]:
         name, gpus = node["name"], str(node["gpu_count"])
 
-        def state(name: str = name) -> Any:
+        def read(name: str = name) -> Any:
             try:
                 got = core.read_node(name)
-            except ApiException as exc:
-                return None if exc.status == 404 else False
+            except ApiException:
+                return None
             ready = {c.type: c.status for c in got.status.conditions or []}.get("Ready") == "True"
             return got if ready else None
 
-        got = _eventually(state, timeout_s)
+        def settled(name: str = name, gpus: str = gpus) -> Any:  # a plugin registers a few seconds after a kubelet
+            got = read(name)
+            return got if got is not None and (got.status.capacity or {}).get("nvidia.com/gpu") == gpus else None
+
+        got = _eventually(settled, timeout_s) or read()
         if not got:
             out.append(KubeCheck(f"node {name}", False, "not registered or not Ready (the node left?)"))
             continue
