@@ -40,7 +40,7 @@ def _ethernet(i: EosEthernetInterface, sc: EosConfig) -> dict[str, Any]:
                                         "priorities": [{"priority": q.roce_priority, "no_drop": True}]}
         out[_queues_key(q.queue_keyword)] = [{"id": q.roce_priority, "random_detect": {"ecn": {"threshold": {
             "units": "bytes", "min": q.ecn_min_bytes, "max": q.ecn_max_bytes,
-            "max_probability": q.ecn_probability_pct}}}}]
+            "max_probability": q.ecn_probability_pct}, "count": True}}}]
     return out
 
 

@@ -33,10 +33,10 @@ def test_sonic_maps_roce_dscp_26_to_tc_3_and_cnp_48_to_tc_6(inventory, switch):
     assert dscp_map["26"] == "3"
     assert dscp_map["48"] == "6"
     assert len(dscp_map) == 64
-    # the default policy "precedence": DSCP >> 3, except that nothing else enters TC 3 (lossless) or TC 6 (CNP)
+    # the default policy "precedence": DSCP >> 3 (24-31 lossless with 26), except that nothing else enters TC 6 (CNP)
     others = {int(d): int(tc) for d, tc in dscp_map.items() if d not in ("26", "48")}
-    assert not {3, 6} & set(others.values())
-    assert all(tc == (d >> 3 if d >> 3 not in (3, 6) else 0) for d, tc in others.items())
+    assert 6 not in set(others.values())
+    assert all(tc == (d >> 3 if d >> 3 != 6 else 0) for d, tc in others.items())
     assert config_db(inventory, switch)["PORT_QOS_MAP"]["global"] == {"dscp_to_tc_map": "ROCE"}
 
 
@@ -88,7 +88,8 @@ def test_cumulus_roce_plane_spells_out_the_intent():
     assert qos["roce"] == {"state": "enabled", "mode": "lossless"}  # NVUE 5.15 spelling (the default)
     dscp = {int(d): v["switch-priority"] for d, v in qos["mapping"]["default-global"]["dscp"].items()}
     assert sorted(dscp) == list(range(64))  # every DSCP: NVUE's trust-l3 default sends 24-31 to priority 3
-    assert {d for d, p in dscp.items() if p == 3} == {26} and {d for d, p in dscp.items() if p == 6} == {48}
+    assert {d for d, p in dscp.items() if p == 3} == set(range(24, 32))  # the RoCE DSCP's class, as NVUE's default
+    assert {d for d, p in dscp.items() if p == 6} == {48}
     assert set(qos["pfc"]["default-global"]["switch-priority"]) == {"3"}
     ecn = qos["congestion-control"]["default-global"]["traffic-class"]
     assert set(ecn) == {"3"}
@@ -116,11 +117,12 @@ def test_cumulus_non_roce_plane_has_no_qos():
 
 def test_eos_maps_dscp_26_to_tc_3_and_pfc_no_drop_on_3_only():
     text = rendered("lab-eos")["switches/su01-leaf-rail0/running-config"]
-    assert "qos map dscp 26 to traffic-class 3\n" in text
+    assert "qos map dscp 24 25 26 27 28 29 30 31 to traffic-class 3\n" in text
     mapped = {int(d): int(tc) for ds, tc in re.findall(r"^qos map dscp ([\d ]+) to traffic-class (\d)$", text, re.M)
               for d in ds.split()}
     assert sorted(mapped) == list(range(64))  # every DSCP written: EOS's default sends 24-31 to TC 3
-    assert {d for d, tc in mapped.items() if tc == 3} == {26} and {d for d, tc in mapped.items() if tc == 6} == {48}
+    assert {d for d, tc in mapped.items() if tc == 3} == set(range(24, 32))
+    assert {d for d, tc in mapped.items() if tc == 6} == {48}
     assert set(re.findall(r"priority-flow-control priority (\d) no-drop", text)) == {"3"}
     # one queue family for profile and interfaces (the lab's switch models have no eos_queue: tx-queue)
     assert set(re.findall(r"^   (u?c?-?tx-queue) \d", text, re.M)) == {"tx-queue"}
@@ -128,3 +130,68 @@ def test_eos_maps_dscp_26_to_tc_3_and_pfc_no_drop_on_3_only():
     interfaces = text.count("\ninterface Ethernet")
     assert text.count("   qos trust dscp\n") == interfaces
     assert "priority-flow-control pause watchdog default timeout 0.2" in text
+
+
+# One intent, three NOS: the lab's data plane rendered for SONiC (the lab itself), EOS and Cumulus NVUE.
+def _sonic_lab() -> dict:
+    return json.loads(rendered("lab")["switches/su01-leaf-rail0/config_db.json"])
+
+
+def _eos_lab() -> str:
+    return rendered("lab-eos")["switches/su01-leaf-rail0/running-config"]
+
+
+def _nvue_lab() -> dict:
+    return nvue(rendered("lab-cumulus-roce")["switches/su01-leaf-rail0/startup.yaml"])["qos"]
+
+
+def _dscp_maps() -> dict[str, dict[int, int]]:
+    eos = {int(d): int(tc) for ds, tc in re.findall(r"^qos map dscp ([\d ]+) to traffic-class (\d)$", _eos_lab(), re.M)
+           for d in ds.split()}
+    nvue_map = {int(d): v["switch-priority"] for d, v in _nvue_lab()["mapping"]["default-global"]["dscp"].items()}
+    sonic = {int(d): int(tc) for d, tc in _sonic_lab()["DSCP_TO_TC_MAP"]["ROCE"].items()}
+    return {"sonic": sonic, "eos": eos, "nvue": nvue_map}
+
+
+def test_three_nos_map_the_roce_class_24_to_31_lossless_and_only_cnp_to_the_strict_class():
+    # NVUE's RoCE mode maps switch priority 3 to TC 3 and 6 to TC 6, so its DSCP -> priority map decides
+    # both classes as SONiC's and EOS's DSCP -> TC maps do
+    maps = _dscp_maps()
+    lossless = {nos: {d for d, tc in m.items() if tc == 3} for nos, m in maps.items()}
+    strict = {nos: {d for d, tc in m.items() if tc == 6} for nos, m in maps.items()}
+    assert lossless == dict.fromkeys(maps, set(range(24, 32)))
+    assert strict == dict.fromkeys(maps, {48})
+    assert maps["sonic"] == maps["eos"] == maps["nvue"]
+
+
+def _ecn_classes() -> dict[str, set[int]]:
+    sonic = _sonic_lab()
+    eos_queues = re.findall(r"^   (?:uc-)?tx-queue (\d)\n      random-detect ecn minimum-threshold", _eos_lab(), re.M)
+    return {
+        "sonic": {int(k.split("|")[1]) for k, v in sonic["QUEUE"].items() if v.get("wred_profile")},
+        "eos": {int(q) for q in eos_queues},
+        "nvue": {int(tc) for tc in _nvue_lab()["congestion-control"]["default-global"]["traffic-class"]},
+    }
+
+
+def test_three_nos_mark_ecn_on_the_same_traffic_classes():
+    classes = _ecn_classes()
+    assert classes == dict.fromkeys(classes, {3})
+
+
+def test_three_nos_give_the_roce_class_the_same_share_and_cnp_strict():
+    sonic = _sonic_lab()
+    sonic_roce = {sonic["SCHEDULER"][v["scheduler"]]["weight"] for k, v in sonic["QUEUE"].items() if k.endswith("|3")}
+    eos_profile = _eos_lab().split("\nqos profile ROCE\n", 1)[1].split("\n!", 1)[0]
+    eos_roce = re.search(r"tx-queue 3\n((?:      .*\n?)*)", eos_profile).group(1)
+    nvue_ets = _nvue_lab()["egress-scheduler"]["default-global"]["traffic-class"]
+    assert sonic_roce == {"50"}
+    assert "bandwidth percent 50" in eos_roce
+    assert nvue_ets["3"] == {"mode": "dwrr", "bw-percent": 50}
+    assert re.search(r"tx-queue 6\n      priority strict", eos_profile) and nvue_ets["6"] == {"mode": "strict"}
+
+
+def test_eos_counts_ecn_marks_on_every_lossless_port():
+    text = _eos_lab()
+    lossless = text.count("   priority-flow-control priority 3 no-drop\n")
+    assert lossless and text.count("      random-detect ecn count\n") == lossless

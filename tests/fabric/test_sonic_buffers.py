@@ -9,7 +9,7 @@ import json
 import pytest
 from fabric_examples import example
 
-from clusterforge.plan.headroom import headroom, pg_profile
+from clusterforge.plan.headroom import headroom, reserved_bytes, shared_pool_bytes
 from clusterforge.render.switches._sonic.buffers import BUFFER_POOL
 from clusterforge.render.switches.facts import fabric_facts
 
@@ -64,18 +64,61 @@ def test_headroom_equals_upstream_formula(vector):
     assert headroom(speed, cable, mtu, lanes, asic) == {"xon": xon, "xoff": xoff, "size": size}
 
 
-def test_lookup_row_wins_where_the_hwsku_has_one():
-    # ACS-SN5400 pg_profile_lookup.ini (sonic-buildimage 086b03bd70): 400000 40m -> 303104 19456 283648
-    buffers = example("roce-128gpu")[0].catalog.switches["sn5400"].sonic.buffers
-    assert pg_profile(buffers, 400, 40, 9000, 8) == {"xon": 19456, "xoff": 283648, "size": 303104}
-    assert pg_profile(buffers, 400, 100, 9000, 8) == headroom(400, 100, 9000, 8, "MELLANOX-SPECTRUM-4")  # no row
+def _ports(config: dict) -> list[tuple[int, int, int]]:
+    return [(int(p["speed"]) // 1000, len(p["lanes"].split(",")), int(p["mtu"])) for p in config["PORT"].values()]
+
+
+# Vectors: sonic-swss cfgmgr/buffer_pool_mellanox.lua at e6b0c5b5d2ab, evaluated by redis-server 7.0.15 EVAL on
+# the rendered config_db.json (CONFIG_DB: BUFFER_POOL, PORT, DEVICE_METADATA, DEFAULT_LOSSLESS_BUFFER_PARAMETER),
+# with APPL_DB as buffermgrd fills it (the rendered profiles, PGs, queues and profile lists, each "NULL" PG
+# given the profile buffer_headroom_mellanox.lua computes) and STATE_DB ASIC_TABLE Spectrum-4 (cell 192,
+# pipeline latency 19; asic_table.j2), no mmu_size (the script falls back to egress_lossless_pool's size).
+POOL_VECTORS = [  # inventory, switch, ports, accumulative size (reserved), size of each pool without one
+    ("roce-128gpu", "su01-leaf-rail0", 32, 9_863_168, 74_183_168),
+    ("roce-128gpu", "spine-01", 64, 19_464_192, 69_382_656),
+    ("lab", "spine-01", 8, 3_227_648, 77_500_928),
+]
+
+
+@pytest.mark.parametrize("vector", POOL_VECTORS, ids=lambda v: f"{v[0]}-{v[1]}")
+def test_reserve_and_pools_equal_upstream_pool_script(vector):
+    inventory, switch, count, reserved, pool = vector
+    config = _config(inventory, switch)
+    ports = _ports(config)
+    cable = int(next(iter(config["CABLE_LENGTH"].values()))["Ethernet0"].removesuffix("m"))
+    buffers = example(inventory)[0].catalog.switches[example(inventory)[1].device(switch).model].sonic.buffers
+    assert len(ports) == count
+    assert reserved_bytes(ports, cable, buffers.asic) == reserved
+    assert shared_pool_bytes(buffers, reserved) == pool
+
+
+def test_a_fully_used_sn5600_at_800g_leaves_most_of_its_buffer():
+    # the same script on 64 x 800G 8-lane ports, MTU 9000: 100 m and 1,000 m of cable
+    buffers = example("lab")[0].catalog.switches["sn5600"].sonic.buffers
+    assert reserved_bytes([(800, 8, 9000)] * 64, 100, buffers.asic) == 23_986_176
+    assert reserved_bytes([(800, 8, 9000)] * 64, 1000, buffers.asic) == 95_813_632
+    assert shared_pool_bytes(buffers, 95_813_632) == 31_207_936
+
+
+def test_lossless_pg_is_left_to_buffermgrd():
+    config = _config("roce-128gpu", "su01-leaf-rail0")
+    assert config["DEVICE_METADATA"]["localhost"]["buffer_model"] == "dynamic"
+    assert config["BUFFER_PG"]["Ethernet8|3"] == {"profile": "NULL"}
+    assert not [name for name in config["BUFFER_PROFILE"] if name.startswith("pg_lossless_")]
+    assert config["CABLE_LENGTH"]["ROCE"]["Ethernet8"] == "100m"  # buffermgrd reads the length from here
+    # buffers_config.j2's dynamic-mode tables, the headroom script's inputs
+    assert config["DEFAULT_LOSSLESS_BUFFER_PARAMETER"] == {"AZURE": {"default_dynamic_th": "0"}}
+    assert config["LOSSLESS_TRAFFIC_PATTERN"] == {"AZURE": {"mtu": "1024", "small_packet_percentage": "50"}}
+
+
+def test_switches_without_lossless_ports_keep_the_traditional_model():
+    configs = [json.loads(text) for path, text in example("lab")[2].items() if path.endswith("config_db.json")]
+    plain = [c for c in configs if "BUFFER_PG" not in c]
+    assert plain and all(c["DEVICE_METADATA"]["localhost"]["buffer_model"] == "traditional" for c in plain)
 
 
 def test_lossless_pg_and_queue_for_the_roce_priority_only():
     config = _config("roce-128gpu", "su01-leaf-rail0")
-    assert config["BUFFER_PG"]["Ethernet8|3"] == {"profile": "pg_lossless_400000_100m_profile"}
-    assert config["BUFFER_PROFILE"]["pg_lossless_400000_100m_profile"] == {
-        "pool": "ingress_lossless_pool", "dynamic_th": "0", "xon": "38912", "xoff": "156672", "size": "204800"}
     assert config["BUFFER_PG"]["Ethernet8|0"] == {"profile": "ingress_lossy_profile"}
     assert config["BUFFER_QUEUE"]["Ethernet8|3"] == {"profile": "egress_lossless_profile"}
     assert {k: v["profile"] for k, v in config["BUFFER_QUEUE"].items() if k.startswith("Ethernet8|")} == {
@@ -89,15 +132,16 @@ def test_lossless_pg_and_queue_for_the_roce_priority_only():
     assert set(config["BUFFER_PORT_INGRESS_PROFILE_LIST"]) == set(config["PORT"])
 
 
-def test_pools_by_device_role_t0_for_leaves_t1_for_spines():
-    # buffers_config.j2 picks buffers_defaults_t0.j2 for a ToRRouter and t1 for a LeafRouter
-    leaf, spine = _config("roce-128gpu", "su01-leaf-rail0"), _config("roce-128gpu", "spine-01")
-    assert leaf["DEVICE_METADATA"]["localhost"]["type"] == "ToRRouter"
-    assert leaf["BUFFER_POOL"]["ingress_lossless_pool"]["size"] == "67737959"  # ACS-SN5400 t0
-    assert spine["DEVICE_METADATA"]["localhost"]["type"] == "LeafRouter"
-    assert spine["BUFFER_POOL"]["ingress_lossless_pool"]["size"] == "52161690"  # t1
-    assert set(leaf["BUFFER_POOL"]) == {"ingress_lossless_pool", "ingress_lossy_pool", "egress_lossless_pool",
-                                        "egress_lossy_pool"}
+def test_pools_as_the_dynamic_templates_write_them():
+    # buffers_defaults_objects.j2 with dynamic_mode: only egress_lossless_pool carries a size (ACS-SN5400's
+    # egress_lossless_pool_size, the same in its t0 and t1 templates); buffermgrd sizes the others
+    for switch in ("su01-leaf-rail0", "spine-01"):
+        pools = _config("roce-128gpu", switch)["BUFFER_POOL"]
+        assert pools == {"ingress_lossless_pool": {"mode": "dynamic", "type": "ingress"},
+                         "ingress_lossy_pool": {"mode": "dynamic", "type": "ingress"},
+                         "egress_lossless_pool": {"mode": "dynamic", "size": "158229504", "type": "egress"},
+                         "egress_lossy_pool": {"mode": "dynamic", "type": "egress"}}
+    leaf = _config("roce-128gpu", "su01-leaf-rail0")
     assert leaf["BUFFER_PROFILE"]["ingress_lossy_profile"]["pool"] == "ingress_lossy_pool"
 
 
@@ -141,10 +185,10 @@ def test_headroom_beyond_the_pool_is_refused_by_name():
     spec, plan, _ = example("roce-128gpu")
     facts = fabric_facts(plan)["spine-01"]
     qos = dataclasses.replace(plan.qos, pfc_cable_length_m=100_000)
-    with pytest.raises(ValueError, match="spine-01: lossless headroom .* exceeds .*pfc_cable_length_m"):
+    with pytest.raises(ValueError, match="spine-01: lossless headroom .* leave no shared buffer .*pfc_cable_length_m"):
         BUFFER_POOL(facts, qos)
     no_buffers = dataclasses.replace(facts, sonic_platform=facts.sonic_platform.model_copy(update={"buffers": None}))
-    with pytest.raises(ValueError, match="no SONiC buffer pool sizes"):
+    with pytest.raises(ValueError, match="no SONiC buffer parameters"):
         BUFFER_POOL(no_buffers, plan.qos)
 
 

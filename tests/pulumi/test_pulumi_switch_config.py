@@ -135,7 +135,10 @@ def _nos_stand_ins(tmp_path: Path) -> Path:
     scripts = {
         # sudo runs the command, except writes under /etc/sonic (the stand-in switch has none)
         "sudo": 'case "$*" in *" /etc/sonic/"*) exit 0;; esac; exec "$@"\n',
-        "sonic-cfggen": f"cat {tmp_path / 'running.json'}\n",
+        # `-d --print-data`: the running CONFIG_DB; `-v DEVICE_METADATA.localhost.buffer_model -j FILE`: that field
+        "sonic-cfggen": f'[ "$1" = -v ] || exec cat {tmp_path / "running.json"}\n'
+                        'python3 -c "import json,sys; print(json.load(open(sys.argv[1]))[\'DEVICE_METADATA\']'
+                        '[\'localhost\'].get(\'buffer_model\', \'\'))" "$4"\n',
         "config": f'[ "$1" != replace ] || cp "$2" {tmp_path / "replaced.json"}\n',
         "docker": "", "nv": "", "FastCli": "",
     }
@@ -248,10 +251,12 @@ def test_ssh_sonic_push_replaces_config_db_and_reloads_frr(sshd, tmp_path: Path)
     SwitchConfigProvider().create(_props(target, files, credential=key))
     calls = _nos_calls(tmp_path)
     assert calls[1].startswith("config replace /") and calls[1].endswith("/target.json")
+    assert calls[3].startswith("sonic-cfggen -v DEVICE_METADATA.localhost.buffer_model -j ")
     assert calls == [
         "sonic-cfggen -d --print-data",
         calls[1],
         "config save -y",
+        calls[3], calls[4],  # the buffer model before and after: both unset, so no reload
         "docker exec bgp /usr/lib/frr/frr-reload.py --test /etc/frr/frr.conf.cf-new",
         "docker exec bgp /usr/lib/frr/frr-reload.py --reload /etc/frr/frr.conf",
     ]
@@ -265,6 +270,17 @@ def test_ssh_sonic_push_replaces_config_db_and_reloads_frr(sshd, tmp_path: Path)
     assert replaced["INTERFACE"] == {"Ethernet0": {}, "Ethernet0|198.18.0.0/31": {}}
     assert replaced["FEATURE"] == RUNNING_CONFIG_DB["FEATURE"] and replaced["VLAN"] == RUNNING_CONFIG_DB["VLAN"]
     assert sorted(p.name for p in (tmp_path / "remote" / "spine-01").iterdir()) == ["config_db.json", "frr.conf"]
+
+
+def test_ssh_sonic_push_reloads_where_the_buffer_model_changes(sshd, tmp_path: Path) -> None:
+    # buffermgrd.sh picks the buffer manager when swss starts: a new buffer_model needs `config reload`
+    target, key = sshd
+    files = {"config_db.json": json.dumps({"DEVICE_METADATA": {"localhost": {"buffer_model": "dynamic"}}})}
+    SwitchConfigProvider().create(_props(target, files, credential=key))
+    calls = _nos_calls(tmp_path)
+    assert calls[-1] == "config reload -y" and calls[-4] == "config save -y"
+    assert json.loads((tmp_path / "replaced.json").read_text())["DEVICE_METADATA"]["localhost"]["buffer_model"] \
+        == "dynamic"
 
 
 def test_ssh_sonic_push_fails_when_config_replace_fails(sshd, tmp_path: Path) -> None:

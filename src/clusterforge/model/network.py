@@ -42,8 +42,8 @@ class Qos(Declared):
     ets_roce_pct: Integer = Field(default=50, ge=1, le=94)
     pfc_cable_length_m: Integer = Field(default=100, ge=1, le=10_000)  # the pools bound it further (plan/headroom.py)
     # DSCP -> traffic class for every DSCP the two RoCE ones leave: "precedence" = DSCP >> 3 (class selector,
-    # EOS's and Cumulus's own default), "best_effort" = TC 0; either way no other DSCP reaches the
-    # lossless or the CNP class (docs/pfc-headroom.md, "DSCP policy")
+    # EOS's and Cumulus's own default: the RoCE DSCP's class is lossless), "best_effort" = TC 0; either way
+    # no other DSCP reaches the CNP class (docs/pfc-headroom.md, "DSCP policy")
     dscp_policy: Literal["precedence", "best_effort"] = "precedence"
 
     @field_validator("roce_dscp", "cnp_dscp", "roce_priority", "cnp_priority", "pfc_cable_length_m", mode="before")

@@ -16,7 +16,7 @@ from clusterforge.model.base import Declared
 from clusterforge.model.grammar import FreeText
 from clusterforge.model.numbers import Integer
 
-__all__ = ["SonicPortRun", "SonicPlatform", "SonicPort", "SonicBuffers", "SonicPools", "PgProfileRow", "SpectrumAsic"]
+__all__ = ["SonicPortRun", "SonicPlatform", "SonicPort", "SonicBuffers", "SpectrumAsic"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,45 +49,14 @@ SpectrumAsic = Literal["MELLANOX-SPECTRUM", "MELLANOX-SPECTRUM-2", "MELLANOX-SPE
                        "MELLANOX-SPECTRUM-5"]  # ASIC_TABLE keys of platform/mellanox/asic_table.j2 (plan/headroom.py)
 
 
-class SonicPools(Declared):
-    """Shared-buffer pool sizes (bytes) of one traditional buffer template (buffers_defaults_t0/t1.j2)."""
-
-    ingress_lossless_pool: Integer = Field(gt=0)
-    ingress_lossy_pool: Integer = Field(gt=0)
-    egress_lossless_pool: Integer = Field(gt=0)
-    egress_lossy_pool: Integer = Field(gt=0)
-
-
-class PgProfileRow(Declared):
-    """One row of the HWSKU's pg_profile_lookup.ini: the lossless PG profile for a speed and cable length."""
-
-    speed_mbps: Integer = Field(gt=0, le=1_600_000)
-    cable_m: Integer = Field(gt=0, le=100_000)
-    size: Integer = Field(gt=0)
-    xon: Integer = Field(ge=0)
-    xoff: Integer = Field(ge=0)
-    threshold: Integer = Field(ge=-8, le=7)  # dynamic_th
-
-    @model_validator(mode="before")
-    @classmethod
-    def _from_row(cls, value: object) -> object:
-        # the catalog writes a row as the .ini does: [speed, cable, size, xon, xoff, threshold]
-        names = ("speed_mbps", "cable_m", "size", "xon", "xoff", "threshold")
-        if isinstance(value, list | tuple) and len(value) == len(names):
-            return dict(zip(names, value, strict=True))
-        return value
-
-
 class SonicBuffers(Declared):
-    """The HWSKU's traditional buffer templates: pool sizes per topology (t0: ToRRouter, t1: LeafRouter),
-    its pg_profile_lookup.ini rows and its ASIC (whose ASIC_TABLE parameters size headroom without a row)."""
+    """What SONiC's dynamic buffer model needs of the HWSKU beyond the port map: its ASIC (whose ASIC_TABLE
+    parameters size the headroom, plan/headroom.py) and the egress lossless pool of its buffer templates
+    (buffers_defaults_t0/t1.j2, the same in both), the one pool the dynamic templates size; the switch
+    shares what headroom leaves of it among the other pools."""
 
     asic: SpectrumAsic
-    t0: SonicPools
-    t1: SonicPools
-    # a plain default (pydantic copies it for each model) rather than default_factory=list: pydantic reads a
-    # factory's signature, and list's is parsed from its text with the tokenize module (~2 ms of `validate`)
-    pg_profile_lookup: list[PgProfileRow] = Field(default=[], max_length=256)
+    egress_lossless_pool: Integer = Field(gt=0, description="bytes")
     source: FreeText = Field(min_length=1)
 
 

@@ -2,9 +2,10 @@
 
 Two tables every NOS renders follow from it (docs/pfc-headroom.md, "DSCP policy" and "Queues"):
 - DSCP -> traffic class for all 64 DSCPs: the RoCE DSCP to the lossless priority, the CNP DSCP to the
-  CNP priority, every other DSCP by `dscp_policy` ("precedence": DSCP >> 3; "best_effort": TC 0), and
-  any of those that would land in the lossless or the CNP class goes to TC 0 instead: only RoCE may
-  enter the lossless PG, and only CNPs the strict queue.
+  CNP priority, every other DSCP by `dscp_policy` ("precedence": DSCP >> 3, the class selector, as
+  NVIDIA's and Arista's default trust maps do, so the RoCE DSCP's whole class (24-31 for 26) is
+  lossless on every NOS; "best_effort": TC 0), except that a DSCP that would land in the CNP class goes
+  to TC 0: only CNPs may enter the strict queue, which could otherwise starve the rest.
 - a scheduler for every queue 0-7: CNP strict; RoCE DWRR `ets_roce_pct`; the six lossy queues split
   the rest by DWRR, queue 0 taking the remainder, so the weights are percentages summing to 100.
 """
@@ -24,7 +25,7 @@ def dscp_map(policy: str, roce_dscp: int, roce_tc: int, cnp_dscp: int, cnp_tc: i
     table = []
     for dscp in DSCPS:
         tc = dscp >> 3 if policy == "precedence" else DEFAULT_TC
-        if tc in (roce_tc, cnp_tc):
+        if tc == cnp_tc:
             tc = DEFAULT_TC
         table.append(tc)
     table[roce_dscp], table[cnp_dscp] = roce_tc, cnp_tc

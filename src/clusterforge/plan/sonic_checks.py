@@ -1,6 +1,6 @@
 """What a switch whose NOS reads the switch model's platform data (NosTraits.platform_data: SONiC) would
 refuse, found at declaration time so every command reports it with its file and line: a port speed the
-HWSKU's breakout mode does not allow, lossless headroom that does not fit the HWSKU's ingress lossless pool
+HWSKU's breakout mode does not allow, lossless headroom that leaves a fully used switch no shared buffer
 (plan/headroom.py). Pure functions of spec and plan; loading.py
 runs them, so no renderer is needed to refuse a declaration."""
 

@@ -1,6 +1,6 @@
 """qos, qos_profiles and priority_flow_control: the RoCE intent on EOS (RoCE planes only).
 
-Per-port parts (trust, PFC on the RoCE priority, ECN on its unicast queue, the service profile)
+Per-port parts (trust, PFC on the RoCE priority, ECN and its counters on its queue, the service profile)
 are emitted with each Ethernet interface from the same intent; these are the global parts.
 - DSCP -> traffic class for all 64 DSCPs (plan.qos.dscp_map, the declared policy): EOS's own default
   map sends DSCP 24-31 to TC 3, the lossless class, so every DSCP is written, grouped by class.

@@ -84,6 +84,7 @@ def _ethernet_interfaces(out: list[str], config: EosConfig, interfaces: tuple[Eo
             f"   priority-flow-control on\n   priority-flow-control priority {q.roce_priority} no-drop\n"
             f"   {q.queue_keyword} {q.roce_priority}\n      random-detect ecn minimum-threshold {q.ecn_min_bytes}"
             f" bytes maximum-threshold {q.ecn_max_bytes} bytes max-mark-probability {q.ecn_probability_pct}\n"
+            "      random-detect ecn count\n"  # ECN-marked packet counters on the RoCE queue
         )
     append = out.append
     for i in interfaces:

@@ -18,6 +18,8 @@ from clusterforge.render.switches._sonic.buffers import (
     BUFFER_PORT_INGRESS_PROFILE_LIST,
     BUFFER_PROFILE,
     BUFFER_QUEUE,
+    DEFAULT_LOSSLESS_BUFFER_PARAMETER,
+    LOSSLESS_TRAFFIC_PATTERN,
 )
 from clusterforge.render.switches._sonic.gateway import SAG
 from clusterforge.render.switches._sonic.interfaces import (
@@ -73,10 +75,12 @@ def sonic_config_db(facts: SwitchFacts, qos: SwitchQos) -> ConfigDb:
         CABLE_LENGTH=CABLE_LENGTH(facts, qos),            # sizes the lossless PG headroom buffermgrd computes
         BUFFER_POOL=BUFFER_POOL(facts, qos),              # lossless headroom: docs/pfc-headroom.md
         BUFFER_PROFILE=BUFFER_PROFILE(facts, qos),
-        BUFFER_PG=BUFFER_PG(facts, qos),
+        BUFFER_PG=BUFFER_PG(facts, qos),                  # the lossless PG "NULL": buffermgrd sizes it
         BUFFER_QUEUE=BUFFER_QUEUE(facts, qos),
         BUFFER_PORT_INGRESS_PROFILE_LIST=BUFFER_PORT_INGRESS_PROFILE_LIST(facts, qos),
         BUFFER_PORT_EGRESS_PROFILE_LIST=BUFFER_PORT_EGRESS_PROFILE_LIST(facts, qos),
+        DEFAULT_LOSSLESS_BUFFER_PARAMETER=DEFAULT_LOSSLESS_BUFFER_PARAMETER(facts, qos),  # the PGs' dynamic_th
+        LOSSLESS_TRAFFIC_PATTERN=LOSSLESS_TRAFFIC_PATTERN(facts, qos),  # the headroom formula's traffic mix
         PORT_QOS_MAP=PORT_QOS_MAP(facts, qos),            # binds the maps per port, PFC on the RoCE priority only
         PFC_WD=PFC_WD(facts, qos),
         WRED_PROFILE=WRED_PROFILE(facts, qos),            # ECN marking on the RoCE queue, green/yellow/red

@@ -1,26 +1,41 @@
-"""Lossless buffers for the RoCE priority, as the HWSKU's traditional buffer templates build them.
+"""Lossless buffers for the RoCE priority, as SONiC's dynamic buffer model expects them.
 
-Pools, the shared profiles and the per-port profile lists are those of sonic-buildimage's
-buffers_defaults_objects.j2 (at 086b03bd70), with the pool sizes of the template upstream picks for
-the switch's DEVICE_METADATA type (ToRRouter: t0, else t1; plan/headroom.py). The lossless PG's
-profile is the HWSKU's pg_profile_lookup.ini row for the port's speed and the declared cable length,
-or where it has none, buffer_headroom_mellanox.lua's formula for the ASIC (docs/pfc-headroom.md).
-Where we differ from upstream's AZURE defaults (one lossless priority, not 3 and 4; queue 7 gets the
-lossy queue profile too), docs/pfc-headroom.md says why. Tables apply to RoCE planes only.
+The tables are those of sonic-buildimage's buffers_defaults_objects.j2 and buffers_config.j2 (at
+086b03bd70) rendered with `dynamic_mode` (the HWSKUs' buffers_dynamic.json.j2): pools without a size
+but the egress lossless one, which buffermgrd sizes from what headroom leaves; the shared profiles;
+the lossless PG with the profile "NULL", whose headroom buffermgrd computes from the port's speed,
+lanes, MTU and CABLE_LENGTH with buffer_headroom_mellanox.lua; DEFAULT_LOSSLESS_BUFFER_PARAMETER and
+LOSSLESS_TRAFFIC_PATTERN, that script's inputs (docs/pfc-headroom.md). Where we differ from
+upstream's AZURE defaults (one lossless priority, not 3 and 4; queue 7 gets the lossy queue profile
+too), docs/pfc-headroom.md says why. Tables apply to RoCE planes only.
 """
 
 from __future__ import annotations
 
 from clusterforge.model.sonic_ports import SonicBuffers, SonicPlatform
-from clusterforge.plan.headroom import pg_profile, pools_for
+from clusterforge.plan.headroom import (
+    DEFAULT_DYNAMIC_TH,
+    LOSSLESS_MTU,
+    SMALL_PACKET_PCT,
+    headroom,
+    reserved_bytes,
+    shared_pool_bytes,
+)
 from clusterforge.plan.records import SwitchQos
-from clusterforge.render.switches._sonic.metadata import sonic_device_type
-from clusterforge.render.switches._sonic.schema import BufferPool, BufferProfile, ProfileList, ProfileRef
+from clusterforge.render.switches._sonic.schema import (
+    BufferPool,
+    BufferProfile,
+    DefaultLosslessBufferParameter,
+    LosslessTrafficPattern,
+    ProfileList,
+    ProfileRef,
+)
 from clusterforge.render.switches.facts import PortFacts, SwitchFacts
 
 __all__ = [
     "BUFFER_POOL", "BUFFER_PROFILE", "BUFFER_PG", "BUFFER_QUEUE", "BUFFER_PORT_INGRESS_PROFILE_LIST",
-    "BUFFER_PORT_EGRESS_PROFILE_LIST", "lossless_profile_name", "port_profile", "ranges",
+    "BUFFER_PORT_EGRESS_PROFILE_LIST", "DEFAULT_LOSSLESS_BUFFER_PARAMETER", "LOSSLESS_TRAFFIC_PATTERN",
+    "port_headroom", "ranges", "DYNAMIC_PROFILE", "BUFFER_PARAMETER_KEY",
 ]
 
 ING_LOSSLESS, ING_LOSSY, EGR_LOSSLESS, EGR_LOSSY = (
@@ -38,8 +53,8 @@ SHARED_PROFILES = {
 }
 
 
-def lossless_profile_name(speed_gbps: int, cable_m: int) -> str:
-    return f"pg_lossless_{speed_gbps * 1000}_{cable_m}m_profile"  # buffermgrd's naming: speed in Mb/s, cable
+DYNAMIC_PROFILE = "NULL"  # BUFFER_PG's profile for "buffermgrd computes the headroom" (sonic-buffer-pg.yang)
+BUFFER_PARAMETER_KEY = "AZURE"  # buffers_config.j2's key of both parameter tables
 
 
 def _lossless_ports(facts: SwitchFacts) -> list[PortFacts]:
@@ -55,7 +70,7 @@ def _platform(facts: SwitchFacts) -> SonicPlatform:
 def _buffers(facts: SwitchFacts) -> SonicBuffers:
     buffers = _platform(facts).buffers
     if buffers is None:
-        raise ValueError(f"{facts.name}: switch model {facts.device.model!r} has no SONiC buffer pool sizes in the"
+        raise ValueError(f"{facts.name}: switch model {facts.device.model!r} has no SONiC buffer parameters in the"
                          " catalog (`sonic.buffers`); a lossless (RoCE) plane needs them")
     return buffers
 
@@ -68,39 +83,46 @@ def _lanes(facts: SwitchFacts, port: PortFacts) -> int:
     return len(_platform(facts).by_name[port.name].lanes.split(","))
 
 
-def port_profile(facts: SwitchFacts, port: PortFacts, cable_m: int) -> tuple[str, dict[str, int]]:
-    """(profile name, xon/xoff/size) of one port's lossless PG."""
-    speed = _speed(facts, port)
-    return lossless_profile_name(speed, cable_m), pg_profile(_buffers(facts), speed, cable_m, port.mtu,
-                                                             _lanes(facts, port))
+def port_headroom(facts: SwitchFacts, port: PortFacts, cable_m: int) -> dict[str, int]:
+    """xon/xoff/size buffermgrd computes for one port's lossless PG (plan/headroom.py)."""
+    return headroom(_speed(facts, port), cable_m, port.mtu, _lanes(facts, port), _buffers(facts).asic)
 
 
 def BUFFER_POOL(facts: SwitchFacts, qos: SwitchQos) -> dict[str, BufferPool] | None:  # noqa: N802 - table name
     ports = _lossless_ports(facts)
     if not ports:
         return None
-    pools = pools_for(_buffers(facts), sonic_device_type(facts))
-    need = sum(port_profile(facts, p, qos.pfc_cable_length_m)[1]["size"] for p in ports)
-    if need > pools.ingress_lossless_pool:
-        raise ValueError(f"{facts.name}: lossless headroom {need} B for {len(ports)} ports exceeds the"
-                         f" {pools.ingress_lossless_pool} B ingress lossless pool; shorten"
+    buffers = _buffers(facts)
+    reserved = reserved_bytes([(_speed(facts, p), _lanes(facts, p), p.mtu) for p in ports], qos.pfc_cable_length_m,
+                              buffers.asic)
+    if shared_pool_bytes(buffers, reserved) <= 0:
+        raise ValueError(f"{facts.name}: lossless headroom and port reserves of {len(ports)} ports ({reserved} B)"
+                         f" leave no shared buffer of the {buffers.egress_lossless_pool} B; shorten"
                          " networks.qos.pfc_cable_length_m")
-    return {name: {"type": name.split("_", 1)[0], "mode": "dynamic", "size": str(getattr(pools, name))}
-            for name in (ING_LOSSLESS, ING_LOSSY, EGR_LOSSLESS, EGR_LOSSY)}
+    out: dict[str, BufferPool] = {name: {"type": name.split("_", 1)[0], "mode": "dynamic"}
+                                  for name in (ING_LOSSLESS, ING_LOSSY, EGR_LOSSLESS, EGR_LOSSY)}
+    out[EGR_LOSSLESS]["size"] = str(buffers.egress_lossless_pool)  # the dynamic templates size this one only
+    return out
 
 
 def BUFFER_PROFILE(facts: SwitchFacts, qos: SwitchQos) -> dict[str, BufferProfile] | None:  # noqa: N802
-    ports = _lossless_ports(facts)
-    if not ports:
+    if not _lossless_ports(facts):
         return None
-    out: dict[str, BufferProfile] = {name: {"pool": pool, "size": size, "dynamic_th": th}
-                           for name, (pool, size, th) in SHARED_PROFILES.items()}
-    for port in ports:
-        name, sizes = port_profile(facts, port, qos.pfc_cable_length_m)
-        # buffermgrd's pg_lossless_* profiles: ingress lossless pool, the lookup row's threshold (0)
-        out[name] = {"pool": ING_LOSSLESS, "dynamic_th": "0", "xon": str(sizes["xon"]), "xoff": str(sizes["xoff"]),
-                     "size": str(sizes["size"])}
-    return out
+    return {name: {"pool": pool, "size": size, "dynamic_th": th} for name, (pool, size, th) in SHARED_PROFILES.items()}
+
+
+def DEFAULT_LOSSLESS_BUFFER_PARAMETER(facts: SwitchFacts,  # noqa: N802
+                                      qos: SwitchQos) -> dict[str, DefaultLosslessBufferParameter] | None:
+    if not _lossless_ports(facts):
+        return None
+    return {BUFFER_PARAMETER_KEY: {"default_dynamic_th": str(DEFAULT_DYNAMIC_TH)}}
+
+
+def LOSSLESS_TRAFFIC_PATTERN(facts: SwitchFacts,  # noqa: N802
+                             qos: SwitchQos) -> dict[str, LosslessTrafficPattern] | None:
+    if not _lossless_ports(facts):
+        return None
+    return {BUFFER_PARAMETER_KEY: {"mtu": str(LOSSLESS_MTU), "small_packet_percentage": str(SMALL_PACKET_PCT)}}
 
 
 def ranges(values: list[int]) -> list[str]:
@@ -117,11 +139,11 @@ def ranges(values: list[int]) -> list[str]:
 
 
 def BUFFER_PG(facts: SwitchFacts, qos: SwitchQos) -> dict[str, ProfileRef] | None:  # noqa: N802
-    cable, roce = qos.pfc_cable_length_m, qos.roce_priority
+    roce = qos.roce_priority
     out: dict[str, ProfileRef] = {}
     for port in _lossless_ports(facts):
         out[f"{port.name}|0"] = {"profile": ING_LOSSY_PROFILE}  # every other TC shares PG 0 (tc_to_pg_map)
-        out[f"{port.name}|{roce}"] = {"profile": port_profile(facts, port, cable)[0]}
+        out[f"{port.name}|{roce}"] = {"profile": DYNAMIC_PROFILE}
     return out or None
 
 

@@ -18,6 +18,7 @@ __all__ = ["SONIC"]
 
 SONIC_FRR = "/etc/sonic/frr/frr.conf"  # the bgp container sees /etc/sonic/frr as /etc/frr
 FRR_RELOAD = "/usr/lib/frr/frr-reload.py"
+BUFFER_MODEL = "sonic-cfggen -v DEVICE_METADATA.localhost.buffer_model -j"  # a config file's buffer model
 
 
 def _write(structured: SonicConfig) -> dict[str, str]:
@@ -30,8 +31,9 @@ def _write(structured: SonicConfig) -> dict[str, str]:
 
 def _apply(device_dir: str, names: frozenset[str]) -> str:
     """The running CONFIG_DB with our tables merged in (sonic_merge.py) -> `config replace` (YANG-validated,
-    one patch, rolled back on failure) -> `config save`; frr.conf checked by `frr-reload.py --test`, then
-    swapped in and reloaded."""
+    one patch, rolled back on failure) -> `config save`; where that changed DEVICE_METADATA's buffer_model,
+    `config reload` (buffermgrd.sh picks the traditional or the dynamic buffer manager when swss starts);
+    frr.conf checked by `frr-reload.py --test`, then swapped in and reloaded."""
     d = shlex.quote(device_dir)
     steps = [  # scratch files in a private temporary directory, removed however the script ends
         "t=$(mktemp -d)", "trap 'rm -rf \"$t\"' EXIT",
@@ -39,6 +41,8 @@ def _apply(device_dir: str, names: frozenset[str]) -> str:
         f'python3 -c {shlex.quote(SONIC_MERGE)} "$t/running.json" {d}/config_db.json "$t/target.json"',
         'sudo config replace "$t/target.json"',
         "sudo config save -y",
+        f"if [ \"$({BUFFER_MODEL} \"$t/running.json\")\" != \"$({BUFFER_MODEL} \"$t/target.json\")\" ];"
+        " then sudo config reload -y; fi",
     ]
     if "frr.conf" in names:
         steps += [

@@ -1,4 +1,4 @@
-"""DEVICE_METADATA: hostname, BGP ASN, the SONiC device type of the switch's role, platform and HWSKU.
+"""DEVICE_METADATA: hostname, BGP ASN, the SONiC device type of the switch's role, platform and HWSKU, buffer model.
 
 platform and hwsku are the catalog's (the HWSKU folder the port map and buffers come from), as
 `sonic-cfggen -H -k HWSKU` writes them. `mac` is the switch's own: sonic-cfggen reads it from the
@@ -35,7 +35,9 @@ def DEVICE_METADATA(facts: SwitchFacts, qos: SwitchQos) -> dict[str, DeviceMetad
         # split-unified: FRR config comes from our one frr.conf, not from CONFIG_DB; plain "split" expects one
         # file per daemon and the FRR container's start-up removes a lone frr.conf
         "docker_routing_config_mode": "split-unified",
-        "buffer_model": "traditional",  # the BUFFER_* tables are final; buffermgrd does not recompute them
+        # dynamic where we render the buffer tables: buffermgrd computes each lossless PG's headroom and the
+        # pools (buffers.py); elsewhere the switch keeps its own traditional tables
+        "buffer_model": "dynamic" if facts.lossless and facts.ports else "traditional",
     }
     if facts.sonic_platform is not None:
         localhost["platform"] = facts.sonic_platform.platform

@@ -84,7 +84,16 @@ QosMap = dict[str, str]  # DSCP_TO_TC_MAP, TC_TO_*, MAP_PFC_PRIORITY_TO_QUEUE, C
 class BufferPool(TypedDict):  # BUFFER_POOL|<name> (sonic-buffer-pool.yang)
     type: str
     mode: str
-    size: str
+    size: NotRequired[str]  # dynamic buffer model: only the egress lossless pool has one
+
+
+class DefaultLosslessBufferParameter(TypedDict):  # DEFAULT_LOSSLESS_BUFFER_PARAMETER|AZURE
+    default_dynamic_th: str
+
+
+class LosslessTrafficPattern(TypedDict):  # LOSSLESS_TRAFFIC_PATTERN|AZURE (sonic-lossless-traffic-pattern.yang)
+    mtu: str
+    small_packet_percentage: str
 
 
 class BufferProfile(TypedDict):  # BUFFER_PROFILE|<name> (sonic-buffer-profile.yang)
@@ -172,6 +181,8 @@ class ConfigDb:
     BUFFER_QUEUE: dict[str, ProfileRef] | None = None
     BUFFER_PORT_INGRESS_PROFILE_LIST: dict[str, ProfileList] | None = None
     BUFFER_PORT_EGRESS_PROFILE_LIST: dict[str, ProfileList] | None = None
+    DEFAULT_LOSSLESS_BUFFER_PARAMETER: dict[str, DefaultLosslessBufferParameter] | None = None
+    LOSSLESS_TRAFFIC_PATTERN: dict[str, LosslessTrafficPattern] | None = None
     PORT_QOS_MAP: dict[str, PortQosMap] | None = None
     PFC_WD: dict[str, PfcWatchdog] | None = None
     WRED_PROFILE: dict[str, WredProfile] | None = None
@@ -193,5 +204,6 @@ class SonicConfig:
 
 # every typed record of this module (tests count and check them)
 RECORDS = (DeviceMetadata, MgmtVrfGlobal, MgmtPort, MgmtInterface, Port, NoFields, Vlan, VlanMember, VlanInterface,
-           Sag, BufferPool, BufferProfile, ProfileRef, ProfileList, PortQosMap, PfcWatchdog, WredProfile, Scheduler,
+           Sag, BufferPool, DefaultLosslessBufferParameter, LosslessTrafficPattern, BufferProfile, ProfileRef,
+           ProfileList, PortQosMap, PfcWatchdog, WredProfile, Scheduler,
            Queue, ConfigDb, SonicConfig)
