@@ -76,6 +76,7 @@ HOST_GROUPS = {DeviceKind.SERVER: "servers", DeviceKind.STORAGE: "storage_server
 
 
 REGISTRY_PORT = 5000  # the distribution registry's customary port
+KUEUE_MANIFEST = "scheduler/kubernetes/kueue.yaml"  # relative to the rendered tree (render/scheduler.py)
 
 
 def kubernetes_vars(plan: Plan) -> dict[str, Any]:
@@ -101,6 +102,8 @@ def kubernetes_vars(plan: Plan) -> dict[str, Any]:
         if controls:
             out["registry"] = {"address": f"{controls[0]['ip']}:{REGISTRY_PORT}", "port": REGISTRY_PORT,
                                "user": "clusterforge"}
+    if plan.queueing is not None:  # Kueue (roles/k8s_kueue): the plan's queues and the rendered objects' file
+        out["queueing"] = plan.queueing.to_dict() | {"manifest": KUEUE_MANIFEST}
     return out
 
 
