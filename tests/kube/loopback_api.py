@@ -86,8 +86,12 @@ def _ready(server: str, config: dict[str, Any], procs: list[subprocess.Popen], l
 
 def start(bin_dir: Path, work: Path, cluster: str = "loopback") -> LoopbackApi:
     """etcd + kube-apiserver + kube-controller-manager (namespace controller) on 127.0.0.1, state under `work`."""
-    from clusterforge.pulumi.kube.component import SERVICE_CIDR, SERVICE_IP
+    from netaddr import IPAddress, IPNetwork
+
+    from clusterforge.model.kubernetes import DEFAULT_SERVICE_CIDR as SERVICE_CIDR
     from clusterforge.pulumi.kube.pki import make_bundle
+
+    SERVICE_IP = str(IPAddress(IPNetwork(SERVICE_CIDR).first + 1))  # the `kubernetes` Service's address
 
     bundle = make_bundle(cluster, [], SERVICE_IP)
     pki = work / "pki"
