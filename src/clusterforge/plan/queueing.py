@@ -48,7 +48,8 @@ class Flavor:
     topology: str
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "gpu_model": self.gpu_model, "gpus": self.gpus, "node_labels": dict(self.node_labels),
+        return {"name": self.name, "gpu_model": self.gpu_model, "gpus": self.gpus,
+                "node_labels": dict(self.node_labels),
                 "tolerations": [{"key": k, "value": v, "effect": e} for k, v, e in self.tolerations],
                 "topology": self.topology}
 
@@ -109,7 +110,8 @@ def flavor_name(gpu_model: str) -> str:
 
 def topology_levels(nodes: Sequence[KubeNode]) -> tuple[str, ...]:
     labels = [dict(n.labels) for n in nodes]
-    rack_scale = any(lab.get(LABEL_PREFIX + "nvlink-domain", n.name) != n.name for lab, n in zip(labels, nodes))
+    rack_scale = any(lab.get(LABEL_PREFIX + "nvlink-domain", n.name) != n.name
+                     for lab, n in zip(labels, nodes, strict=True))
     wanted = ("su", "leaf-group", "nvlink-domain" if rack_scale else "rack")
     keys = [LABEL_PREFIX + k for k in wanted]
     return (*(k for k in keys if labels and all(k in lab for lab in labels)), HOSTNAME_LABEL)
