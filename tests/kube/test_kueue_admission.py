@@ -6,8 +6,9 @@ inventory/lab.yaml (teams research: 6 GPUs, inference: 2; 4 nodes of 2 GPUs in 2
 Not real: the Nodes are API objects this test creates with the plan's labels, the GPU taint, capacity and a Ready
 condition (and without the not-ready taint the node lifecycle controller would lift); no kubelet, scheduler, job
 controller or garbage collector runs, so no pod is ever created. Kueue admits on quota and on the nodes' capacity,
-not on running pods, so admission is what is shown: a Workload's Admitted condition and its topology assignment. A finished job is shown by deleting the Job and its Workload
-(what the garbage collector would do after the Job is deleted).
+not on running pods, so admission is what is shown: a Workload's Admitted condition and its topology assignment.
+A finished job is shown by deleting the Job and its Workload (what the garbage collector would do after the Job
+is deleted).
 """
 
 from __future__ import annotations
