@@ -21,11 +21,12 @@ def loopback_api(tmp_path_factory: pytest.TempPathFactory) -> LoopbackApi:
     api.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def kueue_api(tmp_path_factory: pytest.TempPathFactory) -> LoopbackApi:
-    """A control plane of its own for the Kueue tests, with Kueue's CRDs applied: Kueue's topology-aware
-    admission reads every Node, and the other tests' nodes would be in its way. Skips without the Kubernetes
-    binaries or Kueue's build (scripts/setup-k8s.sh)."""
+    """A control plane of its own for each Kueue test module, with Kueue's CRDs applied: Kueue's topology-aware
+    admission reads every Node, and the other tests' nodes would be in its way; a module that applies the lab's
+    Topology for real would make another module's dry run of another Topology an (immutable) update. Skips
+    without the Kubernetes binaries or Kueue's build (scripts/setup-k8s.sh)."""
     pytest.importorskip("kubernetes")
     from kueue_helpers import apply_crds
 
