@@ -10,7 +10,7 @@
 #   3. the Pulumi engine (PATH, or built from the Go module proxy: scripts/setup-pulumi.sh)
 #   4. the lab's cached Debian rootfs (scripts/lab-rootfs.sh; root only)
 #   5. PostgreSQL, Redis and Nautobot for the source-of-truth tests (scripts/setup-sot.sh)
-#   6. Kubernetes, etcd and kwok for the lab's control plane (scripts/setup-k8s.sh; a machine-wide
+#   6. Kubernetes, etcd, kwok and Kueue for the lab's control plane (scripts/setup-k8s.sh; a machine-wide
 #      cache keyed by version, never rebuilt when present)
 # The engine (3) and Kubernetes (6) compile in the background, side by side, while 2 and 4 run: on a
 # fresh machine they are the longest steps (~6 min and ~15-25 min on 2 cores) and the others are

@@ -132,7 +132,7 @@ def test_installed_roles_document_their_arguments(installed: dict[str, str]) -> 
     )
     assert shown.returncode == 0, shown.stderr
     options = json.loads(shown.stdout)["clusterforge.gpu.k8s_gpu"]["entry_points"]["main"]["options"]
-    assert options["k8s_gpu_mode"]["choices"] == ["device-plugin", "gpu-operator"]
+    assert options["k8s_gpu_mode"]["choices"] == ["device-plugin", "gpu-operator", "dra"]
     defaults = yaml.safe_load((REPO_ROOT / "roles" / "k8s_gpu" / "defaults" / "main.yml").read_text())
     assert options["k8s_gpu_mode"]["default"] == defaults["k8s_gpu_mode"] == "device-plugin"
     documented = [name for name, option in options.items() if name in defaults]

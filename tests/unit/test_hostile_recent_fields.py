@@ -118,6 +118,19 @@ DECLARATION = [
      "site.time_servers.0", "not a valid time server"),
     ("time-server-loopback", "lab", TIME, "time_servers: [127.0.0.1]", "site.time_servers.0",
      "127.0.0.1 is not a unicast host address"),
+    ("team-lends-more-than-its-own", "lab", "{name: inference, gpus: 2}",
+     "{name: inference, gpus: 2, lending_limit_gpus: 3}", "teams.1.lending_limit_gpus",
+     "3 GPUs to lend exceed the team's own 2"),
+    ("team-borrow-negative", "lab", "{name: inference, gpus: 2}",
+     "{name: inference, gpus: 2, borrowing_limit_gpus: -1}", "teams.1.borrowing_limit_gpus",
+     "greater than or equal to 0"),
+    ("team-borrow-all", "lab", "{name: inference, gpus: 2}",
+     "{name: inference, gpus: 2, borrowing_limit_gpus: all}", "teams.1.borrowing_limit_gpus",
+     "a string is not a valid integer"),
+    ("team-lend-1.5", "lab", "{name: inference, gpus: 2}", "{name: inference, gpus: 2, lending_limit_gpus: 1.5}",
+     "teams.1.lending_limit_gpus", "1.5 is not a valid integer"),
+    ("team-borrow-typo", "lab", "{name: inference, gpus: 2}", "{name: inference, gpus: 2, borrow_gpus: 2}",
+     "teams.1.borrow_gpus", "unknown field"),
     ("time-server-octet", "lab", TIME, "time_servers: [198.18.8.256]", "site.time_servers.0", "not an IPv4 address"),
     ("time-server-twice", "lab", TIME, "time_servers: [198.18.8.1, 198.18.8.1]", "site.time_servers",
      "198.18.8.1 listed more than once"),
@@ -184,6 +197,17 @@ def test_a_rack_system_is_refused_in_its_catalog_file(tmp_path: Path, capsys, ol
     assert_refused(outcome, racks, None, field, message)
     hit = next(m for m in outcome.problems if m["path"] == field and message in m["msg"])
     assert int(hit["line"]) in (line_of(racks_text, new), line_of(racks_text, "  gb200-nvl72:"))
+
+
+def test_a_queue_limit_without_kubernetes_is_refused(tmp_path: Path, capsys):
+    """Borrowing and lending limits are Kueue's: a Slurm-only declaration never applies them."""
+    path = workdir(tmp_path) / "hostile.yaml"
+    text = LAB_TEXT.replace("schedulers: [kubernetes, slurm]", "schedulers: [slurm]", 1)
+    text = text.replace("{name: inference, gpus: 2}", "{name: inference, gpus: 2, borrowing_limit_gpus: 2}", 1)
+    text = text[:text.index("kubernetes:\n  pod_cidr")] + text[text.index("schedulers: [slurm]"):]
+    path.write_text(text)
+    assert_refused(run_cli(capsys, "validate", str(path)), path, line_of(text, "borrowing_limit_gpus"),
+                   "teams.1.borrowing_limit_gpus", "is a Kubernetes queue limit (Kueue) and is never applied")
 
 
 def test_the_reserved_team_names_are_the_roles_namespaces():

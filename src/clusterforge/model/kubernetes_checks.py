@@ -8,6 +8,8 @@
 * the pod range holds one ``node_pod_prefix`` block for every server the envelope allows
   (max_sus x max_nodes_per_su): a node's block is numbered from its SU and position, so adding an SU
   never renumbers one (plan/kubernetes.py).
+* a team's borrowing and lending limits are Kueue's (plan/queueing.py): refused without Kubernetes, and a
+  team lends at most its own GPUs (Kueue refuses a lendingLimit above the nominal quota).
 """
 
 from __future__ import annotations
@@ -21,14 +23,31 @@ __all__ = ["kubernetes_problems", "MAX_SERVICE_HOST_BITS"]
 MAX_SERVICE_HOST_BITS = 20  # kube-apiserver: "for 32-bit addresses, the mask must be >= 12"
 
 
+QUEUE_LIMITS = ("borrowing_limit_gpus", "lending_limit_gpus")
+
+
+def _queue_limits(spec: ClusterSpec) -> list[tuple[Loc, str]]:
+    problems: list[tuple[Loc, str]] = []
+    for index, team in enumerate(spec.teams):
+        for field in QUEUE_LIMITS:
+            if field in team.model_fields_set and "kubernetes" not in spec.schedulers:
+                problems.append((("teams", index, field), f"{field} is a Kubernetes queue limit (Kueue) and is never"
+                                 " applied without Kubernetes among the schedulers; drop it"))
+        lend = team.lending_limit_gpus
+        if lend is not None and lend > team.gpus:
+            problems.append((("teams", index, "lending_limit_gpus"), f"{lend} GPUs to lend exceed the team's own"
+                             f" {team.gpus}; a team lends at most its gpus"))
+    return problems
+
+
 def kubernetes_problems(spec: ClusterSpec) -> list[tuple[Loc, str]]:
     k8s = spec.kubernetes
+    problems: list[tuple[Loc, str]] = _queue_limits(spec)
     if "kubernetes" not in spec.schedulers:
         if "kubernetes" in spec.model_fields_set:
-            return [(("kubernetes",), "kubernetes settings are never applied: add kubernetes to schedulers or drop"
-                     " them")]
-        return []
-    problems: list[tuple[Loc, str]] = []
+            problems.append((("kubernetes",), "kubernetes settings are never applied: add kubernetes to schedulers"
+                             " or drop them"))
+        return problems
     service = IPNetwork(k8s.service_cidr)
     if 32 - service.prefixlen > MAX_SERVICE_HOST_BITS:
         problems.append((("kubernetes", "service_cidr"), f"/{service.prefixlen} is larger than the API server accepts"

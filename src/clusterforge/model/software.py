@@ -37,6 +37,12 @@ class Software(Declared):
 class Team(Declared):
     name: Name
     gpus: Integer = Field(ge=0, le=10_000_000)
+    # Kubernetes queueing (Kueue, plan/queueing.py): `gpus` is the team's nominal quota in the cohort of all
+    # teams. borrowing_limit_gpus: the most GPUs beyond it the team may borrow while others leave theirs idle
+    # (unset: every GPU the cohort can lend it); lending_limit_gpus: the most of its own idle GPUs other teams
+    # may borrow (unset: all of them). The plan writes the resolved numbers.
+    borrowing_limit_gpus: Integer | None = Field(default=None, ge=0, le=10_000_000)
+    lending_limit_gpus: Integer | None = Field(default=None, ge=0, le=10_000_000)
 
     @field_validator("name")
     @classmethod

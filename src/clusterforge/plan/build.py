@@ -45,6 +45,7 @@ from clusterforge.vocab import DeviceKind, LinkTier, Plane
 if TYPE_CHECKING:
     from clusterforge.plan.baremetal import BmcFacts
     from clusterforge.plan.kubernetes import KubernetesPlan
+    from clusterforge.plan.queueing import QueueingPlan
     from clusterforge.plan.records import HostRoce
     from clusterforge.plan.slurm import SlurmPlan
     from clusterforge.plan.topology import SchedulerTopology
@@ -149,6 +150,7 @@ def plan_cluster(spec: ClusterSpec, nos_traits: Mapping[str, NosTraits] = NOS_TR
     kinds = Counter(d.kind for d in devices)
     scheduler = scheduler_topology(devices, links, data.tiers, domains)
     roce = host_roce(spec)
+    kubernetes = _kubernetes(ctx, devices, scheduler)
     fabric = _fabric_summaries(ctx, devices, links)
     slurm = _slurm(spec, devices, scheduler, roce)
     monitoring = plan_monitoring(spec, devices, services.storage.mounts,
@@ -168,7 +170,7 @@ def plan_cluster(spec: ClusterSpec, nos_traits: Mapping[str, NosTraits] = NOS_TR
         switch_models=switch_models(spec, devices), site_facts=site_facts(spec), gateways=gateways,
         rack_trays=tuple(trays),
         nvlink_domains=domains, scheduler=scheduler, schedulers=tuple(spec.schedulers),
-        slurm=slurm, monitoring=monitoring, kubernetes=_kubernetes(ctx, devices, scheduler),
+        slurm=slurm, monitoring=monitoring, kubernetes=kubernetes, queueing=_queueing(spec, kubernetes),
         cooling=cooling if spec.site.facility.cooling.liquid_loop else None, bmcs=_bmcs(spec, devices),
     )
 
@@ -182,6 +184,15 @@ def _kubernetes(ctx: Context, devices: list[Device], scheduler: SchedulerTopolog
     facts = server_facts(spec, devices)
     models = {d.name: facts[d.model].gpu_model for d in devices if d.kind == DeviceKind.SERVER and d.model in facts}
     return plan_kubernetes(spec, ctx.pools, devices, models, scheduler, spec.networks.management.mtu)
+
+
+def _queueing(spec: ClusterSpec, kubernetes: KubernetesPlan | None) -> QueueingPlan | None:
+    if kubernetes is None:
+        return None
+    from clusterforge.plan.queueing import TeamLimits, plan_queueing
+
+    return plan_queueing(spec.name, kubernetes.nodes, (TeamLimits(t.name, t.gpus, t.borrowing_limit_gpus,
+                                                                  t.lending_limit_gpus) for t in spec.teams))
 
 
 # Slurm and bare metal are planned for the declarations that have them; their planners (and their records'

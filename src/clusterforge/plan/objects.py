@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from clusterforge.plan.kubernetes import KubernetesPlan
     from clusterforge.plan.liquid import CoolingPlan
     from clusterforge.plan.monitoring import MonitoringPlan
+    from clusterforge.plan.queueing import QueueingPlan
     from clusterforge.plan.rackscale import NvlinkDomain, RackTray
     from clusterforge.plan.slurm import SlurmPlan
     from clusterforge.plan.topology import SchedulerTopology
@@ -274,6 +275,7 @@ class Plan:
     schedulers: tuple[str, ...] = ("kubernetes",)  # as declared: kubernetes, slurm or both
     slurm: SlurmPlan | None = None  # with slurm among the schedulers (plan/slurm.py)
     kubernetes: KubernetesPlan | None = None  # with kubernetes among the schedulers (plan/kubernetes.py)
+    queueing: QueueingPlan | None = None  # Kueue's flavors, topology and team queues, with Kubernetes and teams
     bmcs: dict[str, BmcFacts] = field(default_factory=dict)  # bare-metal servers' BMCs by server (plan/baremetal.py)
     monitoring: MonitoringPlan | None = None  # with a control node to run it on (plan/monitoring.py)
     _index: dict[str, Device] = field(default_factory=dict, repr=False, compare=False)

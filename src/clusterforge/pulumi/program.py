@@ -37,7 +37,7 @@ from clusterforge.pulumi.compute import ServerArgs
 from clusterforge.pulumi.fabric import SwitchArgs
 from clusterforge.pulumi.facility import PduArgs, RackArgs
 from clusterforge.pulumi.images import ImageSpec, booting, lab_images
-from clusterforge.pulumi.kube.binaries import MissingBinaries, images_dir, kubernetes_bin_dir
+from clusterforge.pulumi.kube.binaries import MissingBinaries, images_dir, kubernetes_bin_dir, kueue_dir
 from clusterforge.pulumi.kube.component import (
     CONTROL_GROUP,
     CONTROL_PLANE_UNITS,
@@ -207,7 +207,7 @@ def _kubernetes_args(plan: Plan, tree: RenderedTree, settings: StackSettings,
     inventory = str(settings.rendered_dir / "ansible" / "inventory.yml")
     ssh_config = str(settings.host_ssh_config) if settings.host_ssh_config else None
     extravars = {"cf_lab": settings.target == "lab", "cf_k8s_bin_dir": str(bin_dir),
-                 "cf_k8s_images": str(images_dir(bin_dir))}
+                 "cf_k8s_images": str(images_dir(bin_dir)), "cf_kueue_dir": str(kueue_dir(check=False))}
 
     def step(group: str, members: tuple[str, ...], playbook_name: str, **kw: Any) -> HostProvisionArgs:
         playbook = paths.playbooks_dir() / playbook_name

@@ -76,6 +76,7 @@ HOST_GROUPS = {DeviceKind.SERVER: "servers", DeviceKind.STORAGE: "storage_server
 
 
 REGISTRY_PORT = 5000  # the distribution registry's customary port
+KUEUE_MANIFEST = "scheduler/kubernetes/kueue.yaml"  # relative to the rendered tree (render/scheduler.py)
 
 
 def kubernetes_vars(plan: Plan) -> dict[str, Any]:
@@ -94,13 +95,19 @@ def kubernetes_vars(plan: Plan) -> dict[str, Any]:
         "teams": [t.to_dict() for t in plan.services.teams],
     }
     if k8s is not None:
+        from clusterforge.plan.dra import plan_device_classes
+
         key, value, effect = GPU_TAINT
         out |= {"pod_cidr": k8s.pod_cidr, "service_cidr": k8s.service_cidr, "service_ip": k8s.service_ip,
                 "dns_ip": k8s.dns_ip, "overlay": k8s.to_dict()["overlay"], "nodes": nodes,
-                "gpu_taints": [{"key": key, "value": value, "effect": effect}]}
+                "gpu_taints": [{"key": key, "value": value, "effect": effect}],
+                # roles/k8s_gpu's DeviceClasses with k8s_gpu_mode: dra (plan/dra.py)
+                "gpu_device_classes": [c.to_dict() for c in plan_device_classes(k8s.nodes)]}
         if controls:
             out["registry"] = {"address": f"{controls[0]['ip']}:{REGISTRY_PORT}", "port": REGISTRY_PORT,
                                "user": "clusterforge"}
+    if plan.queueing is not None:  # Kueue (roles/k8s_kueue): the plan's queues and the rendered objects' file
+        out["queueing"] = plan.queueing.to_dict() | {"manifest": KUEUE_MANIFEST}
     return out
 
 

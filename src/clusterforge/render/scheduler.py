@@ -10,6 +10,8 @@ Files (keys of ``RenderedTree.scheduler``, written under ``scheduler/``):
   ``BlockSizes=``; only where the plan has rack-scale NVLink domains.
 * ``kubernetes/node-labels.yaml``: ``nodes: {<node>: {<label>: <value>}}``, the labels the Kubernetes
   step applies.
+* ``kubernetes/kueue.yaml``: Kueue's objects (render/kueue.py), where the plan queues GPU jobs (Kubernetes,
+  GPU nodes and teams declared).
 
 These are the plan's topology in both forms for any Slurm; with Slurm among the schedulers, render/slurm/
 writes the one topology.conf the declared Slurm version reads, beside slurm.conf. Node lists use Slurm hostlist ranges
@@ -23,6 +25,7 @@ from collections.abc import Iterable
 
 from clusterforge.plan import Plan
 from clusterforge.plan.topology import SchedulerTopology
+from clusterforge.render.kueue import kueue_manifests
 from clusterforge.render.yamltext import to_yaml
 
 __all__ = ["scheduler_files", "hostlist", "SCHEDULER_DIR"]
@@ -102,4 +105,6 @@ def scheduler_files(plan: Plan) -> dict[str, str]:
         files["slurm/topology-block.conf"] = _block(plan, topo)
     files["kubernetes/node-labels.yaml"] = to_yaml({"nodes": {node: dict(labels) for node, labels in
                                                              topo.node_labels}})
+    if plan.queueing is not None:
+        files["kubernetes/kueue.yaml"] = kueue_manifests(plan.queueing)
     return files

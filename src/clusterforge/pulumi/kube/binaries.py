@@ -8,7 +8,7 @@ from pathlib import Path
 
 from clusterforge import paths
 
-__all__ = ["BINARIES", "kubernetes_bin_dir", "images_dir", "pinned_versions", "MissingBinaries"]
+__all__ = ["BINARIES", "kubernetes_bin_dir", "kueue_dir", "images_dir", "pinned_versions", "MissingBinaries"]
 
 BINARIES = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl", "kwok", "kubelet",
             "kube-proxy", "cf-pause", "cf-sim-gpu-plugin", "cf-gpu-probe")
@@ -46,6 +46,20 @@ def kubernetes_bin_dir(check: bool = True) -> Path:
         raise MissingBinaries(f"{bin_dir}: {', '.join(missing)} not built; run scripts/setup-k8s.sh"
                               " (make up and make setup run it)")
     return bin_dir
+
+
+def kueue_dir(check: bool = True) -> Path:
+    """Kueue's own cache directory (bin/kueue, crds/), keyed by its pinned version alone; with `check`,
+    MissingBinaries names the set-up step when the binary or the CRDs are absent."""
+    build = paths.data_root() / "tools" / "k8s-build"
+    if not build.is_dir():
+        raise MissingBinaries(f"{build} is missing: Kueue needs a checkout (scripts/setup-k8s.sh)")
+    version = _pinned(build / "kueue" / "go.mod", "sigs.k8s.io/kueue")
+    root = Path(os.environ.get("CLUSTERFORGE_K8S_CACHE") or DEFAULT_CACHE)
+    directory = root / f"kueue-{version}"
+    if check and not ((directory / "bin" / "kueue").is_file() and (directory / "crds").is_dir()):
+        raise MissingBinaries(f"{directory}: kueue or its CRDs not built; run scripts/setup-k8s.sh")
+    return directory
 
 
 def images_dir(bin_dir: Path) -> Path:

@@ -1,0 +1,85 @@
+"""k8s_gpu_mode: dra against the real resource.k8s.io/v1 API: the k8s_gpu role runs for real (ansible-playbook,
+local connection, render only) with the plan's DeviceClasses (plan/dra.py) and teams, and every DRA object it
+renders is sent with `kubectl apply --dry-run=server` to a real kube-apiserver on loopback, which validates the
+objects and compiles the DeviceClasses' CEL selectors. No DRA driver runs: nothing is allocated."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+pytest.importorskip("kubernetes")
+from kueue_helpers import kubectl  # noqa: E402
+from layer_helpers import REPO_ROOT  # noqa: E402
+
+RENDER_PLAYBOOK = """
+- name: Render the GPU layer in DRA mode.
+  hosts: localhost
+  connection: local
+  gather_facts: false
+  roles:
+    - k8s_gpu
+"""
+DRA_FILES = ("15-dra-device-classes.yaml", "45-dra-claim-templates.yaml")
+
+
+def _render(work: Path, declaration: str) -> Path:
+    from clusterforge.loading import load_and_plan
+    from clusterforge.render.ansible_inventory import kubernetes_vars
+
+    _, plan, _ = load_and_plan(REPO_ROOT / "inventory" / f"{declaration}.yaml")
+    kube = kubernetes_vars(plan)
+    (work / "render.yml").write_text(RENDER_PLAYBOOK)
+    (work / "vars.json").write_text(json.dumps({
+        "k8s_gpu_mode": "dra", "k8s_gpu_manifest_dir": str(work / "manifests"), "k8s_gpu_teams": kube["teams"],
+        "k8s_gpu_nodes": kube["gpu_nodes"], "k8s_gpu_dra_device_classes": kube["gpu_device_classes"],
+        "ansible_python_interpreter": sys.executable}))
+    env = {**os.environ, "ANSIBLE_CONFIG": str(REPO_ROOT / "playbooks" / "ansible.cfg"),
+           "ANSIBLE_ROLES_PATH": str(REPO_ROOT / "roles"), "ANSIBLE_LOCAL_TEMP": str(work / "ansible-tmp"),
+           "ANSIBLE_HOME": str(work / "ansible-home")}
+    played = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i", "localhost,",
+                             str(work / "render.yml"), "-e", f"@{work / 'vars.json'}"],
+                            env=env, capture_output=True, text=True, timeout=300)
+    assert played.returncode == 0, played.stdout[-4000:] + played.stderr[-2000:]
+    return work / "manifests"
+
+
+@pytest.fixture(scope="module", params=["lab", "gb200-nvl72-su"])
+def rendered(request, tmp_path_factory) -> Path:
+    return _render(tmp_path_factory.mktemp(f"dra-{request.param}"), request.param)
+
+
+def test_dra_mode_renders_no_device_plugin(rendered):
+    names = sorted(p.name for p in rendered.glob("*.yaml"))
+    assert set(DRA_FILES) <= set(names) and not any("device-plugin" in n or "runtimeclass" in n for n in names)
+
+
+def test_the_dra_objects_pass_the_api_server(loopback_api, rendered):
+    kubectl(loopback_api, "apply", "-f", str(rendered / "40-team-quotas.yaml"))  # the teams' namespaces
+    for name in DRA_FILES:
+        done = kubectl(loopback_api, "apply", "--dry-run=server", "--validate=strict", "-f", str(rendered / name))
+        documents = [d for d in yaml.safe_load_all((rendered / name).read_text()) if d]
+        assert documents and done.stdout.count("(server dry run)") == len(documents), done.stdout
+
+
+def test_every_claim_template_names_a_rendered_device_class(rendered):
+    classes = {d["metadata"]["name"] for d in yaml.safe_load_all((rendered / DRA_FILES[0]).read_text()) if d}
+    claims = [d for d in yaml.safe_load_all((rendered / DRA_FILES[1]).read_text()) if d]
+    assert classes and claims
+    named = {r["exactly"]["deviceClassName"] for c in claims for r in c["spec"]["spec"]["devices"]["requests"]}
+    assert named == classes
+
+
+def test_a_broken_selector_is_refused(loopback_api, rendered):
+    """The dry run compiles the CEL selectors: the same class with a typo in its expression is refused."""
+    device_class = next(d for d in yaml.safe_load_all((rendered / DRA_FILES[0]).read_text()) if d)
+    device_class["spec"]["selectors"][0]["cel"]["expression"] += " &&& true"
+    done = kubectl(loopback_api, "apply", "--dry-run=server", "-f", "-", stdin=yaml.safe_dump(device_class),
+                   check=False)
+    assert done.returncode != 0 and "compilation failed" in done.stderr.lower(), done.stdout + done.stderr
