@@ -137,16 +137,16 @@ def replace(
 def _reinstall_metal(plan, tree, host: str) -> Path:
     """A bare-metal server of the lab is re-imaged through its BMC: network boot, its disk image (the golden
     image its profile boots, when built) or the installer, SSH with a new host key, as a swapped machine has
-    (clusterforge.lab.metal_install). Returns the lab's ssh_config."""
+    (clusterforge.baremetal.install). Returns the lab's ssh_config."""
     from clusterforge import paths
+    from clusterforge.baremetal.install import install
+    from clusterforge.baremetal.os_image import forget_host_key
     from clusterforge.lab import LabError
     from clusterforge.lab.from_plan import lab_topology
     from clusterforge.lab.image import is_built
-    from clusterforge.lab.metal_install import install
-    from clusterforge.lab.os_image import forget_host_key
     from clusterforge.pulumi.images import lab_images
     from clusterforge.pulumi.metal import lab_bmc_password, metal_servers
-    from clusterforge.pulumi.providers.metal_server import install_request
+    from clusterforge.pulumi.providers.metal_server import install_request, lab_site
 
     password = lab_bmc_password(plan.cluster)
     images = {h: spec.name for spec in lab_images(plan, tree) if is_built(spec.name) for h in spec.hosts}
@@ -155,7 +155,8 @@ def _reinstall_metal(plan, tree, host: str) -> Path:
     args = next(m for m in metal if m.server == host)
     say(err, f"replace {host}: a bare-metal server: re-imaging it through its BMC (network install)")
     try:
-        install(install_request(args.request_json, password), progress=lambda h, m: say(err, f"{h or host}: {m}"))
+        install(install_request(args.request_json, password), lab_site(),
+                progress=lambda h, m: say(err, f"{h or host}: {m}"))
     except LabError as exc:  # InstallError and the BMC's errors are one line naming the server
         say(out, f"replace {host}: {exc}")
         raise typer.Exit(1) from None

@@ -25,9 +25,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from clusterforge.baremetal.bootnet import INSTALLER_PROXY_PORT
+
 __all__ = ["PORT", "start", "stop", "apt_conf", "serving_on"]
 
-PORT = 3142
+PORT = INSTALLER_PROXY_PORT  # the port the bare-metal installer asks on the provisioning subnet
 _locks: dict[str, threading.Lock] = {}
 _locks_guard = threading.Lock()
 
