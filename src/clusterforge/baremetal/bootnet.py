@@ -44,6 +44,7 @@ FIRST_HOST = 10  # .1 the apt proxy, .2 the boot services, .10 on the servers
 NETBOOT_DIR = Path("/usr/lib/debian-installer/images/12/amd64/text/debian-installer/amd64")
 IPXE_DIR = Path("/usr/lib/ipxe")
 _MARK = "clusterforge.baremetal.bootserve"
+_SERVER = ".bootserve"  # in a recorded boot server's command line, whichever package ran it (stopped on a restart)
 
 
 @dataclass(frozen=True)
@@ -211,7 +212,7 @@ def serve(net: ProvisioningNet, target: InstallTarget, deploy: Deploy | None, *,
     code = hashlib.sha256(Path(__file__).with_name("bootserve.py").read_bytes()).hexdigest()[:16]
     if state.get("conf_hash") != conf_hash or state.get("hosts") != hosts or state.get("bootserve_code") != code:
         stop(state.get("dnsmasq_pid"), str(root / "dnsmasq.conf"))
-        stop(state.get("bootserve_pid"), _MARK)
+        stop(state.get("bootserve_pid"), _SERVER)
         state.pop("dnsmasq_pid", None)
         state.pop("bootserve_pid", None)
     if not alive(state.get("dnsmasq_pid"), str(root / "dnsmasq.conf")):
@@ -233,7 +234,7 @@ def stop_services(lab: str, state: dict) -> list[str]:
     gone = []
     if stop(state.get("dnsmasq_pid"), str(root / "dnsmasq.conf")):
         gone.append("dnsmasq")
-    if stop(state.get("bootserve_pid"), _MARK):
+    if stop(state.get("bootserve_pid"), _SERVER):
         gone.append("boot server")
     return gone
 
