@@ -28,6 +28,7 @@ ALLOWED = {
     "fanout": set(),  # independent pure work over forked workers (loading's checks, rendering)
     "sshmux": set(),  # one SSH ControlPath directory per run (provision, verify)
     "outdir": set(),  # the one output writer (contained, owned, whole or nothing): render, provision, cli
+    "targets": set(),  # the delivery targets and reaches as records (what they provision, reach and verify)
     "hostio": {"paths"},  # commands, atomic writes, locks and the one-line error the lab and the installs share
     "markup": set(),  # names from a pull request escaped for Markdown and HTML (plan's diff, the review comment)
     "review_comment": {"markup"},  # ci/clusterforge-review.sh's comment
@@ -42,7 +43,7 @@ ALLOWED = {
     "provision": {"paths", "outdir", "sshmux"},
     # verify.gpu.launch reads clusterforge.__file__ for its workers; the host checks read the rendered tree
     # with the YAML dialect render writes it in (render.yamltext)
-    "verify": {"paths", "__init__", "render", "sshmux"},
+    "verify": {"paths", "__init__", "render", "sshmux", "targets"},
     "export": {"model", "plan", "vocab", "render"},
     # BMCs over Redfish (sushy); its doctor checks speak the doctor's findings; the install serves what render
     # writes (preseed, iPXE, dnsmasq, the disk image's manifest)
@@ -50,15 +51,15 @@ ALLOWED = {
     "sot": {"model", "plan", "vocab", "render", "export"},
     "ops": set(),  # process trees and interrupts: a utility layer the Pulumi providers use
     "pulumi": {"model", "plan", "vocab", "paths", "loading", "render", "lab", "provision", "verify", "ops", "sshmux",
-               "baremetal", "hostio"},
+               "baremetal", "hostio", "targets"},
     # one driver per scheduler: each delegates to its renderer, drain helpers, checks and Pulumi step
-    "schedulers": {"plan", "vocab", "render", "verify", "ops", "lab", "provision", "pulumi"},
+    "schedulers": {"plan", "vocab", "render", "verify", "ops", "lab", "provision", "pulumi", "targets"},
     # node health and remediation: the doctor's and verify's checks as evidence, the policy from the model,
     # drains and returns through the scheduler drivers, re-provisioning through the site playbook
-    "health": {"model", "plan", "vocab", "paths", "render", "verify", "ops", "schedulers", "provision"},
+    "health": {"model", "plan", "vocab", "paths", "render", "verify", "ops", "schedulers", "provision", "targets"},
     # gcpause: start-up imports (typer, the model and planner modules) with the collector paused
     "cli": {"model", "plan", "vocab", "paths", "loading", "render", "lab", "provision", "verify", "pulumi", "ops",
-            "export", "sot", "outdir", "baremetal", "gcpause", "schedulers", "health"},
+            "export", "sot", "outdir", "baremetal", "gcpause", "schedulers", "health", "targets"},
 }
 # Known exceptions, each with its reason; the list may only shrink (it is empty: keep it so).
 EXCEPTIONS: set[tuple[str, str]] = set()
@@ -387,3 +388,63 @@ def test_the_pulumi_bare_metal_layer_takes_the_install_from_baremetal(module):
     assert lab <= METAL_PULUMI_LAB, f"{module} imports {sorted(lab - METAL_PULUMI_LAB)}"
     if module.startswith("pulumi/providers/"):
         assert "clusterforge.baremetal.install" in imports
+
+
+def _target_name_uses(path: Path) -> list[str]:
+    """Where a module decides by a target's name instead of its record (clusterforge.targets): a target or reach
+    name compared with something called target/reach, or a `*Target` enum member compared."""
+    from clusterforge.targets import REACHES, TARGETS
+
+    words = set(TARGETS) | set(REACHES)
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if not isinstance(node, ast.Compare):
+            continue
+        where = f"{path.relative_to(ROOT)}:{node.lineno}"
+        sides = (node.left, *node.comparators)
+        names = [s for s in sides if isinstance(s, ast.Constant) and s.value in words] + [
+            e for s in sides if isinstance(s, (ast.Tuple, ast.List, ast.Set)) for e in s.elts
+            if isinstance(e, ast.Constant) and e.value in words]
+        about_target = any(word in ast.unparse(s).lower() for s in sides for word in ("target", "reach"))
+        if names and about_target:
+            found.append(f"{where} compares a target with {names[0].value!r}")  # type: ignore[attr-defined]
+        members = [s for s in sides if isinstance(s, ast.Attribute) and s.attr in words
+                   and ast.unparse(s.value).endswith("Target")]
+        if members:
+            found.append(f"{where} compares with {ast.unparse(members[0])}")
+    return found
+
+
+def test_no_module_compares_target_names():
+    """The delivery target and the reach are records, looked up once by name; code asks their fields."""
+    found = [use for path in sorted(PACKAGE.rglob("*.py")) if path != PACKAGE / "targets.py"
+             for use in _target_name_uses(path)]
+    assert not found, "\n".join(found)
+
+
+def test_the_target_check_sees_each_kind_of_comparison(tmp_path):
+    sample = tmp_path / "sample.py"
+    sample.write_text("a = settings.target == 'lab'\nb = reach.target != 'local'\nc = target in ('ssh', 'x')\n"
+                      "d = target is HostTarget.lab\ne = kind == 'ssh'\n")
+    global ROOT
+    saved, ROOT = ROOT, tmp_path
+    try:
+        found = [line.split(" ", 1)[1] for line in _target_name_uses(sample)]
+    finally:
+        ROOT = saved
+    assert found == ["compares a target with 'lab'", "compares a target with 'local'", "compares a target with 'ssh'",
+                     "compares with HostTarget.lab"]
+
+
+def test_the_command_line_target_choices_are_the_records_names():
+    from clusterforge.cli._common import ApplyTarget
+    from clusterforge.cli.ops import DoctorTarget
+    from clusterforge.cli.verify import VerifyTarget
+    from clusterforge.pulumi.settings import StackSettings
+    from clusterforge.targets import REACHES, TARGETS, Target
+
+    assert [t.value for t in ApplyTarget] == list(TARGETS)
+    assert {t.value for t in VerifyTarget} == set(REACHES)
+    assert {t.value for t in DoctorTarget} <= set(REACHES)
+    assert {TARGETS[name].reach.name for name in TARGETS} <= set(REACHES)
+    assert StackSettings.__dataclass_fields__["target"].type in (Target, "Target")

@@ -39,7 +39,7 @@ def format_option() -> Any:
 
 
 class ApplyTarget(str, Enum):
-    """Where `preview`/`up` deliver (clusterforge.pulumi.settings.TARGETS)."""
+    """Where `preview`/`up` deliver: the names of clusterforge.targets.TARGETS."""
 
     lab = "lab"
     files = "files"

@@ -15,6 +15,7 @@ import typer
 from clusterforge.cli._args import check_stack
 from clusterforge.cli._common import Format, emit_json, err, format_option, load, out
 from clusterforge.cli._common import say as _say
+from clusterforge.targets import reach
 
 __all__ = ["register"]
 
@@ -130,7 +131,7 @@ def doctor(
         shell = LocalShell()
     else:
         config = str(ssh_config) if ssh_config else None
-        if target is DoctorTarget.lab and config is None:
+        if reach(target.value).lab and config is None:
             if inventory is None:
                 _say(err, "error: --target lab needs --inventory (the lab is named after the cluster)")
                 raise typer.Exit(2)

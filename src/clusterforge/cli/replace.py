@@ -25,6 +25,7 @@ import typer
 from clusterforge.cli._args import check_concerns, check_stack, check_tags, complete_concerns
 from clusterforge.cli._common import Format, emit_json, err, format_option, load, out, say, usage_error
 from clusterforge.cli.ops import DoctorTarget as HostTarget
+from clusterforge.targets import reach
 from clusterforge.vocab import DeviceKind
 
 __all__ = ["register"]
@@ -56,7 +57,7 @@ def replace(
     check_tags(tags)
     if stack is not None:
         check_stack(stack)
-    target = HostTarget(target).value
+    where = reach(HostTarget(target).value)
     spec, plan, _ = load(inventory)
     device = next((d for d in plan.devices if d.name == host), None)
     if device is None or device.kind not in (DeviceKind.SERVER, DeviceKind.STORAGE):
@@ -66,7 +67,7 @@ def replace(
     from clusterforge.cli.roll import DRAIN_TIMEOUT_S, SLURM_SWITCH, node_controls
     from clusterforge.schedulers import DrainRefused, Reach, ResumeFailed, drain_nodes, rejoin_node, resume_nodes
 
-    controls = node_controls(Reach(plan, target, ssh_config, kubeconfig, stack, inventory.stem,
+    controls = node_controls(Reach(plan, where, ssh_config, kubeconfig, stack, inventory.stem,
                                    frozenset() if slurm else frozenset({SLURM_SWITCH})))
     try:
         drain_nodes(controls, [host], "clusterforge replace", DRAIN_TIMEOUT_S, say=lambda line: say(err, line))
@@ -77,9 +78,9 @@ def replace(
     with tempfile.TemporaryDirectory(prefix="cf-replace-") as tmp:
         rendered = Path(tmp) / "rendered"
         write_tree(rendered, tree.files())
-        if target == "lab" and host in (getattr(plan, "bmcs", {}) or {}):
+        if where.lab and host in (getattr(plan, "bmcs", {}) or {}):
             ssh_config = _reinstall_metal(plan, tree, host)
-        elif target == "lab":
+        elif where.lab:
             from clusterforge.lab import LabError, reimage
             from clusterforge.lab.from_plan import lab_topology
             from clusterforge.lab.manager import as_running
@@ -92,7 +93,7 @@ def replace(
                 raise typer.Exit(3) from None
             ssh_config = lab.ssh_config
         result = run_site(rendered / "ansible" / "inventory.yml", Path(tmp) / "runner", limit=host,
-                          tags=list(tags) or None, extravars={"cf_lab": True} if target == "lab" else None,
+                          tags=list(tags) or None, extravars={"cf_lab": True} if where.lab else None,
                           ssh_config=ssh_config, progress=lambda line: say(err, f"provision {line}"))
         if not result.ok:
             failed = {**result.failed_hosts, **result.unreachable_messages}
@@ -106,7 +107,7 @@ def replace(
         say(err, f"replace {host}: provisioned in {result.duration_s:.0f} s"
                  f" ({result.changed_per_host.get(host, 0)} tasks changed); checking it")
         try:
-            checked = run_checks(rendered, target, [host], ssh_config, json_path, concerns=list(check) or None)
+            checked = run_checks(rendered, where.name, [host], ssh_config, json_path, concerns=list(check) or None)
         except VerifyError as exc:
             say(err, f"verify: {exc}")
             raise typer.Exit(3) from None

@@ -23,6 +23,7 @@ import typer
 from clusterforge.cli._args import check_concerns, check_stack, check_tags, complete_concerns
 from clusterforge.cli._common import Format, emit_json, err, format_option, load, out, say, usage_error
 from clusterforge.cli.ops import DoctorTarget as HostTarget
+from clusterforge.targets import reach
 from clusterforge.vocab import DeviceKind
 
 if TYPE_CHECKING:
@@ -73,7 +74,7 @@ def roll(
     check_tags(tags)
     if stack is not None:
         check_stack(stack)
-    target = HostTarget(target).value
+    where = reach(HostTarget(target).value)
     report: dict = {"batches": [], "ok": True}
     spec, plan, _ = load(inventory)
     sizes = {u.id: u.rollout_batch for u in spec.scalable_units}
@@ -82,11 +83,11 @@ def roll(
     batches = rollout_batches(servers, sizes)
     if not batches:
         usage_error("no servers to roll" + (f" in SU {', '.join(map(str, su))}" if su else ""))
-    if target == "lab" and ssh_config is None:
+    if where.lab and ssh_config is None:
         from clusterforge.lab import ssh_config_path
 
         ssh_config = ssh_config_path(plan.cluster)
-    controls = node_controls(Reach(plan, target, ssh_config, kubeconfig, stack, inventory.stem,
+    controls = node_controls(Reach(plan, where, ssh_config, kubeconfig, stack, inventory.stem,
                                    frozenset() if slurm else frozenset({SLURM_SWITCH})))
     reached = {c.scheduler for c in controls}
     say(err, f"roll: {len(servers)} server(s) in {len(batches)} batch(es), tags {','.join(tags)},"
@@ -105,14 +106,14 @@ def roll(
             except DrainRefused as exc:
                 _stop(report, format, batch, label, {exc.node: f"drain: {exc}"}, batches[number:])
             result = run_site(rendered / "ansible" / "inventory.yml", Path(tmp) / "runner", limit=list(batch.hosts),
-                              tags=list(tags), extravars={"cf_lab": True} if target == "lab" else None,
+                              tags=list(tags), extravars={"cf_lab": True} if where.lab else None,
                               ssh_config=ssh_config, progress=lambda line: say(err, f"provision {line}"))
             if not result.ok:
                 _stop(report, format, batch, label, {**result.failed_hosts, **{h: f"unreachable: {m}" for h, m in
                                                        result.unreachable_messages.items()}}
                       or {h: f"ansible-runner {result.status}" for h in batch.hosts}, batches[number:])
             try:
-                gate = run_checks(rendered, target, list(batch.hosts), ssh_config, None, concerns=list(check))
+                gate = run_checks(rendered, where.name, list(batch.hosts), ssh_config, None, concerns=list(check))
             except VerifyError as exc:
                 _stop(report, format, batch, label, {h: f"checks could not run: {exc}" for h in batch.hosts},
                       batches[number:])

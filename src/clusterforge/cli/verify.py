@@ -30,6 +30,7 @@ from clusterforge.cli._common import (
     say,
     usage_error,
 )
+from clusterforge.targets import reach
 from clusterforge.vocab import DeviceKind
 
 if TYPE_CHECKING:
@@ -124,7 +125,7 @@ def verify(
         usage_error(f"unknown --check {', '.join(unknown)}; choose from {', '.join(CONCERNS)}")
     if stack is not None:
         check_stack(stack)
-    if target is VerifyTarget.local and len(host) != 1:
+    if reach(target.value).local and len(host) != 1:
         usage_error("--target local checks this machine against one inventory host: pass --host NAME")
     spec, plan, _ = load(inventory)
     servers = {d.name for d in plan.devices if d.kind in (DeviceKind.SERVER, DeviceKind.STORAGE)}
@@ -143,8 +144,9 @@ def verify(
     from clusterforge.schedulers import SCHEDULERS, Reach
 
     turned_off = frozenset(name for name, on in (("kubernetes", kubernetes), ("slurm", slurm)) if not on)
-    reach = Reach(plan, target.value, ssh_config, stack=stack, default_stack=inventory.stem, skip=turned_off)
-    layers = {driver.name: driver.checks(reach) for driver in SCHEDULERS.values()}
+    schedulers = Reach(plan, reach(target.value), ssh_config, stack=stack, default_stack=inventory.stem,
+                       skip=turned_off)
+    layers = {driver.name: driver.checks(schedulers) for driver in SCHEDULERS.values()}
     layers_ok = all(layer is None or layer.ok for layer in layers.values())
     if format is Format.json:
         emit_json({**result.to_dict(), **{name: None if layer is None else {
