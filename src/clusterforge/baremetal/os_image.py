@@ -340,16 +340,16 @@ def host_image(lab: str, server: str, tree: Path, files: dict[str, FileSpec], *,
         run(["sfdisk", "-q", "--no-reread", "--no-tell-kernel", disk],
             input=sfdisk_script(disk_bytes=disk_bytes, esp_mib=esp_mib, root_uuid=root_uuid, disk_id=disk_id))
         tail = stage_root / "tail.bin"
-        with disk.open("rb") as f, tail.open("wb") as out:
-            f.seek(disk_bytes - TAIL_BYTES)
-            out.write(f.read(TAIL_BYTES))
+        with disk.open("rb") as whole, tail.open("wb") as end:
+            whole.seek(disk_bytes - TAIL_BYTES)
+            end.write(whole.read(TAIL_BYTES))
         progress(server, "disk image: compressing (lzop -1, parts of 64 MiB)")
         root_offset = (1 + esp_mib) * MIB
         pieces = [(0, [(disk, MIB), (esp, _used_bytes(esp))]), (root_offset, [(root_img, root_bytes)]),
                   (disk_bytes - TAIL_BYTES, [(tail, TAIL_BYTES)])]
-        out = stage_root / "parts"
-        out.mkdir()
-        parts = _parts(pieces, out)
+        staged = stage_root / "parts"
+        staged.mkdir()
+        parts = _parts(pieces, staged)
         image = DiskImage(disk_bytes=disk_bytes, parts=parts, host_key=" ".join(key_pub.split()[:2]))
         checked_image(image)
         manifest.unlink(missing_ok=True)  # no manifest names half-replaced parts
@@ -357,7 +357,7 @@ def host_image(lab: str, server: str, tree: Path, files: dict[str, FileSpec], *,
         where.mkdir(parents=True, exist_ok=True)
         for old in where.glob("*.[lg]z*"):  # an image of an earlier format (head.lzo, root.gz, ...)
             old.unlink()
-        os.replace(out, where / "parts")
+        os.replace(staged, where / "parts")
         sent = sum((where / "parts" / p.name).stat().st_size for p in parts)
         write_atomic(manifest, json.dumps({"key": key, "image": image.to_dict(), "root_bytes": root_bytes,
                                            "sent_bytes": sent, "seconds": round(time.monotonic() - t0, 1)},

@@ -6,6 +6,7 @@ Exit codes: 0 ok, 1 the declaration (or the cluster) is wrong, 2 usage error, 3 
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING, TypeGuard
 
 import typer
 
@@ -29,6 +30,9 @@ from clusterforge.cli import (
 )
 from clusterforge.cli._common import err, out, print_problems, say
 from clusterforge.cli.launch import main, version
+
+if TYPE_CHECKING:
+    from clusterforge.model.errors import DeclarationError
 
 __all__ = ["app", "main", "run", "version"]
 
@@ -57,7 +61,7 @@ for _group in (core, lab, apply, locks, engine, kube, provision, ops, replace, r
 helptext.apply(app)
 
 
-def _declaration_error(exc: Exception) -> bool:
+def _declaration_error(exc: Exception) -> TypeGuard[DeclarationError]:
     # the model is imported by the commands that load a declaration, never before: a DeclarationError
     # can only exist once its module is loaded
     errors = sys.modules.get("clusterforge.model.errors")

@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from clusterforge.export.sonic_vs import VS_BINDS, VsPortError, lanemap_ini, port_config_ini, vs_ports
 from clusterforge.export.switch_files import by_switch
@@ -169,16 +170,17 @@ def export_containerlab(
         links.append({"endpoints": ends, "mtu": link.mtu})
 
     files: dict[str, str] = {}
-    nodes: dict[str, dict] = {}
+    nodes: dict[str, dict[str, Any]] = {}
     for device in plan.devices:
         kind = kinds.get(device.name)
         if kind is None:
             continue
-        node: dict = {"kind": kind, "image": images[kind], "group": device.rack or device.plane or device.kind}
+        node: dict[str, Any] = {"kind": kind, "image": images[kind],
+                                "group": device.rack or device.plane or device.kind}
         mgmt = _oob_address(device)
         if mgmt:
             node["mgmt-ipv4"] = mgmt
-        labels = {"clusterforge.io/role": device.kind, "clusterforge.io/model": device.model}
+        labels: dict[str, Any] = {"clusterforge.io/role": device.kind, "clusterforge.io/model": device.model}
         if device.su is not None:
             labels["clusterforge.io/su"] = device.su
         node["labels"] = labels

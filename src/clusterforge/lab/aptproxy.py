@@ -114,7 +114,11 @@ def serve(bind_ip: str, port: int, cache: Path, allowed: list[str]) -> None:
     handler = type("Handler", (_Handler,), {"cache": cache, "allowed": frozenset(allowed)})
     server = ThreadingHTTPServer((bind_ip, port), handler)
     server.daemon_threads = True
-    signal.signal(signal.SIGTERM, lambda *_: (server.server_close(), sys.exit(0)))
+    def _on_term(*_: object) -> None:
+        server.server_close()
+        sys.exit(0)
+
+    signal.signal(signal.SIGTERM, _on_term)
     server.serve_forever()
 
 
