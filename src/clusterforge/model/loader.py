@@ -59,7 +59,7 @@ def _plain(node: Any, loc: Loc, file: str, source: SourceMap) -> Any:
     return _plain_of(node, loc, file, source, CommentedMap, CommentedSeq)
 
 
-def _plain_of(node: Any, loc: Loc, file: str, source: SourceMap, mapping: type, sequence: type) -> Any:
+def _plain_of(node: Any, loc: Loc, file: str, source: SourceMap, mapping: type[Any], sequence: type[Any]) -> Any:
     if isinstance(node, mapping):
         out: dict[str, Any] = {}
         for key, value in node.items():

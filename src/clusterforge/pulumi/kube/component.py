@@ -71,9 +71,9 @@ class Kubernetes(pulumi.ComponentResource):
             pulumi.ResourceOptions(parent=self, depends_on=[self.provision]))
             if nodes is not None else None)
         first = args.node_ips[0]
-        self.kubeconfig = pulumi.Output.secret(
-            pulumi.Output.all(self.pki.bundle, self.provision.runs).apply(
-                lambda values: admin_kubeconfig(args.cluster, first, values[0])))
+        kubeconfig: pulumi.Output[str] = pulumi.Output.all(self.pki.bundle, self.provision.runs).apply(
+            lambda values: admin_kubeconfig(args.cluster, first, values[0]))
+        self.kubeconfig: pulumi.Output[str] = pulumi.Output.secret(kubeconfig)
         joined = [self.nodes] if self.nodes is not None else [self.provision]
         self.api_server = f"https://{first}:{API_PORT}"
         self.layer = (KubeGpuLayer(f"{name}-gpu-layer", KubeGpuLayerArgs(args.cluster, self.api_server, args.layer),

@@ -87,7 +87,7 @@ def _matmul_checks(m: Mapping, spec: AcceptanceSpec) -> list[dict]:
             declared = spec.tflops_dense.get(p)
             floor = th.burst_floor_tflops.get(p)
             frac = th.matmul_fraction_for(p)
-            need = round(floor if floor is not None else frac * declared, 2)
+            need: float | None = round(floor if floor is not None else frac * declared, 2)
             name = f"matmul.{p}.burst[gpu{gpu}]"
             if "error" in r:
                 out.append(check(name, None, need, "TFLOPS", False, f"error: {r['error']}"))
@@ -110,9 +110,9 @@ def _matmul_checks(m: Mapping, spec: AcceptanceSpec) -> list[dict]:
             name = f"matmul.{p}.sustained[gpu{gpu}]"
             fraction = th.sustained_matmul_fraction
             floor = th.sustained_floor_tflops.get(p)
-            declared = spec.tflops_dense.get(p)
+            peak = spec.tflops_dense.get(p)
             need = round(floor, 2) if floor is not None else \
-                round(fraction * declared, 2) if fraction and declared is not None else None
+                round(fraction * peak, 2) if fraction and peak is not None else None
             if "error" in r:
                 out.append(check(name, None, need, "TFLOPS", False, f"error: {r['error']}"))
                 continue
