@@ -275,6 +275,38 @@ def _parts(pieces: list[tuple[int, list[tuple[Path, int]]]], stage: Path) -> tup
     return tuple(ImagePart(part_name(i), segments[i][0], size, digest) for i, (size, digest) in enumerate(done))
 
 
+def _stage(stage: Path, tree: Path, files: dict[str, FileSpec], key_path: Path) -> None:
+    """The root file system's content: the tree hard-linked, the server's own files and its SSH host key."""
+    run(["cp", "-al", f"{tree}/.", stage], timeout=900)
+    for rel, spec in files.items():
+        dst = stage / rel
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        dst.unlink(missing_ok=True)  # a hard link into the tree: replaced, never written through
+        write_atomic(dst, spec.text, spec.mode)
+    (stage / "root/.ssh").chmod(0o700)
+    hk = stage / "etc/ssh/ssh_host_ed25519_key"
+    hk.unlink(missing_ok=True)
+    shutil.copyfile(key_path, hk)
+    os.chmod(hk, 0o600)
+    (stage / "boot/efi").mkdir(parents=True, exist_ok=True)
+
+
+def _esp(stage_root: Path, root_uuid: str, esp_id: str, esp_mib: int) -> Path:
+    """The EFI system partition's image: a stand-alone GRUB at the firmware's fallback path."""
+    cfg = stage_root / "grub.cfg"
+    write_atomic(cfg, grub_cfg(root_uuid))
+    efi = stage_root / "BOOTX64.EFI"
+    run(["grub-mkstandalone", "-O", "x86_64-efi", "-o", efi, f"--modules={_GRUB_MODULES}",
+         "--install-modules=" + _GRUB_MODULES, "--locales=", "--fonts=", "--themes=",
+         f"boot/grub/grub.cfg={cfg}"], timeout=300)
+    esp = stage_root / "esp.img"
+    run(["mkfs.vfat", "-C", "-F", "32", "-n", "CF-ESP", "-i", esp_id.replace("-", ""), esp,
+         str(esp_mib * 1024)])
+    run(["mmd", "-i", esp, "::/EFI", "::/EFI/BOOT"])
+    run(["mcopy", "-i", esp, efi, "::/EFI/BOOT/BOOTX64.EFI"])
+    return esp
+
+
 def host_image(lab: str, server: str, tree: Path, files: dict[str, FileSpec], *, disk_bytes: int,
                esp_mib: int, progress: Progress = quiet) -> DiskImage:
     """The server's disk image (its parts and image.json in ``image_dir``), made when its inputs changed."""
@@ -301,19 +333,7 @@ def host_image(lab: str, server: str, tree: Path, files: dict[str, FileSpec], *,
         esp_id = ids.hex[:4].upper() + "-" + ids.hex[4:8].upper()
         stage = stage_root / "root"
         progress(server, f"disk image: staging the root file system ({key})")
-        run(["cp", "-al", f"{tree}/.", stage], timeout=900)
-        every = {**files, "etc/fstab": FileSpec(fstab(root_uuid, esp_id))}
-        for rel, spec in every.items():
-            dst = stage / rel
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            dst.unlink(missing_ok=True)  # a hard link into the tree: replaced, never written through
-            write_atomic(dst, spec.text, spec.mode)
-        (stage / "root/.ssh").chmod(0o700)
-        hk = stage / "etc/ssh/ssh_host_ed25519_key"
-        hk.unlink(missing_ok=True)
-        shutil.copyfile(key_path, hk)
-        os.chmod(hk, 0o600)
-        (stage / "boot/efi").mkdir(parents=True, exist_ok=True)
+        _stage(stage, tree, {**files, "etc/fstab": FileSpec(fstab(root_uuid, esp_id))}, key_path)
         used = int(run(["du", "-sx", "--block-size=1", stage], timeout=600).stdout.split()[0])
         root_bytes = (used * 21 // 20 + 192 * MIB) // MIB * MIB  # it grows to the partition at first boot
         if (1 + esp_mib) * MIB + root_bytes + TAIL_BYTES > disk_bytes:
@@ -323,17 +343,7 @@ def host_image(lab: str, server: str, tree: Path, files: dict[str, FileSpec], *,
         root_img = stage_root / "root.ext4"
         run(["mkfs.ext4", "-q", "-F", "-O", _EXT4_FEATURES, "-U", root_uuid, "-L", "cf-root", "-E",
              "lazy_itable_init=1,lazy_journal_init=1", "-d", stage, root_img, f"{root_bytes // 1024}k"], timeout=1800)
-        cfg = stage_root / "grub.cfg"
-        write_atomic(cfg, grub_cfg(root_uuid))
-        efi = stage_root / "BOOTX64.EFI"
-        run(["grub-mkstandalone", "-O", "x86_64-efi", "-o", efi, f"--modules={_GRUB_MODULES}",
-             "--install-modules=" + _GRUB_MODULES, "--locales=", "--fonts=", "--themes=",
-             f"boot/grub/grub.cfg={cfg}"], timeout=300)
-        esp = stage_root / "esp.img"
-        run(["mkfs.vfat", "-C", "-F", "32", "-n", "CF-ESP", "-i", esp_id.replace("-", ""), esp,
-             str(esp_mib * 1024)])
-        run(["mmd", "-i", esp, "::/EFI", "::/EFI/BOOT"])
-        run(["mcopy", "-i", esp, efi, "::/EFI/BOOT/BOOTX64.EFI"])
+        esp = _esp(stage_root, root_uuid, esp_id, esp_mib)
         disk = stage_root / "disk.gpt"
         with disk.open("wb") as f:
             f.truncate(disk_bytes)
