@@ -9,7 +9,7 @@ import functools
 from collections.abc import Callable, Iterable
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import typer
 from rich.console import Console
@@ -86,7 +86,7 @@ def collector_paused(command: F) -> F:
     return paused  # type: ignore[return-value]
 
 
-def usage_error(message: str) -> None:
+def usage_error(message: str) -> NoReturn:
     say(err, f"error: {message}")
     raise typer.Exit(2)
 

@@ -41,7 +41,7 @@ def remediate(
     format: Format = format_option(),
 ) -> None:
     """Drain, repair, re-check and return the failure domains the health verdicts call for, under the policy."""
-    from clusterforge.cli.roll import node_controls
+    from clusterforge.cli._nodes import node_controls
     from clusterforge.health.act import remediate as run_remediation
     from clusterforge.health.journal import Journal, JournalError, journal_path
     from clusterforge.schedulers import Reach as SchedulerReach
