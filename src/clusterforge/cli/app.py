@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, TypeGuard
 import typer
 
 from clusterforge.cli import (
+    accept,
     apply,
     core,
     engine,
@@ -55,8 +56,8 @@ def _root(show_version: bool = typer.Option(False, "--version", callback=_print_
 
 
 # the order of `clusterforge --help`
-for _group in (core, lab, apply, locks, engine, kube, provision, ops, replace, roll, health, verify, report, export,
-               sot):
+for _group in (core, lab, apply, locks, engine, kube, provision, ops, replace, roll, health, verify, accept, report,
+               export, sot):
     _group.register(app)
 helptext.apply(app)
 

@@ -75,7 +75,7 @@ def replace(
 
 def _report(done, format: Format) -> None:
     """What `replace` prints: the provisioning failure, or the host checks and the verdict; exit 1 on a failure."""
-    from clusterforge.cli.verify import results_table
+    from clusterforge.cli._tables import results_table
 
     host, result, checked = done.host, done.provision, done.checked
     if checked is None:
