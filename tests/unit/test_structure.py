@@ -441,14 +441,13 @@ def test_the_target_check_sees_each_kind_of_comparison(tmp_path):
 
 
 def test_the_command_line_target_choices_are_the_records_names():
-    from clusterforge.cli._common import ApplyTarget
-    from clusterforge.cli.ops import DoctorTarget
+    from clusterforge.cli._common import ApplyTarget, HostTarget
     from clusterforge.cli.verify import VerifyTarget
     from clusterforge.pulumi.settings import StackSettings
     from clusterforge.targets import REACHES, TARGETS, Target
 
     assert [t.value for t in ApplyTarget] == list(TARGETS)
     assert {t.value for t in VerifyTarget} == set(REACHES)
-    assert {t.value for t in DoctorTarget} <= set(REACHES)
+    assert {t.value for t in HostTarget} <= set(REACHES)
     assert {TARGETS[name].reach.name for name in TARGETS} <= set(REACHES)
     assert StackSettings.__dataclass_fields__["target"].type in (Target, "Target")

@@ -38,6 +38,13 @@ def format_option() -> Any:
     return typer.Option(Format.table, "--format", "-f", help="table (for people) or json (one document on stdout)")
 
 
+class HostTarget(str, Enum):
+    """How a host command reaches hosts: the names of clusterforge.targets.REACHES it offers."""
+
+    lab = "lab"
+    ssh = "ssh"
+
+
 class ApplyTarget(str, Enum):
     """Where `preview`/`up` deliver: the names of clusterforge.targets.TARGETS."""
 

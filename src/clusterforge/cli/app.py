@@ -14,6 +14,7 @@ from clusterforge.cli import (
     accept,
     apply,
     core,
+    drift,
     engine,
     export,
     health,
@@ -56,8 +57,8 @@ def _root(show_version: bool = typer.Option(False, "--version", callback=_print_
 
 
 # the order of `clusterforge --help`
-for _group in (core, lab, apply, locks, engine, kube, provision, ops, replace, roll, health, verify, accept, report,
-               export, sot):
+for _group in (core, lab, apply, locks, engine, kube, provision, drift, ops, replace, roll, health, verify, accept,
+               report, export, sot):
     _group.register(app)
 helptext.apply(app)
 

@@ -14,8 +14,7 @@ from pathlib import Path
 import typer
 
 from clusterforge.cli._args import check_stack
-from clusterforge.cli._common import Format, emit_json, err, format_option, load, out, say, usage_error
-from clusterforge.cli.ops import DoctorTarget as HostTarget
+from clusterforge.cli._common import Format, HostTarget, emit_json, err, format_option, load, out, say, usage_error
 from clusterforge.targets import reach as reach_named
 
 __all__ = ["health_reach", "read_alerts_option", "register"]

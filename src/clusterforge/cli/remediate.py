@@ -19,9 +19,8 @@ from pathlib import Path
 
 import typer
 
-from clusterforge.cli._common import Format, emit_json, err, format_option, out, say
+from clusterforge.cli._common import Format, HostTarget, emit_json, err, format_option, out, say
 from clusterforge.cli.health import health_reach, read_alerts_option
-from clusterforge.cli.ops import DoctorTarget as HostTarget
 
 __all__ = ["register"]
 

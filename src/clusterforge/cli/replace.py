@@ -22,9 +22,8 @@ from pathlib import Path
 import typer
 
 from clusterforge.cli._args import check_concerns, check_stack, check_tags, complete_concerns
-from clusterforge.cli._common import Format, emit_json, err, format_option, load, out, say, usage_error
+from clusterforge.cli._common import Format, HostTarget, emit_json, err, format_option, load, out, say, usage_error
 from clusterforge.cli._nodes import SLURM_SWITCH, node_controls
-from clusterforge.cli.ops import DoctorTarget as HostTarget
 from clusterforge.targets import reach
 from clusterforge.vocab import DeviceKind
 
