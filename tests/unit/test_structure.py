@@ -451,3 +451,42 @@ def test_the_command_line_target_choices_are_the_records_names():
     assert {t.value for t in HostTarget} <= set(REACHES)
     assert {TARGETS[name].reach.name for name in TARGETS} <= set(REACHES)
     assert StackSettings.__dataclass_fields__["target"].type in (Target, "Target")
+
+
+# Lab modules being changed on main in parallel, skipped by mypy until that change fixes their errors; only shrinks.
+MYPY_PENDING = {"clusterforge.lab.container", "clusterforge.lab.from_plan", "clusterforge.lab.manager"}
+LONG_FUNCTION_LINES = 80
+MAX_LONG_FUNCTIONS = 3
+CLI_MODULE_LINES = 150
+
+
+def test_mypy_checks_the_whole_package():
+    """`mypy` with no arguments (make test) reads pyproject's [tool.mypy]: the whole package, no module's errors
+    ignored but the pending list's."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mypy"]
+    assert config["files"] == ["src/clusterforge"]
+    ignored = {m for o in config.get("overrides", []) if o.get("ignore_errors") for m in o["module"]}
+    assert ignored <= MYPY_PENDING, f"modules whose type errors are ignored: {sorted(ignored - MYPY_PENDING)}"
+
+
+def _long_functions() -> list[str]:
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                lines = (node.end_lineno or node.lineno) - node.lineno + 1
+                if lines > LONG_FUNCTION_LINES:
+                    found.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name} ({lines} lines)")
+    return found
+
+
+def test_few_functions_are_long():
+    long = _long_functions()
+    assert len(long) <= MAX_LONG_FUNCTIONS, "\n".join(long)
+
+
+@pytest.mark.parametrize("module", sorted(p.name for p in (PACKAGE / "cli").glob("*.py")))
+def test_a_command_module_is_thin(module):
+    """A command parses its flags and calls into a library; its module stays short."""
+    lines = len((PACKAGE / "cli" / module).read_text().splitlines())
+    assert lines <= CLI_MODULE_LINES, f"cli/{module}: {lines} lines"

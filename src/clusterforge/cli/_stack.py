@@ -39,9 +39,6 @@ def passphrase_option() -> Any:
 _MASKED_URL: str | None = None  # the backend URL of this run: its password is masked in anything printed
 
 
-_MASKED_URL: str | None = None  # the backend URL of this run: its password is masked in anything printed
-
-
 def flag_value(value: bool | None) -> str | None:
     return None if value is None else ("true" if value else "false")
 

@@ -44,7 +44,7 @@ def doctor(
     format: Format = format_option(),
 ) -> None:
     """Walk the troubleshooting list on one host: each finding with its evidence and the fix; exit 1 on a failure."""
-    from clusterforge.ops.doctor import Expect, LocalShell, SshShell, Status, diagnose, render
+    from clusterforge.ops.doctor import Expect, LocalShell, Shell, SshShell, Status, diagnose, render
     from clusterforge.ops.doctor.findings import to_json
     from clusterforge.ops.doctor.run import CHECKS
 
@@ -61,7 +61,8 @@ def doctor(
         raise typer.Exit(2)
     planned = host if host is not None else plan_host
     expect = Expect.from_host_vars(_host_vars(inventory, planned)) if inventory and planned else Expect()
-    if local:
+    shell: Shell
+    if local or host is None:
         shell = LocalShell()
     else:
         config = str(ssh_config) if ssh_config else None

@@ -25,6 +25,7 @@ def gpu_spec_for(spec: ClusterSpec, plan: Plan, *, host: str | None = None,
         if device is None or device.kind != DeviceKind.SERVER:
             raise LookupError(f"no GPU server {host!r} in the plan")
         model = device.model
+    assert model is not None  # one of host and model was given
     server = spec.catalog.servers.get(model)
     if server is None:
         raise LookupError(f"no server model {model!r} in the catalog ({', '.join(sorted(spec.catalog.servers))})")
