@@ -35,9 +35,10 @@ LAB = "cfbench-metal"
 def one_server(timeout_s: float, method: str = "image", image: str | None = None) -> int:
     import netaddr
 
+    from clusterforge.baremetal.install import InstallRequest, install, remove
     from clusterforge.lab import bootnet, links, names
     from clusterforge.lab.from_plan import lab_topology
-    from clusterforge.lab.metal_install import InstallRequest, install, remove
+    from clusterforge.lab.metal_site import LabSite
     from clusterforge.lab.metal_topology import split
     from clusterforge.lab.overlay import ensure_lab_key
     from clusterforge.lab.util import lab_dir
@@ -78,7 +79,7 @@ def one_server(timeout_s: float, method: str = "image", image: str | None = None
             timeout_s=timeout_s, method=method, image=image,
         )  # fmt: skip
         try:
-            record = install(req, progress=say)
+            record = install(req, LabSite(), progress=say)
             say(server, f"blank to installed {record['install_seconds']} s, reachable over SSH"
                         f" {record['reachable_seconds']} s")
             return 0
@@ -86,7 +87,7 @@ def one_server(timeout_s: float, method: str = "image", image: str | None = None
             say(server, f"stopped: {exc}")
             return 1
     finally:
-        remove(LAB, server)
+        remove(LAB, server, LabSite())
         bootnet.down(LAB)
         links.delete_lab_links(LAB)
         shutil.rmtree(lab_dir(LAB), ignore_errors=True)

@@ -55,7 +55,7 @@ packages+=(postgresql-client)
 # bare-metal servers in the lab (inventory/lab-metal.yaml): the provisioning network's DHCP/TFTP (dnsmasq),
 # iPXE's UEFI loader, Debian 12's netboot installer, and QEMU with OVMF for the servers that are VMs
 packages+=(dnsmasq-base ipxe debian-installer-12-netboot-amd64 qemu-system-x86 qemu-utils ovmf)
-# the image method (lab/os_image.py, lab/deploy_ramdisk.py): a server's disk image made from plain files (sfdisk,
+# the image method (baremetal/os_image.py, baremetal/deploy_ramdisk.py): a server's disk image made from plain files (sfdisk,
 # mkfs.vfat and mtools for the ESP, a stand-alone GRUB for UEFI) and the deploy ramdisk packed with cpio
 packages+=(fdisk dosfstools mtools grub-efi-amd64-bin grub-common cpio)
 # the lab BMC's libvirtd (lab/libvirtd.py) and the iPXE ROMs QEMU's NICs boot with; libvirt-python builds against

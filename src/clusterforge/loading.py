@@ -12,6 +12,7 @@ from pathlib import Path
 from clusterforge.fanout import default_workers, fan_out
 from clusterforge.gcpause import paused_gc
 from clusterforge.model import PLANES, ClusterSpec, DeclarationError, Loc, SourceMap, load_cluster
+from clusterforge.model.errors import Problem
 from clusterforge.plan import Plan, PlanError, plan_cluster
 from clusterforge.vocab import DeviceKind
 
@@ -127,9 +128,9 @@ def _load_and_plan(path: str | Path) -> tuple[ClusterSpec, Plan, SourceMap]:
         raise DeclarationError([source.problem(loc, message) for loc, message in located])
     problems = _fabric_problems(plan)
     if problems:
-        located = []
+        fabric: list[Problem] = []
         for message in problems:
             loc, note = link_loc(message, plan, spec) or (fabric_loc(message), "")
-            located.append(source.problem(loc, f"fabric: {message}{note}"))
-        raise DeclarationError(located)
+            fabric.append(source.problem(loc, f"fabric: {message}{note}"))
+        raise DeclarationError(fabric)
     return spec, plan, source

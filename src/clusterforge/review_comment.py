@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from clusterforge import markup
 
@@ -38,8 +39,8 @@ def _preview(out_dir: Path) -> list[str]:
         return ["the preview's JSON could not be read"]
     if not isinstance(doc, dict):
         return ["the preview's JSON is not an object"]
-    lists = {op: doc.get(op) if isinstance(doc.get(op), list) else [] for op in ("create", "update", "replace",
-                                                                                  "delete")}
+    lists: dict[str, list[Any]] = {op: v if isinstance(v := doc.get(op), list) else []
+                                   for op in ("create", "update", "replace", "delete")}
     lines = [", ".join(f"{len(urns)} to {op}" for op, urns in lists.items()) + f", {doc.get('same', 0)} unchanged"]
     for op in ("replace", "delete"):
         lines += [f"- {op}: {markup.code(str(urn).rsplit('::', 1)[-1])}" for urn in lists[op][:MAX_URNS]]

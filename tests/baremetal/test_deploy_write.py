@@ -1,7 +1,7 @@
-"""The deploy ramdisk's image writer (lab.deploy_ramdisk.WRITE_IMAGE) run on this machine with the ramdisk's
+"""The deploy ramdisk's image writer (baremetal.deploy_ramdisk.WRITE_IMAGE) run on this machine with the ramdisk's
 own busybox: its wget against a real HTTP server in a network namespace of the test's own, its sha256sum,
 lzop and dd (O_DIRECT) onto a file that stands for the disk. The parts and the manifest are what
-lab.os_image and render.deploy make. What the VM adds (drivers, DHCP, the BMC) tests/lab/test_metal_install.py
+baremetal.os_image and render.deploy make. What the VM adds (drivers, DHCP, the BMC) tests/lab/test_metal_install.py
 covers; this is the write loop itself: a good image lands byte for byte, and a part or a manifest that is not
 the one the command line vouches for is refused before any of it reaches the disk."""
 
@@ -38,7 +38,7 @@ pytestmark = pytest.mark.skipif(_skip_reason() is not None, reason=_skip_reason(
 @pytest.fixture(scope="module")
 def applets(tmp_path_factory) -> Path:
     """A PATH directory of the ramdisk's busybox applets (the deploy ramdisk's own binary)."""
-    from clusterforge.lab.deploy_ramdisk import busybox
+    from clusterforge.baremetal.deploy_ramdisk import busybox
 
     where = tmp_path_factory.mktemp("bin")
     box = busybox()
@@ -49,9 +49,9 @@ def applets(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def made(tmp_path_factory) -> tuple[Path, DiskImage, bytes, bytes]:
-    """A disk image as lab.os_image cuts it: a 1 MiB head at 0 and a 150 MiB 'root file system' (three
+    """A disk image as baremetal.os_image cuts it: a 1 MiB head at 0 and a 150 MiB 'root file system' (three
     parts: 64 + 64 + 22 MiB) at 2 MiB; served from ``image/<host>/`` as the boot server does."""
-    from clusterforge.lab.os_image import _parts
+    from clusterforge.baremetal.os_image import _parts
 
     root = tmp_path_factory.mktemp("image")
     head = root / "head.bin"
@@ -69,7 +69,7 @@ def made(tmp_path_factory) -> tuple[Path, DiskImage, bytes, bytes]:
 
 
 def _run(applets: Path, made, disk: Path, manifest_sum: str) -> subprocess.CompletedProcess:
-    from clusterforge.lab.deploy_ramdisk import WRITE_IMAGE
+    from clusterforge.baremetal.deploy_ramdisk import WRITE_IMAGE
 
     root = made[0]
     work = root / "ram"
@@ -111,7 +111,7 @@ def test_the_image_lands_on_the_disk_byte_for_byte(applets, made):
 
 
 def test_a_part_that_is_not_the_manifests_is_refused_before_it_reaches_the_disk(applets, made):
-    from clusterforge.lab.deploy_ramdisk import busybox
+    from clusterforge.baremetal.deploy_ramdisk import busybox
 
     root, image, head, fs = made
     victim = root / "www" / "image" / "gpu01" / image.parts[2].name

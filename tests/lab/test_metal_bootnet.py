@@ -16,7 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from clusterforge.lab import bootnet, names, netinstall
+from clusterforge.baremetal import bootnet as boot
+from clusterforge.baremetal import netinstall
+from clusterforge.lab import bootnet, names
 from clusterforge.lab.util import lab_dir
 from clusterforge.plan.objects import Device, Interface
 from clusterforge.render.netboot_values import HttpEndpoint
@@ -28,7 +30,7 @@ HOST = "su01-r01-gpu01"
 KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIMExdRvn8+zwIAT9AnY6Rk9JLJM+jJD15z9G+UZPJcwh test"
 CLIENT_NS = f"cf-{LAB}.client"
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not os.path.exists(bootnet.NETBOOT_DIR / "linux"),
+pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not os.path.exists(boot.NETBOOT_DIR / "linux"),
                                 reason="needs root and debian-installer-12-netboot-amd64 (scripts/setup.sh)")
 
 
@@ -38,7 +40,7 @@ def _target(net: bootnet.ProvisioningNet):
                     interfaces=(Interface("mgmt0", "management", "198.19.252.11/24", 1500, gateway="198.19.252.1"),))
     return install_target(device, boot_mac="52:54:00:aa:00:01",
                           nics=(HostNic("mgmt0", "52:54:00:aa:00:02", "198.19.252.11/24", 1500, "198.19.252.1"),),
-                          ssh_key=KEY, boot_server=net.boot_server, syslog_port=bootnet.SYSLOG_PORT,
+                          ssh_key=KEY, boot_server=net.boot_server, syslog_port=boot.SYSLOG_PORT,
                           installer_proxy=net.installer_proxy, host_proxy=HttpEndpoint("198.19.252.1", 3142))
 
 
@@ -93,7 +95,7 @@ def test_the_reserved_address_gets_its_script_preseed_and_kernel(served):
     code, preseed = _curl(net.boot_server.url("preseed", f"{HOST}.cfg"))
     assert code == 200 and b"d-i netcfg/get_hostname string su01-r01-gpu01" in preseed
     code, kernel = _curl(net.boot_server.url("netboot", "linux"))
-    assert code == 200 and len(kernel) == (bootnet.NETBOOT_DIR / "linux").stat().st_size
+    assert code == 200 and len(kernel) == (boot.NETBOOT_DIR / "linux").stat().st_size
     code, _ = _curl(net.boot_server.url("preseed", "other-host.cfg"))
     assert code == 404
 
@@ -107,7 +109,7 @@ def test_the_installer_proxy_answers_on_the_provisioning_network(served):
 def test_progress_and_the_callback_become_the_host_key(served):
     net, _ = served
     offset = netinstall.events_offset(LAB)
-    sock = f"import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b\"<13>Dec  2 main-menu[1]: INFO: Menu item 'partman-base' selected\", ('{net.boot_ip}', {bootnet.SYSLOG_PORT}))"  # noqa: E501
+    sock = f"import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b\"<13>Dec  2 main-menu[1]: INFO: Menu item 'partman-base' selected\", ('{net.boot_ip}', {boot.SYSLOG_PORT}))"  # noqa: E501
     subprocess.run(["ip", "netns", "exec", CLIENT_NS, "python3", "-c", sock], check=True)
     blob = KEY.split()[1]
     code, _ = _curl(net.boot_server.url("done", HOST) + "/" + blob)

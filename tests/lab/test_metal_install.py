@@ -32,7 +32,9 @@ import time
 
 import pytest
 
-from clusterforge.lab import bootnet, links, names, netinstall, timeserve
+from clusterforge.baremetal import netinstall
+from clusterforge.lab import bootnet, links, names, timeserve
+from clusterforge.lab.metal_site import LabSite
 
 LAB = "cfmetalit"
 pytestmark = pytest.mark.skipif(
@@ -45,8 +47,8 @@ pytestmark = pytest.mark.skipif(
 def request_for():
     import netaddr
 
+    from clusterforge.baremetal.install import InstallRequest, remove
     from clusterforge.lab.from_plan import lab_topology
-    from clusterforge.lab.metal_install import InstallRequest, remove
     from clusterforge.lab.metal_topology import split
     from clusterforge.lab.overlay import ensure_lab_key
     from clusterforge.lab.util import lab_dir
@@ -86,7 +88,7 @@ def request_for():
         yield make
     finally:
         timeserve.stop(time_server)
-        remove(LAB, server)
+        remove(LAB, server, LabSite())
         bootnet.down(LAB)
         links.delete_lab_links(LAB)
         shutil.rmtree(lab_dir(LAB), ignore_errors=True)
@@ -103,11 +105,11 @@ def _power(server: str) -> str:
 
 
 def test_an_install_that_times_out_is_one_line_and_left_for_the_next_up(request_for):
-    from clusterforge.lab.metal_install import install, record
+    from clusterforge.baremetal.install import install, record
 
     req = request_for(timeout_s=20)
     with pytest.raises(netinstall.InstallError) as err:
-        install(req)
+        install(req, LabSite())
     assert str(err.value).startswith(f"{req.host.name}: the install did not finish within 20 s")
     assert "\n" not in str(err.value)
     assert record(LAB, req.host.name)["status"] == "installing"
@@ -117,8 +119,8 @@ def test_an_install_that_times_out_is_one_line_and_left_for_the_next_up(request_
 def test_power_lost_mid_install_is_found_through_the_bmc(request_for):
     import libvirt
 
+    from clusterforge.baremetal.install import install, record
     from clusterforge.lab import libvirtd
-    from clusterforge.lab.metal_install import install, record
     from clusterforge.lab.metal_vm import domain_name
 
     req = request_for(timeout_s=900)
@@ -133,14 +135,14 @@ def test_power_lost_mid_install_is_found_through_the_bmc(request_for):
     cutter = threading.Thread(target=pull_the_plug, daemon=True)
     cutter.start()
     with pytest.raises(netinstall.InstallError) as err:
-        install(req, progress=lambda h, m: lines.append(m))
+        install(req, LabSite(), progress=lambda h, m: lines.append(m))
     cutter.join(5)
     assert str(err.value).startswith(f"{req.host.name}: powered off during the install (last step: wrote 1 of ")
     assert record(LAB, req.host.name)["status"] == "installing"
 
 
 def test_an_interrupt_powers_the_server_off_and_leaves_it_for_the_next_up(request_for, monkeypatch):
-    from clusterforge.lab import metal_install
+    from clusterforge.baremetal import install as metal_install
 
     req = request_for(timeout_s=900)
 
@@ -149,16 +151,16 @@ def test_an_interrupt_powers_the_server_off_and_leaves_it_for_the_next_up(reques
 
     monkeypatch.setattr(metal_install.netinstall, "wait_installed", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        metal_install.install(req)
+        metal_install.install(req, LabSite())
     assert metal_install.record(LAB, req.host.name)["status"] == "installing"
     assert _power(req.host.name) != "running"
 
 
 def test_an_image_part_that_is_not_the_manifests_is_refused_by_the_ramdisk(request_for):
-    from clusterforge.lab.metal_install import install, record
+    from clusterforge.baremetal.install import install, record
 
     req = request_for(timeout_s=900)
-    from clusterforge.lab.deploy_ramdisk import busybox
+    from clusterforge.baremetal.deploy_ramdisk import busybox
     from clusterforge.render.deploy import part_name
 
     root_part = part_name(1)  # the root file system's first part
@@ -173,7 +175,7 @@ def test_an_image_part_that_is_not_the_manifests_is_refused_by_the_ramdisk(reque
             os.replace(tmp, served)
 
     with pytest.raises(netinstall.InstallError) as err:
-        install(req, progress=swap)
+        install(req, LabSite(), progress=swap)
     message = str(err.value)
     assert message.startswith(f"{req.host.name}: the deploy ramdisk stopped: {root_part} arrived with SHA-256 ")
     assert "\n" not in message and "the next `up` installs it again" in message
@@ -185,7 +187,7 @@ def test_the_next_install_takes_it_to_installed_as_the_plan_says(request_for):
 
     import netaddr
 
-    from clusterforge.lab.metal_install import install, is_installed, record
+    from clusterforge.baremetal.install import install, is_installed, record
 
     req = request_for(timeout_s=1200)
 
@@ -194,10 +196,11 @@ def test_the_next_install_takes_it_to_installed_as_the_plan_says(request_for):
             raise KeyboardInterrupt  # Ctrl-C just after the image was written and checked
 
     with pytest.raises(KeyboardInterrupt):
-        install(req, progress=interrupt_at_first_boot)
+        install(req, LabSite(), progress=interrupt_at_first_boot)
     assert record(LAB, req.host.name)["status"] == "installing" and record(LAB, req.host.name)["written"]
     lines: list[str] = []
-    data = install(req, progress=lambda h, m: lines.append(m))  # boots the written disk, does not write it again
+    # boots the written disk, does not write it again
+    data = install(req, LabSite(), progress=lambda h, m: lines.append(m))
     assert data["status"] == "installed" and record(LAB, req.host.name)["status"] == "installed"
     assert any("the disk holds this image" in line for line in lines)
     assert not any("network boot set" in line for line in lines), lines

@@ -13,6 +13,7 @@ from clusterforge.paths import workspace
 from clusterforge.pulumi.program import SERVER_KINDS, SWITCH_KINDS, declare_cluster
 from clusterforge.pulumi.settings import StackSettings
 from clusterforge.render import render_tree
+from clusterforge.targets import target
 
 REPO = workspace()
 INVENTORY = REPO / "inventory" / "lab.yaml"
@@ -33,7 +34,8 @@ class RecordingMocks(pulumi.runtime.Mocks):
 def _settings(tmp_path: Path, **overrides) -> StackSettings:
     values = {"repo": REPO, "stack": "mock", "inventory": INVENTORY, "target": "files", "work_dir": tmp_path,
               "switch_config_dir": tmp_path / "switches", "provision": False, "verify": False}
-    return StackSettings(**{**values, **overrides})
+    values = {**values, **overrides}
+    return StackSettings(**{**values, "target": target(values["target"])})
 
 
 def _declare(tmp_path: Path, inventory: Path = INVENTORY, **overrides):

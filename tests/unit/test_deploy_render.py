@@ -16,7 +16,7 @@ import subprocess
 import pytest
 from test_netboot_render import KEY, target
 
-from clusterforge.lab.deploy_ramdisk import INIT, UDHCPC_SCRIPT, module_order
+from clusterforge.baremetal.deploy_ramdisk import INIT, UDHCPC_SCRIPT, module_order
 from clusterforge.render.deploy import (
     PART_BYTES,
     DiskImage,

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from clusterforge.cli.verify import gpu_spec_for
 from clusterforge.model.loader import load_cluster
+from clusterforge.plan.acceptance import gpu_spec_for
 from clusterforge.verify.gpu.evaluate import evaluate
 from clusterforge.verify.gpu.spec import AcceptanceSpec, floor_thresholds
 

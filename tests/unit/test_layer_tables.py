@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from clusterforge.cli import _common
-from clusterforge.cli.verify import print_layer
+from clusterforge.cli._tables import print_layer
 from clusterforge.schedulers import LayerChecks
 from clusterforge.verify.layer_check import LayerCheck
 

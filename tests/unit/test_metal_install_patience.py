@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from clusterforge.baremetal import install as metal_install
 from clusterforge.baremetal.types import BmcError
-from clusterforge.lab import metal_install
 
 
 def flaky(answers: list[object]):

@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from clusterforge.lab import metal_install
+from clusterforge.baremetal import install as metal_install
 from clusterforge.pulumi.providers.metal_server import MetalServerProvider
 
 PROPS = {"lab": "lab-metal", "server": "su01-r01-gpu01", "request": "{}", "request_hash": "a" * 16,
@@ -69,8 +69,9 @@ def test_installed_and_answering_is_left_alone(monkeypatch):
 
 def test_the_install_request_survives_the_state_round_trip():
     """What MetalServer stores (JSON) is the install request the plan gives, field for field."""
+    from clusterforge.baremetal.install import _target
     from clusterforge.lab.from_plan import lab_topology
-    from clusterforge.lab.metal_install import _target, boot_mac
+    from clusterforge.lab.metal_site import LabSite
     from clusterforge.loading import load_and_plan
     from clusterforge.pulumi.metal import metal_servers
     from clusterforge.pulumi.providers.metal_server import install_request
@@ -83,6 +84,6 @@ def test_the_install_request_survives_the_state_round_trip():
     req = install_request(args.request_json, "not-a-real-password")
     assert req.device == plan.device(args.server)
     assert [n.name for n in req.host.nics] == ["mgmt0", "bond0", "rail0", "rail1"]
-    target = _target(req, boot_mac(req.lab, args.server), {n.name: n.mac for n in req.host.nics})
+    target = _target(req, LabSite().boot_mac(req.lab, args.server), {n.name: n.mac for n in req.host.nics})
     assert target.nics[0].address == "198.19.40.16/27" and target.nics[0].gateway == "198.19.40.1"
     assert {r.dev for r in target.routes} == {"bond0", "rail0", "rail1"}

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from clusterforge.lab import bootnet, netinstall
+from clusterforge.baremetal import bootnet, netinstall
 
 RECORDED = Path(__file__).resolve().parents[1] / "data" / "metal" / "installer-udeb-404.jsonl"
 HOST = "su01-r01-gpu01"

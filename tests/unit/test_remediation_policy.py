@@ -14,6 +14,7 @@ from clusterforge.health import Action, Evidence, NodeHealth, Status, judge
 from clusterforge.health.journal import Journal, JournalError, NodeState, replay
 from clusterforge.health.policy import decide, domains_of
 from clusterforge.model.remediation import Remediation
+from clusterforge.targets import SSH
 
 ROOT = Path(__file__).resolve().parents[2]
 NOW = 1_000_000.0
@@ -113,7 +114,7 @@ def test_the_nvl72_example_makes_one_domain_per_rack():
     from clusterforge.loading import load_and_plan
 
     _, plan, _ = load_and_plan(ROOT / "inventory" / "gb200-nvl72-su.yaml")
-    domains = plan_domains(Reach(plan, "ssh"))
+    domains = plan_domains(Reach(plan, SSH))
     nvlink = [d for d in domains if d.nvlink]
     assert len(nvlink) == len(plan.nvlink_domains) > 0
     assert {n for d in domains for n in d.nodes} == set(gpu_servers(plan))

@@ -35,6 +35,7 @@ from clusterforge.schedulers import (
 )
 from clusterforge.schedulers.slurm.control import SlurmControl
 from clusterforge.schedulers.slurm.remote import Runner
+from clusterforge.targets import SSH
 from clusterforge.vocab import DeviceKind
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -120,8 +121,8 @@ def test_queues_are_the_plans_quotas_partitions_and_accounts():
 
 def test_a_run_reaches_only_the_schedulers_it_is_given_the_means_for():
     plan = lab_plan()
-    assert controls(Reach(plan, "ssh", skip=frozenset({"slurm"}))) == ()  # no kubeconfig, Slurm turned off
-    (slurm,) = controls(Reach(plan, "ssh"))
+    assert controls(Reach(plan, SSH, skip=frozenset({"slurm"}))) == ()  # no kubeconfig, Slurm turned off
+    (slurm,) = controls(Reach(plan, SSH))
     assert plan.slurm is not None and slurm.scheduler == "slurm"
     assert {n.name for n in plan.slurm.nodes} == {d.name for d in plan.devices if slurm.manages(d.name)}
     assert not slurm.manages(next(d.name for d in plan.devices if d.kind == DeviceKind.CONTROL))
@@ -130,7 +131,7 @@ def test_a_run_reaches_only_the_schedulers_it_is_given_the_means_for():
 def test_a_kubeconfig_for_a_cluster_without_kubernetes_is_refused(tmp_path):
     plan = replace(lab_plan(), schedulers=("slurm",))
     with pytest.raises(Unreachable, match="declaration runs no Kubernetes") as caught:
-        controls(Reach(plan, "ssh", kubeconfig=tmp_path / "kubeconfig", skip=frozenset({"slurm"})))
+        controls(Reach(plan, SSH, kubeconfig=tmp_path / "kubeconfig", skip=frozenset({"slurm"})))
     assert caught.value.usage
 
 
@@ -158,7 +159,7 @@ class Scontrol:
 
 
 def _control(name: str, run: Runner, nodes: set[str]) -> SlurmControl:
-    return SlurmControl(run, frozenset(nodes), "ssh", None, "lab", scheduler=name)
+    return SlurmControl(run, frozenset(nodes), SSH, None, "lab", scheduler=name)
 
 
 def test_nodes_leave_in_registry_order_and_come_back_in_reverse():

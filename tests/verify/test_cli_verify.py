@@ -9,8 +9,11 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
+from clusterforge.cli import _tables
+from clusterforge.cli import accept as cli_accept
 from clusterforge.cli import verify as cli_verify
 from clusterforge.loading import load_and_plan
+from clusterforge.plan.acceptance import gpu_spec_for
 
 ROOT = Path(__file__).resolve().parents[2]
 LAB = ROOT / "inventory" / "lab.yaml"
@@ -20,6 +23,7 @@ LAB = ROOT / "inventory" / "lab.yaml"
 def app() -> typer.Typer:
     app = typer.Typer()
     cli_verify.register(app)
+    cli_accept.register(app)
     return app
 
 
@@ -35,7 +39,7 @@ def invoke(app, *args):
 
 def test_gpu_spec_for_host_uses_its_catalog_model(lab_plan):
     spec, plan = lab_plan
-    model, spec_dict = cli_verify.gpu_spec_for(spec, plan, host="su01-r01-gpu01")
+    model, spec_dict = gpu_spec_for(spec, plan, host="su01-r01-gpu01")
     gpu = spec.catalog.servers[model].gpu
     assert model == "hgx-h200-2gpu"
     assert spec_dict["gpu"]["model"] == gpu.model and spec_dict["gpu"]["count"] == gpu.count
@@ -50,7 +54,7 @@ def test_gpu_spec_for_host_uses_its_catalog_model(lab_plan):
 
 def test_gpu_spec_for_model(lab_plan):
     spec, plan = lab_plan
-    model, spec_dict = cli_verify.gpu_spec_for(spec, plan, model="hgx-h200-8gpu")
+    model, spec_dict = gpu_spec_for(spec, plan, model="hgx-h200-8gpu")
     assert model == "hgx-h200-8gpu" and spec_dict["gpu"]["count"] == 8
 
 
@@ -58,7 +62,7 @@ def test_gpu_spec_is_accepted_by_the_acceptance_suite(lab_plan):
     from clusterforge.verify.gpu.spec import AcceptanceSpec
 
     spec, plan = lab_plan
-    _, spec_dict = cli_verify.gpu_spec_for(spec, plan, host="su01-r01-gpu01")
+    _, spec_dict = gpu_spec_for(spec, plan, host="su01-r01-gpu01")
     parsed = AcceptanceSpec.from_dict(spec_dict)
     assert parsed.gpu_count == 2 and parsed.tflops_dense.bf16 > 0
 
@@ -71,7 +75,7 @@ def test_gpu_spec_is_accepted_by_the_acceptance_suite(lab_plan):
 def test_gpu_spec_for_unknown(lab_plan, kwargs, match):
     spec, plan = lab_plan
     with pytest.raises(LookupError, match=match):
-        cli_verify.gpu_spec_for(spec, plan, **kwargs)
+        gpu_spec_for(spec, plan, **kwargs)
 
 
 def test_accept_needs_host_or_model(app):
@@ -85,8 +89,8 @@ def test_accept_unknown_host_is_a_usage_error(app):
 
 
 def test_accept_without_torch_exits_3(app, monkeypatch, tmp_path):
-    real = cli_verify.importlib.util.find_spec
-    monkeypatch.setattr(cli_verify.importlib.util, "find_spec",
+    real = cli_accept.importlib.util.find_spec
+    monkeypatch.setattr(cli_accept.importlib.util, "find_spec",
                         lambda name, *a: None if name == "torch" else real(name, *a))
     result = invoke(app, "accept", LAB, "--host", "su01-r01-gpu01", "--out", tmp_path / "acc")
     assert result.exit_code == 3
@@ -94,7 +98,7 @@ def test_accept_without_torch_exits_3(app, monkeypatch, tmp_path):
 
 
 def test_accept_without_the_suite_exits_3(app, monkeypatch, tmp_path):
-    monkeypatch.setattr(cli_verify, "_accept_main", lambda: (None, "the GPU acceptance suite cannot be imported: x"))
+    monkeypatch.setattr(cli_accept, "_accept_main", lambda: (None, "the GPU acceptance suite cannot be imported: x"))
     result = invoke(app, "accept", LAB, "--model", "hgx-h200-2gpu", "--out", tmp_path / "acc")
     assert result.exit_code == 3 and "cannot be imported" in result.output
 
@@ -106,7 +110,7 @@ def test_accept_hands_the_catalog_spec_and_options_over(app, monkeypatch, tmp_pa
         seen.update(spec=spec_dict, out=out_dir, opts=opts)
         return 1
 
-    monkeypatch.setattr(cli_verify, "_accept_main", lambda: (fake_accept_main, ""))
+    monkeypatch.setattr(cli_accept, "_accept_main", lambda: (fake_accept_main, ""))
     result = invoke(app, "accept", LAB, "--host", "su01-r01-gpu01", "--out", tmp_path / "acc",
                     "--sustained-seconds", "7", "--no-scaling", "--sizes", "128M,256M", "--thresholds",
                     '{"matmul_fraction": 0.5}')
@@ -158,9 +162,9 @@ def test_throughput_table_lists_each_tier_against_its_declaration():
          "figures": {"tier": "cold", "throughput_mbps": 181.0, "expected_mbps": None}},
         {"host": "h1", "test": "network::test_interface_up[h1/bond0]", "outcome": "passed", "message": ""},
     ]
-    table = cli_verify.throughput_table(aggregate(records, ["h1"]))
+    table = _tables.throughput_table(aggregate(records, ["h1"]))
     console = Console(width=200, record=True)
     console.print(table)
     lines = [" ".join(line.replace("│", " ").split()) for line in console.export_text().splitlines()]
     assert "h1 hot 10 >= 40 failed" in lines and "h1 cold 181 - passed" in lines
-    assert cli_verify.throughput_table(aggregate(records[2:], ["h1"])) is None
+    assert _tables.throughput_table(aggregate(records[2:], ["h1"])) is None

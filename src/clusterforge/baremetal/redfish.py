@@ -179,7 +179,8 @@ class RedfishBmc:
                     raise BmcError(self.endpoint.server, self.endpoint.url, "rejected",
                                    f"BIOS attribute {name!r} is not in the BMC's attribute registry"
                                    f" {state.registry or ''}".rstrip())
-                allowed = [v.get("ValueName") for v in entry.allowable_values or () if isinstance(v, dict)]
+                allowed = [str(n) for v in entry.allowable_values or ()
+                           if isinstance(v, dict) and (n := v.get("ValueName")) is not None]
                 if entry.attribute_type == "Enumeration" and allowed and str(value) not in allowed:
                     raise BmcError(self.endpoint.server, self.endpoint.url, "rejected",
                                    f"BIOS attribute {name}={value!r}: the registry allows {', '.join(allowed)}")

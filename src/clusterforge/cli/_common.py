@@ -9,7 +9,7 @@ import functools
 from collections.abc import Callable, Iterable
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import typer
 from rich.console import Console
@@ -38,8 +38,15 @@ def format_option() -> Any:
     return typer.Option(Format.table, "--format", "-f", help="table (for people) or json (one document on stdout)")
 
 
+class HostTarget(str, Enum):
+    """How a host command reaches hosts: the names of clusterforge.targets.REACHES it offers."""
+
+    lab = "lab"
+    ssh = "ssh"
+
+
 class ApplyTarget(str, Enum):
-    """Where `preview`/`up` deliver (clusterforge.pulumi.settings.TARGETS)."""
+    """Where `preview`/`up` deliver: the names of clusterforge.targets.TARGETS."""
 
     lab = "lab"
     files = "files"
@@ -86,7 +93,7 @@ def collector_paused(command: F) -> F:
     return paused  # type: ignore[return-value]
 
 
-def usage_error(message: str) -> None:
+def usage_error(message: str) -> NoReturn:
     say(err, f"error: {message}")
     raise typer.Exit(2)
 

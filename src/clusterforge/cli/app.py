@@ -6,12 +6,15 @@ Exit codes: 0 ok, 1 the declaration (or the cluster) is wrong, 2 usage error, 3 
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING, TypeGuard
 
 import typer
 
 from clusterforge.cli import (
+    accept,
     apply,
     core,
+    drift,
     engine,
     export,
     health,
@@ -29,6 +32,9 @@ from clusterforge.cli import (
 )
 from clusterforge.cli._common import err, out, print_problems, say
 from clusterforge.cli.launch import main, version
+
+if TYPE_CHECKING:
+    from clusterforge.model.errors import DeclarationError
 
 __all__ = ["app", "main", "run", "version"]
 
@@ -51,13 +57,13 @@ def _root(show_version: bool = typer.Option(False, "--version", callback=_print_
 
 
 # the order of `clusterforge --help`
-for _group in (core, lab, apply, locks, engine, kube, provision, ops, replace, roll, health, verify, report, export,
-               sot):
+for _group in (core, lab, apply, locks, engine, kube, provision, drift, ops, replace, roll, health, verify, accept,
+               report, export, sot):
     _group.register(app)
 helptext.apply(app)
 
 
-def _declaration_error(exc: Exception) -> bool:
+def _declaration_error(exc: Exception) -> TypeGuard[DeclarationError]:
     # the model is imported by the commands that load a declaration, never before: a DeclarationError
     # can only exist once its module is loaded
     errors = sys.modules.get("clusterforge.model.errors")

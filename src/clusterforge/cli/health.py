@@ -14,8 +14,8 @@ from pathlib import Path
 import typer
 
 from clusterforge.cli._args import check_stack
-from clusterforge.cli._common import Format, emit_json, err, format_option, load, out, say, usage_error
-from clusterforge.cli.ops import DoctorTarget as HostTarget
+from clusterforge.cli._common import Format, HostTarget, emit_json, err, format_option, load, out, say, usage_error
+from clusterforge.targets import reach as reach_named
 
 __all__ = ["health_reach", "read_alerts_option", "register"]
 
@@ -26,7 +26,7 @@ def health_reach(inventory: Path, target: HostTarget, ssh_config: Path | None, s
 
     check_stack(stack)
     spec, plan, _ = load(inventory)
-    return spec, Reach(plan, HostTarget(target).value, ssh_config, use_verify=verify)
+    return spec, Reach(plan, reach_named(HostTarget(target).value), ssh_config, use_verify=verify)
 
 
 def read_alerts_option(path: Path | None):

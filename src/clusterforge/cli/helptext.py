@@ -120,7 +120,7 @@ def _arguments(callback: Any) -> None:
 
 def _walk(app: typer.Typer, prefix: str) -> None:
     for command in app.registered_commands:
-        name = command.name or command.callback.__name__.replace("_", "-")
+        name = command.name or getattr(command.callback, "__name__", "").replace("_", "-")
         path = f"{prefix}{name}"
         command.short_help = command.short_help or SUMMARIES.get(path)
         command.epilog = command.epilog or _epilog(path)
@@ -130,7 +130,8 @@ def _walk(app: typer.Typer, prefix: str) -> None:
         path = f"{prefix}{group.name}"
         group.short_help = group.short_help or SUMMARIES.get(path)
         group.epilog = group.epilog or _epilog(path)
-        _walk(group.typer_instance, path + " ")
+        if group.typer_instance is not None:
+            _walk(group.typer_instance, path + " ")
 
 
 def apply(app: typer.Typer) -> None:

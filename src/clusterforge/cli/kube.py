@@ -13,7 +13,7 @@ import typer
 
 from clusterforge.cli._args import check_stack
 from clusterforge.cli._common import Format, emit_json, err, format_option, load, say
-from clusterforge.cli.apply import BACKEND_HELP, STATE_DIR_HELP
+from clusterforge.cli._stack import BACKEND_HELP, STATE_DIR_HELP
 
 __all__ = ["register", "read_stack_kubeconfig"]
 

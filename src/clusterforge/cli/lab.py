@@ -113,46 +113,9 @@ def down(inventory: Path = typer.Argument(..., help="inventory YAML"), format: F
               markup=False, highlight=False)
 
 
-@lab_app.command("image")
-def image(inventory: Path = typer.Argument(..., help="inventory YAML"),
-          prune: bool = typer.Option(False, "--prune", help="then remove cached images this inventory does not use"),
-          format: Format = format_option()) -> None:
-    """Build the golden images the lab's GPU servers and control nodes boot (what `up` builds first; cached by
-    content)."""
-    import time
+from clusterforge.cli.lab_image import image  # noqa: E402 - `lab image` between `down` and `ssh` in the help
 
-    from clusterforge.lab import LabError
-    from clusterforge.lab import image as lab_image
-    from clusterforge.paths import state_dir
-    from clusterforge.pulumi.images import lab_images
-    from clusterforge.pulumi.providers.host_image import ImageBuildFailed, build_image
-    from clusterforge.render import render_tree
-
-    _, plan, _ = load(inventory)
-    specs = lab_images(plan, render_tree(plan))
-    rows = []
-    for spec in specs:
-        started = time.monotonic()
-        try:
-            stamp = build_image(spec.name, spec.profile, state_dir() / "image" / spec.name,
-                                {**spec.extravars, "cf_lab": True}, playbook=spec.playbook,
-                                say=lambda line: err.print(line, markup=False, highlight=False, soft_wrap=True))
-        except (LabError, ImageBuildFailed) as exc:
-            err.print(f"lab image: {exc}", markup=False, highlight=False)
-            raise typer.Exit(3) from None
-        rows.append({"image": spec.name, "hosts": list(spec.hosts), "cached": bool(stamp.get("cached")),
-                     "seconds": round(time.monotonic() - started, 1), "mib": round((stamp.get("bytes") or 0) / 2**20),
-                     "layer": str(lab_image.layer(spec.name))})
-    pruned = lab_image.prune({spec.name for spec in specs}) if prune else []
-    if format is Format.json:
-        emit_json({"images": rows, "pruned": pruned})
-        return
-    for row in rows:
-        out.print(f"image {row['image']} ({'cached' if row['cached'] else 'built'} in {row['seconds']} s,"
-                  f" {row['mib']} MiB) for {len(row['hosts'])} hosts: {', '.join(row['hosts'])}",
-                  markup=False, highlight=False)
-    for name in pruned:
-        out.print(f"pruned image {name}", markup=False, highlight=False)
+lab_app.command("image")(image)
 
 
 @lab_app.command("ssh", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})

@@ -13,7 +13,7 @@ import typer
 
 from clusterforge.cli._args import check_stack
 from clusterforge.cli._common import Format, emit_json, err, format_option, out, say
-from clusterforge.cli.apply import BACKEND_HELP, STATE_DIR_HELP, passphrase_option
+from clusterforge.cli._stack import BACKEND_HELP, STATE_DIR_HELP, passphrase_option
 
 __all__ = ["register"]
 

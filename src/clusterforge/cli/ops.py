@@ -1,80 +1,20 @@
-"""`clusterforge drift` (declaration vs state vs machines) and `clusterforge doctor` (one host's health).
+"""`clusterforge doctor`: one host's health, each finding with its evidence and the fix.
 
-Exit codes as in cli.py: 0 nothing drifted / no failing finding, 1 drift or a failing finding,
-2 usage, 3 environment.
+Exit codes as in cli/_common.py: 0 no failing finding, 1 a failing finding, 2 usage, 3 environment.
 """
 
 from __future__ import annotations
 
-import re
-from enum import Enum
 from pathlib import Path
 
 import typer
 
 from clusterforge.cli._args import check_stack
-from clusterforge.cli._common import Format, emit_json, err, format_option, load, out
+from clusterforge.cli._common import Format, HostTarget, err, format_option, load, out
 from clusterforge.cli._common import say as _say
+from clusterforge.targets import reach
 
 __all__ = ["register"]
-
-DRIFT_LINE = re.compile(r"drift: (.*)$")
-
-
-def drift_lines(engine_output: str) -> list[str]:
-    """The providers' `drift: ...` lines in an engine run's output, once each, in order."""
-    seen: dict[str, None] = {}
-    for line in engine_output.splitlines():
-        match = DRIFT_LINE.search(line)
-        if match:
-            seen.setdefault(match.group(1).strip(), None)
-    return list(seen)
-
-
-def drift(
-    inventory: Path = typer.Argument(..., help="inventory YAML"),
-    stack: str | None = typer.Option(None, "--stack", "-s", help="stack name [default: the inventory's stem]"),
-    state_dir: Path | None = typer.Option(None, "--state-dir", envvar="CLUSTERFORGE_STATE_DIR",
-                                          help="state dir [env CLUSTERFORGE_STATE_DIR; default .state]"),
-    backend_url: str | None = typer.Option(None, "--backend-url", envvar="CLUSTERFORGE_BACKEND_URL",
-                                           help="Pulumi backend URL [env CLUSTERFORGE_BACKEND_URL]"),
-    format: Format = format_option(),
-) -> None:
-    """Report switch-config and host drift (and undeployed changes) without changing anything; exit 1 on drift."""
-    from pulumi.automation import CommandError
-
-    from clusterforge.pulumi import automation
-
-    name = check_stack(stack) if stack else check_stack(inventory.stem, str(inventory))
-    load(inventory)  # declaration errors as FILE:LINE first
-    backend = automation.Backend.resolve(state_dir, backend_url)
-    try:
-        handle = automation.open_stack(name, None, backend)  # the stack's own settings: nothing is changed
-    except automation.EngineMissing as exc:
-        _say(err, f"error: {exc}")
-        raise typer.Exit(3) from None
-    lines: list[str] = []
-    try:
-        result = automation.preview(handle, on_output=lines.append)
-    except CommandError as exc:
-        _say(err, (getattr(exc, "stderr", "") or str(exc)).strip()[-4000:] or "error: the preview failed")
-        raise typer.Exit(1) from None
-    found = drift_lines("\n".join(lines) + "\n" + (result.stdout or ""))
-    summary = result.summary
-    pending = {op: sorted(s.name for s in steps) for op, steps in summary.by_op().items() if op != "same"}
-    if format is Format.json:
-        emit_json({"stack": name, "drift": found, "pending": pending, "ok": not (found or pending)})
-        raise typer.Exit(1 if found or pending else 0)
-    for line in found:
-        _say(out, f"DRIFT {line}")
-    for op, names in sorted(pending.items()):
-        _say(out, f"{op}: {', '.join(names)}")
-    if found or pending:
-        _say(out, f"stack {name}: {len(found)} drift finding(s), {summary.changes} resource(s) would change;"
-                  " `clusterforge up` repairs it")
-        raise typer.Exit(1)
-    _say(out, f"stack {name}: no drift ({summary.count('same')} resources as deployed)")
-
 
 def _host_vars(inventory: Path, host: str) -> dict:
     import yaml
@@ -89,17 +29,12 @@ def _host_vars(inventory: Path, host: str) -> dict:
     return yaml.safe_load(text) or {}
 
 
-class DoctorTarget(str, Enum):
-    lab = "lab"
-    ssh = "ssh"
-
-
 def doctor(
     host: str | None = typer.Argument(None, help="host to diagnose over SSH (omit with --local)"),
     inventory: Path | None = typer.Option(None, "--inventory", "-i", help="declaration: the host's planned state"),
     local: bool = typer.Option(False, "--local", help="diagnose this machine"),
     plan_host: str | None = typer.Option(None, "--as", help="with --local: the inventory host this machine is"),
-    target: DoctorTarget = typer.Option(DoctorTarget.ssh, "--target", "-t",
+    target: HostTarget = typer.Option(HostTarget.ssh, "--target", "-t",
                                         help="lab: the lab's ssh_config; ssh: the caller's"),
     ssh_config: Path | None = typer.Option(None, "--ssh-config", help="OpenSSH client config"),
     check: list[str] = typer.Option([], "--check", "-k", help="only these checks (repeatable)"),
@@ -109,7 +44,7 @@ def doctor(
     format: Format = format_option(),
 ) -> None:
     """Walk the troubleshooting list on one host: each finding with its evidence and the fix; exit 1 on a failure."""
-    from clusterforge.ops.doctor import Expect, LocalShell, SshShell, Status, diagnose, render
+    from clusterforge.ops.doctor import Expect, LocalShell, Shell, SshShell, Status, diagnose, render
     from clusterforge.ops.doctor.findings import to_json
     from clusterforge.ops.doctor.run import CHECKS
 
@@ -126,11 +61,12 @@ def doctor(
         raise typer.Exit(2)
     planned = host if host is not None else plan_host
     expect = Expect.from_host_vars(_host_vars(inventory, planned)) if inventory and planned else Expect()
-    if local:
+    shell: Shell
+    if local or host is None:
         shell = LocalShell()
     else:
         config = str(ssh_config) if ssh_config else None
-        if target is DoctorTarget.lab and config is None:
+        if reach(target.value).lab and config is None:
             if inventory is None:
                 _say(err, "error: --target lab needs --inventory (the lab is named after the cluster)")
                 raise typer.Exit(2)
@@ -176,5 +112,4 @@ def _bmc_findings(inventory: Path, host: str, stack: str | None, only: tuple[str
 
 
 def register(app: typer.Typer) -> None:
-    app.command("drift")(drift)
     app.command("doctor")(doctor)

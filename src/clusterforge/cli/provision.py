@@ -13,8 +13,8 @@ from pathlib import Path
 import typer
 
 from clusterforge.cli._args import check_tags, inventory_groups
-from clusterforge.cli._common import Format, emit_json, err, format_option, load, out, say, usage_error
-from clusterforge.cli.ops import DoctorTarget as HostTarget
+from clusterforge.cli._common import Format, HostTarget, emit_json, err, format_option, load, out, say, usage_error
+from clusterforge.targets import reach
 
 __all__ = ["register"]
 
@@ -39,7 +39,8 @@ def provision(
     unknown = [h for h in limit if h not in names]
     if unknown:
         usage_error(f"not a server or group of {inventory}'s inventory: {', '.join(unknown)}")
-    if HostTarget(target) is HostTarget.lab and ssh_config is None:
+    where = reach(HostTarget(target).value)
+    if where.lab and ssh_config is None:
         from clusterforge.lab import ssh_config_path
 
         ssh_config = ssh_config_path(plan.cluster)
@@ -48,7 +49,7 @@ def provision(
         write_tree(rendered, files)
         result = run_site(rendered / "ansible" / "inventory.yml", Path(tmp) / "runner", limit=list(limit) or None,
                           tags=list(tags) or None,
-                          extravars={"cf_lab": True} if HostTarget(target) is HostTarget.lab else None,
+                          extravars={"cf_lab": True} if where.lab else None,
                           ssh_config=ssh_config, progress=lambda line: say(err, f"provision {line}"))
     failed = {**result.failed_hosts, **{h: f"unreachable: {m}" for h, m in result.unreachable_messages.items()}}
     if format is Format.json:

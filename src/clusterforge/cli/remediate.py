@@ -19,9 +19,8 @@ from pathlib import Path
 
 import typer
 
-from clusterforge.cli._common import Format, emit_json, err, format_option, out, say
+from clusterforge.cli._common import Format, HostTarget, emit_json, err, format_option, out, say
 from clusterforge.cli.health import health_reach, read_alerts_option
-from clusterforge.cli.ops import DoctorTarget as HostTarget
 
 __all__ = ["register"]
 
@@ -41,7 +40,7 @@ def remediate(
     format: Format = format_option(),
 ) -> None:
     """Drain, repair, re-check and return the failure domains the health verdicts call for, under the policy."""
-    from clusterforge.cli.roll import node_controls
+    from clusterforge.cli._nodes import node_controls
     from clusterforge.health.act import remediate as run_remediation
     from clusterforge.health.journal import Journal, JournalError, journal_path
     from clusterforge.schedulers import Reach as SchedulerReach

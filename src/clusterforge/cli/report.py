@@ -6,18 +6,16 @@ pull request's declaration with the base branch's:  clusterforge diff origin/mai
 
 from __future__ import annotations
 
-import dataclasses
 import json
-import os
-import subprocess
 import sys
 import tempfile
 from enum import Enum
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 import typer
 
 from clusterforge.cli._common import Format, collector_paused, emit_json, err, format_option, load, out, print_problems
+from clusterforge.cli._gitside import load_side
 from clusterforge.cli._output import out_arg, write_out
 
 __all__ = ["register", "report", "diff", "DiffFormat"]
@@ -28,89 +26,6 @@ MAX_ERROR_LINES = 50
 class DiffFormat(str, Enum):
     markdown = "markdown"
     json = "json"
-
-
-def _git_run(*args: str) -> bytes:
-    try:
-        result = subprocess.run(["git", *args], capture_output=True, check=False)
-    except FileNotFoundError:
-        err.print("error: git is not installed; REV:path needs it", markup=False, highlight=False)
-        raise typer.Exit(3) from None
-    if result.returncode != 0:
-        stderr = result.stderr.decode("utf-8", "replace").strip()
-        err.print(f"error: git {' '.join(args)}: {stderr}", markup=False, highlight=False, soft_wrap=True)
-        raise typer.Exit(2)
-    return result.stdout
-
-
-def _git(*args: str) -> str:
-    return _git_run(*args).decode("utf-8", "replace")
-
-
-def _write_blob(rev: str, relative: PurePosixPath, target: Path) -> None:
-    """REV:relative as bytes at target; a blob over the loader's size limit becomes a sparse file of its size
-    (the loader refuses it by size, naming REV:path), so a huge blob is never read into memory."""
-    from clusterforge.model.yamlsafe import MAX_BYTES
-
-    target.parent.mkdir(parents=True, exist_ok=True)
-    size = int(_git("cat-file", "-s", f"{rev}:{relative}").strip() or 0)
-    if size > MAX_BYTES:
-        with target.open("wb") as handle:
-            handle.truncate(size)
-        return
-    target.write_bytes(_git_run("show", f"{rev}:{relative}"))
-
-
-def _from_git(rev: str, path: str, scratch: Path) -> Path:
-    """Write REV:path, and the catalog files it names from the same revision, under scratch."""
-    from ruamel.yaml.error import YAMLError
-
-    from clusterforge.model.yamlsafe import UnsafeInput, parse_yaml, read_declaration_text
-
-    if rev.startswith("-"):  # never an option to git
-        err.print(f"error: {rev!r} is not a revision", markup=False, highlight=False)
-        raise typer.Exit(2)
-    if path.startswith(("./", "../")):  # git's rule: ./ is relative to the current directory, else the root
-        path = os.path.normpath(_git("rev-parse", "--show-prefix").strip() + path)
-    root_relative = PurePosixPath(os.path.normpath(path))
-    target = scratch / root_relative
-    _write_blob(rev, root_relative, target)
-    try:  # under the loader's limits: the same hostile bytes the loader will refuse must not hurt here
-        document = parse_yaml(read_declaration_text(target))
-    except (UnsafeInput, YAMLError, OSError, RecursionError):
-        return target  # the loader reports the problem with its line
-    catalogs = document.get("catalog_files", []) if isinstance(document, dict) else []
-    for entry in catalogs if isinstance(catalogs, list) else []:
-        if not isinstance(entry, str) or entry.startswith("/"):
-            continue
-        relative = PurePosixPath(os.path.normpath(str(root_relative.parent / entry)))
-        if relative.parts and relative.parts[0] == "..":
-            continue
-        _write_blob(rev, relative, scratch / relative)
-    return target
-
-
-def _load_side(source: str, side: Path):
-    """(spec, plan, problems): a path on disk, or REV:path read from Git; problems name REV:path, not scratch."""
-    from clusterforge.loading import DeclarationError, load_and_plan
-
-    if ":" in source and not Path(source).exists():
-        rev, path = source.split(":", 1)
-        if not rev or not path:
-            err.print(f"error: {source!r}: expected a file or REV:path", markup=False, highlight=False)
-            raise typer.Exit(2)
-        side.mkdir(parents=True)
-        location = _from_git(rev, path, side)
-        prefix = f"{side}{os.sep}"
-    else:
-        location, prefix, rev = Path(source), "", ""
-    try:
-        spec, plan, _ = load_and_plan(location)
-    except DeclarationError as exc:
-        problems = [dataclasses.replace(p, file=f"{rev}:{p.file[len(prefix):]}")
-                    if prefix and p.file.startswith(prefix) else p for p in exc.problems]
-        return None, None, problems
-    return spec, plan, []
 
 
 @collector_paused
@@ -144,8 +59,8 @@ def diff(old: str = typer.Argument(..., help="old inventory: a file, or REV:path
     from clusterforge.render import render_all
 
     with tempfile.TemporaryDirectory(prefix="clusterforge-diff-") as scratch:
-        old_spec, old_plan, old_problems = _load_side(old, Path(scratch) / "old")
-        new_spec, new_plan, new_problems = _load_side(new, Path(scratch) / "new")
+        old_spec, old_plan, old_problems = load_side(old, Path(scratch) / "old")
+        new_spec, new_plan, new_problems = load_side(new, Path(scratch) / "new")
     if old_problems or new_problems:
         print_problems(old_problems + new_problems)
         raise typer.Exit(1)

@@ -14,38 +14,17 @@ Exit codes: 0 every batch passed, 1 a batch failed (the roll stopped), 2 usage, 
 
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import typer
 
 from clusterforge.cli._args import check_concerns, check_stack, check_tags, complete_concerns
-from clusterforge.cli._common import Format, emit_json, err, format_option, load, out, say, usage_error
-from clusterforge.cli.ops import DoctorTarget as HostTarget
+from clusterforge.cli._common import Format, HostTarget, emit_json, err, format_option, load, out, say, usage_error
+from clusterforge.cli._nodes import SLURM_SWITCH, node_controls
+from clusterforge.targets import reach
 from clusterforge.vocab import DeviceKind
 
-if TYPE_CHECKING:
-    from clusterforge.schedulers import NodeControl, Reach
-
-__all__ = ["node_controls", "register"]
-
-DRAIN_TIMEOUT_S = 600.0
-SLURM_SWITCH = "slurm"  # the driver `--no-slurm` turns off
-
-
-def node_controls(reach: Reach) -> tuple[NodeControl, ...]:
-    """The live schedulers a command drains and resumes nodes through (clusterforge.schedulers.controls);
-    one that cannot be reached is exit 3, a setting for one the declaration does not run is exit 2."""
-    from clusterforge.schedulers import Unreachable, controls
-
-    try:
-        return controls(reach)
-    except Unreachable as exc:
-        if exc.usage:
-            usage_error(str(exc))
-        say(err, f"error: {exc}")
-        raise typer.Exit(3) from None
+__all__ = ["register"]
 
 
 def roll(
@@ -63,90 +42,46 @@ def roll(
     format: Format = format_option(),
 ) -> None:
     """Roll a driver/CUDA change through the servers in declared batches, stopping at a failing batch."""
+    from clusterforge.operate.roll import roll_batches
     from clusterforge.plan.rollout import rollout_batches
-    from clusterforge.provision import run_site
-    from clusterforge.render import render_all, write_tree
-    from clusterforge.schedulers import DrainRefused, Reach, ResumeFailed, declared, drain_nodes, resume_nodes
-    from clusterforge.verify.runner import VerifyError, run_checks
+    from clusterforge.schedulers import Reach, declared
 
     check_concerns(check)  # before anything is drained or provisioned
     check_tags(tags)
     if stack is not None:
         check_stack(stack)
-    target = HostTarget(target).value
-    report: dict = {"batches": [], "ok": True}
+    where = reach(HostTarget(target).value)
     spec, plan, _ = load(inventory)
     sizes = {u.id: u.rollout_batch for u in spec.scalable_units}
-    servers = [(d.name, d.su, d.rack) for d in plan.devices
+    servers = [(d.name, d.su, d.rack or "") for d in plan.devices
                if d.kind == DeviceKind.SERVER and d.su and (not su or d.su in su)]
     batches = rollout_batches(servers, sizes)
     if not batches:
         usage_error("no servers to roll" + (f" in SU {', '.join(map(str, su))}" if su else ""))
-    if target == "lab" and ssh_config is None:
+    if where.lab and ssh_config is None:
         from clusterforge.lab import ssh_config_path
 
         ssh_config = ssh_config_path(plan.cluster)
-    controls = node_controls(Reach(plan, target, ssh_config, kubeconfig, stack, inventory.stem,
+    controls = node_controls(Reach(plan, where, ssh_config, kubeconfig, stack, inventory.stem,
                                    frozenset() if slurm else frozenset({SLURM_SWITCH})))
     reached = {c.scheduler for c in controls}
     say(err, f"roll: {len(servers)} server(s) in {len(batches)} batch(es), tags {','.join(tags)},"
              f" gated by checks {','.join(check)}"
              + "".join(f"; {'drained' if d.name in reached else 'not drained'} in {d.label}" for d in declared(plan)))
-    with tempfile.TemporaryDirectory(prefix="cf-roll-") as tmp:
-        rendered = Path(tmp) / "rendered"
-        write_tree(rendered, render_all(plan))
-        done: list[str] = []
-        for number, batch in enumerate(batches, 1):
-            label = f"batch {number}/{len(batches)} (SU {batch.su} #{batch.index}: {', '.join(batch.hosts)})"
-            say(err, f"roll: {label}: starting")
-            try:
-                drain_nodes(controls, batch.hosts, f"clusterforge roll batch {number}", DRAIN_TIMEOUT_S,
-                            say=lambda line: say(err, line))
-            except DrainRefused as exc:
-                _stop(report, format, batch, label, {exc.node: f"drain: {exc}"}, batches[number:])
-            result = run_site(rendered / "ansible" / "inventory.yml", Path(tmp) / "runner", limit=list(batch.hosts),
-                              tags=list(tags), extravars={"cf_lab": True} if target == "lab" else None,
-                              ssh_config=ssh_config, progress=lambda line: say(err, f"provision {line}"))
-            if not result.ok:
-                _stop(report, format, batch, label, {**result.failed_hosts, **{h: f"unreachable: {m}" for h, m in
-                                                       result.unreachable_messages.items()}}
-                      or {h: f"ansible-runner {result.status}" for h in batch.hosts}, batches[number:])
-            try:
-                gate = run_checks(rendered, target, list(batch.hosts), ssh_config, None, concerns=list(check))
-            except VerifyError as exc:
-                _stop(report, format, batch, label, {h: f"checks could not run: {exc}" for h in batch.hosts},
-                      batches[number:])
-            if not gate.ok:
-                failed = {h: "; ".join([*([f"unreachable: {r.unreachable}"] if r.unreachable else []),
-                                        *(f"{f['test']}: {f['message']}" for f in r.failures)])
-                          for h, r in gate.per_host.items() if r.failed}
-                _stop(report, format, batch, label, failed or {"(run)": "; ".join(gate.errors)}, batches[number:])
-            try:
-                resume_nodes(controls, batch.hosts, say=lambda line: say(err, line))
-            except ResumeFailed as exc:
-                _stop(report, format, batch, label, {exc.node: str(exc)}, batches[number:])
-            done += batch.hosts
-            report["batches"].append({"su": batch.su, "index": batch.index, "hosts": list(batch.hosts),
-                                      "healthy": True, "checks_passed": gate.passed})
-            say(err, f"roll: {label}: healthy ({gate.passed} checks passed)")
+    outcome = roll_batches(plan, batches, controls, where, ssh_config, tags, check, lambda line: say(err, line))
     if format is Format.json:
-        emit_json(report)
-        return
-    say(out, f"roll: {len(done)} server(s) changed in {len(batches)} batch(es), every batch healthy")
-
-
-def _stop(report: dict, format: Format, batch, label: str, failed: dict[str, str], untouched: list) -> None:
-    later = [h for b in untouched for h in b.hosts]
-    if format is Format.json:
-        report["batches"].append({"su": batch.su, "index": batch.index, "hosts": list(batch.hosts), "healthy": False,
-                                  "failed": failed})
-        emit_json({**report, "ok": False, "untouched": later})
+        emit_json(outcome.report())
+    elif outcome.ok:
+        say(out, f"roll: {len(outcome.done)} server(s) changed in {len(batches)} batch(es), every batch healthy")
+    else:
+        for host, why in sorted(outcome.failed.items()):
+            say(out, f"FAIL {host}: {why[:1000]}")
+        later = outcome.untouched
+        say(out, f"roll stopped at {outcome.stopped_at}: {len(outcome.failed)} host(s) failed:"
+                 f" {', '.join(sorted(outcome.failed))}; {len(later)} server(s) in later batches untouched"
+                 + (f" ({', '.join(later)})" if later else ""))
+    if not outcome.ok:
         raise typer.Exit(1)
-    for host, why in sorted(failed.items()):
-        say(out, f"FAIL {host}: {why[:1000]}")
-    say(out, f"roll stopped at {label}: {len(failed)} host(s) failed: {', '.join(sorted(failed))};"
-             f" {len(later)} server(s) in later batches untouched" + (f" ({', '.join(later)})" if later else ""))
-    raise typer.Exit(1)
 
 
 def register(app: typer.Typer) -> None:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from clusterforge.export.sonic_vs import VS_BINDS, VsPortError, lanemap_ini, port_config_ini, vs_ports
 from clusterforge.export.switch_files import by_switch
@@ -136,6 +137,38 @@ def _kinds(plan: Plan, rendered: Mapping[str, Mapping[str, str]]) -> tuple[dict[
     return kinds, left_out
 
 
+def _node(device: Device, kind: str, image: str, rendered: Mapping[str, Mapping[str, str]],
+          vs: Mapping[str, Any], linked_ports: Mapping[str, set[str]], files: dict[str, str]) -> dict[str, Any]:
+    """One containerlab node; its configuration files go into ``files``."""
+    node: dict[str, Any] = {"kind": kind, "image": image, "group": device.rack or device.plane or device.kind}
+    mgmt = _oob_address(device)
+    if mgmt:
+        node["mgmt-ipv4"] = mgmt
+    labels: dict[str, Any] = {"clusterforge.io/role": device.kind, "clusterforge.io/model": device.model}
+    if device.su is not None:
+        labels["clusterforge.io/su"] = device.su
+    node["labels"] = labels
+    for file, content in rendered.get(device.name, {}).items():
+        files[f"configs/{device.name}/{file}"] = content
+    if kind == "sonic-vs":
+        files[f"configs/{device.name}/lanemap.ini"] = lanemap_ini(vs[device.name])
+        files[f"configs/{device.name}/port_config.ini"] = port_config_ini(vs[device.name])
+        node["binds"] = [
+            f"configs/{device.name}/{src}:{dst}"
+            for src, dst in (*_SONIC_BINDS, *VS_BINDS)
+            if f"configs/{device.name}/{src}" in files
+        ]
+    elif kind in _STARTUP_FILE:
+        node["startup-config"] = f"configs/{device.name}/{_STARTUP_FILE[kind]}"
+    else:
+        ports = linked_ports[device.name]
+        planned = [i for i in device.interfaces if i.plane != _OOB and (i.name in ports or set(i.members) & ports)]
+        commands = _host_exec(planned)
+        if commands:
+            node["exec"] = commands
+    return node
+
+
 def export_containerlab(
     plan: Plan, switch_files: Mapping[str, str], images: Mapping[str, str] | None = None
 ) -> ContainerlabExport:
@@ -169,40 +202,11 @@ def export_containerlab(
         links.append({"endpoints": ends, "mtu": link.mtu})
 
     files: dict[str, str] = {}
-    nodes: dict[str, dict] = {}
+    nodes: dict[str, dict[str, Any]] = {}
     for device in plan.devices:
-        kind = kinds.get(device.name)
-        if kind is None:
-            continue
-        node: dict = {"kind": kind, "image": images[kind], "group": device.rack or device.plane or device.kind}
-        mgmt = _oob_address(device)
-        if mgmt:
-            node["mgmt-ipv4"] = mgmt
-        labels = {"clusterforge.io/role": device.kind, "clusterforge.io/model": device.model}
-        if device.su is not None:
-            labels["clusterforge.io/su"] = device.su
-        node["labels"] = labels
-        for file, content in rendered.get(device.name, {}).items():
-            files[f"configs/{device.name}/{file}"] = content
-        if kind == "sonic-vs":
-            files[f"configs/{device.name}/lanemap.ini"] = lanemap_ini(vs[device.name])
-            files[f"configs/{device.name}/port_config.ini"] = port_config_ini(vs[device.name])
-            node["binds"] = [
-                f"configs/{device.name}/{src}:{dst}"
-                for src, dst in (*_SONIC_BINDS, *VS_BINDS)
-                if f"configs/{device.name}/{src}" in files
-            ]
-        elif kind in _STARTUP_FILE:
-            node["startup-config"] = f"configs/{device.name}/{_STARTUP_FILE[kind]}"
-        else:
-            ports = linked_ports[device.name]
-            planned = [
-                i for i in device.interfaces if i.plane != _OOB and (i.name in ports or set(i.members) & ports)
-            ]
-            commands = _host_exec(planned)
-            if commands:
-                node["exec"] = commands
-        nodes[device.name] = node
+        node_kind = kinds.get(device.name)
+        if node_kind is not None:
+            nodes[device.name] = _node(device, node_kind, images[node_kind], rendered, vs, linked_ports, files)
 
     oob_pool = plan.pools.get(_OOB, {}).get("pool")
     topology: dict = {"name": plan.cluster}

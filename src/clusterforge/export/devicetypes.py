@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import yaml
 
@@ -107,7 +108,7 @@ def _inlet(watts: float) -> str:
 
 def _server_type(key: str, model, plan: Plan, transport: str) -> DeviceType:
     devices = [d for d in plan.devices if d.model == key]
-    physical: dict[str, dict] = {}
+    physical: dict[str, dict[str, Any]] = {}
     speeds = {"data": model.nics.data.speed_gbps, "storage": model.nics.storage.speed_gbps,
               "management": model.nics.management.speed_gbps, "oob": model.nics.oob.speed_gbps}
     for device in devices:
@@ -115,7 +116,7 @@ def _server_type(key: str, model, plan: Plan, transport: str) -> DeviceType:
             names = iface.members or (iface.name,)
             for name in names:
                 kind = interface_type(speeds.get(iface.plane), transport if iface.plane == Plane.DATA else "ethernet")
-                entry = {"name": name, "type": kind}
+                entry: dict[str, Any] = {"name": name, "type": kind}
                 if iface.plane == Plane.OOB:
                     entry["mgmt_only"] = True
                 physical.setdefault(name, entry)

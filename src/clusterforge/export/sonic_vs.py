@@ -36,7 +36,7 @@ class VsPort(NamedTuple):
     ifname: str  # ethN inside the container
     lanes: str
     alias: str
-    index: int
+    port_index: int  # port_config.ini's index column
     speed: str
 
 
@@ -72,5 +72,5 @@ def lanemap_ini(ports: list[VsPort]) -> str:
 
 def port_config_ini(ports: list[VsPort]) -> str:
     lines = ["# name lanes alias index speed"]
-    lines += [f"{p.name} {p.lanes} {p.alias} {p.index} {p.speed}".rstrip() for p in ports]
+    lines += [f"{p.name} {p.lanes} {p.alias} {p.port_index} {p.speed}".rstrip() for p in ports]
     return "\n".join(lines) + "\n"

@@ -36,6 +36,7 @@ from clusterforge.health.xid import kernel_log_evidence
 from clusterforge.ops.doctor import Expect, Shell, SshShell, diagnose
 from clusterforge.ops.doctor.run import CHECKS
 from clusterforge.plan import Plan
+from clusterforge.targets import Reach as HostReach
 from clusterforge.vocab import DeviceKind
 
 __all__ = ["DOCTOR_CHECKS", "VERIFY_CONCERNS", "Reach", "gather", "gpu_servers", "node_evidence"]
@@ -58,13 +59,13 @@ class Reach:
     the operator's own)."""
 
     plan: Plan
-    target: str
+    target: HostReach
     ssh_config: Path | None = None
     use_verify: bool = True
 
     @property
     def config(self) -> Path | None:
-        if self.ssh_config is None and self.target == "lab":
+        if self.ssh_config is None and self.target.lab:
             return paths.lab_ssh_config(self.plan.cluster)
         return self.ssh_config
 
@@ -100,7 +101,7 @@ def _verify(reach: Reach, nodes: Sequence[str], files: Mapping[str, str]) -> dic
         rendered = Path(tmp) / "rendered"
         write_tree(rendered, files)
         try:
-            result = run_checks(rendered, reach.target, list(nodes), reach.config, None,  # type: ignore[arg-type]
+            result = run_checks(rendered, reach.target.name, list(nodes), reach.config, None,
                                 concerns=VERIFY_CONCERNS)
         except VerifyError as exc:
             why = str(exc).splitlines()[0][:300]
@@ -120,7 +121,7 @@ def gather(reach: Reach, nodes: Sequence[str] | None = None, alerts: Any = None,
     files = render_all(reach.plan)
     config = reach.config
     if config is not None and not config.is_file():
-        hint = " (is the lab up? `clusterforge lab up`)" if reach.target == "lab" else ""
+        hint = " (is the lab up? `clusterforge lab up`)" if reach.target.lab else ""
         evidence = {n: [Evidence(n, "ssh:config", Status.unknown, f"ssh config {config} does not exist{hint}")]
                     for n in names}
         return tuple(judge(n, evidence[n] + by_alert.get(n, [])) for n in names)

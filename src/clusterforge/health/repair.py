@@ -56,7 +56,7 @@ class Repairs:
             rendered = Path(tmp) / "rendered"
             write_tree(rendered, render_all(self.reach.plan))
             result = run_site(rendered / "ansible" / "inventory.yml", Path(tmp) / "runner", limit=node,
-                              extravars={"cf_lab": True} if self.reach.target == "lab" else None,
+                              extravars={"cf_lab": True} if self.reach.target.lab else None,
                               ssh_config=self.reach.config, progress=lambda line: self.say(f"provision {line}"))
         if result.ok:
             return None

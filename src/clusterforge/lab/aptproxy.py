@@ -25,9 +25,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from clusterforge.baremetal.bootnet import INSTALLER_PROXY_PORT
+
 __all__ = ["PORT", "start", "stop", "apt_conf", "serving_on"]
 
-PORT = 3142
+PORT = INSTALLER_PROXY_PORT  # the port the bare-metal installer asks on the provisioning subnet
 _locks: dict[str, threading.Lock] = {}
 _locks_guard = threading.Lock()
 
@@ -112,7 +114,11 @@ def serve(bind_ip: str, port: int, cache: Path, allowed: list[str]) -> None:
     handler = type("Handler", (_Handler,), {"cache": cache, "allowed": frozenset(allowed)})
     server = ThreadingHTTPServer((bind_ip, port), handler)
     server.daemon_threads = True
-    signal.signal(signal.SIGTERM, lambda *_: (server.server_close(), sys.exit(0)))
+    def _on_term(*_: object) -> None:
+        server.server_close()
+        sys.exit(0)
+
+    signal.signal(signal.SIGTERM, _on_term)
     server.serve_forever()
 
 

@@ -84,7 +84,7 @@ def lab_mounts(lab: str, mounts_text: str | None = None) -> list[Path]:
 def live_pids(lab: str) -> list[int]:
     """Processes of ``lab`` still alive: in one of its namespaces, rooted in one of its overlays,
     an nspawn booting one, or in its cgroups."""
-    items = [(None, Path("/nonexistent"), ns) for ns in netns.list_lab(lab)]
+    items: list[tuple[int | None, Path, str]] = [(None, Path("/nonexistent"), ns) for ns in netns.list_lab(lab)]
     items += [(None, root, names.netns_name(lab, root.parent.name)) for root in lab_mounts(lab)]
     return container.leftover_pids(items, container.lab_cgroups(lab))
 

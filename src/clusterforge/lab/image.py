@@ -59,7 +59,7 @@ def read_stamp(name: str) -> dict[str, Any] | None:
 def is_built(name: str) -> bool:
     """True when the image's layer is in place and stamped (a capture that finished)."""
     stamp = read_stamp(name)
-    return bool(stamp) and stamp.get("name") == name and layer(name).is_dir()
+    return stamp is not None and stamp.get("name") == name and layer(name).is_dir()
 
 
 def layers_for(image: str | None) -> tuple[Path, ...]:

@@ -17,6 +17,7 @@ Every function here is idempotent: it inspects what exists and creates only what
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from . import names
@@ -151,7 +152,7 @@ def ensure_routes(netns: str, routes: tuple[LabRoute, ...]) -> bool:
         if r.dev:
             argv += ["dev", r.dev]
         if r.metric is not None:
-            argv += ["metric", r.metric]
+            argv += ["metric", str(r.metric)]
         _ip(netns, *argv)
     return run(["ip", "-n", netns, "route", "show", "table", "main"]).stdout != before
 
@@ -164,7 +165,7 @@ def lab_root_links(lab: str) -> list[dict]:
     ]
 
 
-def delete_lab_links(lab: str, extra: list[str] = ()) -> list[str]:
+def delete_lab_links(lab: str, extra: Sequence[str] = ()) -> list[str]:
     """Delete the lab's root-namespace links (ports and VLANs first, then bridges)."""
     found = {link["ifname"]: link for link in lab_root_links(lab)}
     for name in extra:

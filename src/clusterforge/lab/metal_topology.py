@@ -6,8 +6,9 @@ manages through a BMC and returns:
 * the topology without them (the container lab ``manager.up`` runs); every segment one of them is on
   becomes a ``bridge`` (a VM's NIC is a tap on a bridge: a p2p veth between two namespaces cannot
   take it), so each router keeps its planned interface, now a bridge port;
-* per bare-metal server, its planned NICs (name, segment's bridge, address, MTU, a MAC) and routes,
-  exactly as a container host would have had them: the preseed writes them into the installed system.
+* per bare-metal server (``baremetal.host.MetalHost``), its planned NICs (name, segment's bridge, address,
+  MTU, a MAC) and routes, exactly as a container host would have had them: the preseed writes them into the
+  installed system.
 
 MACs are the VM's own (``52:54:00`` QEMU prefix plus three bytes of a hash of lab, host and NIC), so a
 re-created VM keeps them; the installer still names NICs by the MACs the BMC reports (as-built).
@@ -17,28 +18,13 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
-from dataclasses import dataclass
+
+from clusterforge.baremetal.host import MetalHost, MetalNic, MetalRoute
 
 from . import names
-from .topology import LabHost, LabRoute, LabSegment, LabTopology
+from .topology import LabHost, LabSegment, LabTopology
 
-__all__ = ["MetalNic", "MetalHost", "split", "vm_mac"]
-
-
-@dataclass(frozen=True)
-class MetalNic:
-    name: str  # the planned interface name (mgmt0, bond0, rail0, ...)
-    bridge: str  # the lab bridge its tap joins
-    mac: str
-    ip: str | None
-    mtu: int
-
-
-@dataclass(frozen=True)
-class MetalHost:
-    name: str
-    nics: tuple[MetalNic, ...]  # management first
-    routes: tuple[LabRoute, ...]
+__all__ = ["split", "vm_mac"]
 
 
 def vm_mac(lab: str, host: str, nic: str) -> str:
@@ -50,7 +36,7 @@ def _metal_host(lab: str, host: LabHost) -> MetalHost:
     ordered = sorted(host.interfaces, key=lambda i: (i.segment != "mgmt", i.name))
     nics = tuple(MetalNic(i.name, names.bridge_name(lab, i.segment), vm_mac(lab, host.name, i.name), i.ip, i.mtu)
                  for i in ordered)
-    return MetalHost(host.name, nics, host.routes)
+    return MetalHost(host.name, nics, tuple(MetalRoute(r.dst, r.via, r.dev, r.metric) for r in host.routes))
 
 
 def split(topology: LabTopology, metal: Iterable[str]) -> tuple[LabTopology, tuple[MetalHost, ...]]:

@@ -116,7 +116,7 @@ def current_stamp(path: Path | None = None) -> dict | None:
 
 def is_current(suite: str = SUITE, packages: tuple[str, ...] = PACKAGES) -> bool:
     have = current_stamp(rootfs_path(suite))
-    return bool(have) and have.get("hash") == wanted_stamp(suite, packages)["hash"]
+    return have is not None and have.get("hash") == wanted_stamp(suite, packages)["hash"]
 
 
 def in_use(path: Path, mounts_text: str | None = None) -> bool:

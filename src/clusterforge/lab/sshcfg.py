@@ -37,7 +37,7 @@ def write(topo: LabTopology, host_keys: Mapping[str, str]) -> tuple[Path, Path]:
     """Write ``known_hosts`` and ``ssh_config`` for the hosts in ``host_keys`` (name → public key)."""
     lab = topo.name
     kh_lines, cfg = [], [f"# clusterforge lab {lab}: generated, do not edit",
-                         # bare-metal servers, each written once its install reports its host key (lab.netinstall)
+                         # bare-metal servers, each written once its install reports its host key (baremetal.netinstall)
                          f"Include {lab_dir(lab) / 'ssh_config.d'}/*.conf\n"]
     for h in topo.hosts:
         if h.name not in host_keys:

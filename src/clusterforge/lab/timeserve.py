@@ -20,7 +20,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from .debpkg import member_of
+from clusterforge.baremetal.debpkg import member_of
+
 from .util import LabError, lab_dir, lab_home
 
 __all__ = ["PORT", "ALLOW", "directives", "start", "running", "stop", "serving_on", "query", "NTP_EPOCH_OFFSET"]

@@ -44,7 +44,7 @@ def semantic_problems(spec: ClusterSpec) -> list[tuple[Loc, str]]:
 
 def _first_seen(items: Iterable[tuple[Loc, Any]], what: str) -> list[tuple[Loc, str]]:
     seen: dict[Any, Loc] = {}
-    problems = []
+    problems: list[tuple[Loc, str]] = []
     for loc, value in items:
         if value in seen:
             problems.append((loc, f"duplicate {what} {value!r} (also at {'.'.join(map(str, seen[value]))})"))
@@ -81,7 +81,7 @@ def _feed_vs_pdu(spec: ClusterSpec) -> list[tuple[Loc, str]]:
     if pdu is None:  # unknown model: cluster.cross_problems names it
         return []
     feed, where = facility.feed, ("site", "facility", "feed")
-    problems = []
+    problems: list[tuple[Loc, str]] = []
     if feed.phases != pdu.phases:
         problems.append(((*where, "phases"), f"a {feed.phases}-phase feed cannot supply PDU model"
                          f" {facility.pdu_model!r}, which is {pdu.phases}-phase"))
@@ -96,7 +96,7 @@ def _feed_vs_pdu(spec: ClusterSpec) -> list[tuple[Loc, str]]:
 
 
 def _transport(spec: ClusterSpec) -> list[tuple[Loc, str]]:
-    problems = []
+    problems: list[tuple[Loc, str]] = []
     for plane_name in ("data", "storage", "management", "oob"):
         plane = spec.networks.plane(plane_name)
         where = ("networks", plane_name)
@@ -120,7 +120,8 @@ def _quotas(spec: ClusterSpec) -> list[tuple[Loc, str]]:
         if model is None:  # unknown model: cluster.cross_problems names it
             return []
         gpus += unit.nodes * model.gpu.count
-    problems, total = [], 0
+    problems: list[tuple[Loc, str]] = []
+    total = 0
     for index, team in enumerate(spec.teams):
         total += team.gpus
         if team.gpus > gpus:
@@ -132,7 +133,7 @@ def _quotas(spec: ClusterSpec) -> list[tuple[Loc, str]]:
 
 def _racks(spec: ClusterSpec) -> list[tuple[Loc, str]]:
     facility = spec.site.facility
-    problems = []
+    problems: list[tuple[Loc, str]] = []
     if facility.reserved_top_u >= facility.rack_u:
         problems.append((("site", "facility", "reserved_top_u"),
                          f"{facility.reserved_top_u} reserved U leave nothing of a {facility.rack_u} U rack"))
@@ -144,7 +145,7 @@ def _racks(spec: ClusterSpec) -> list[tuple[Loc, str]]:
 
 def _qos(spec: ClusterSpec) -> list[tuple[Loc, str]]:
     qos, where = spec.networks.qos, ("networks", "qos")
-    problems = []
+    problems: list[tuple[Loc, str]] = []
     if qos.ecn_min_bytes > qos.ecn_max_bytes:
         problems.append(((*where, "ecn_max_bytes"), f"ECN max {qos.ecn_max_bytes} is below ECN min"
                          f" {qos.ecn_min_bytes}; marking starts at min and reaches its probability at max"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -58,9 +59,9 @@ def _plain(node: Any, loc: Loc, file: str, source: SourceMap) -> Any:
     return _plain_of(node, loc, file, source, CommentedMap, CommentedSeq)
 
 
-def _plain_of(node: Any, loc: Loc, file: str, source: SourceMap, mapping: type, sequence: type) -> Any:
+def _plain_of(node: Any, loc: Loc, file: str, source: SourceMap, mapping: type[Any], sequence: type[Any]) -> Any:
     if isinstance(node, mapping):
-        out = {}
+        out: dict[str, Any] = {}
         for key, value in node.items():
             line, col = node.lc.key(key)
             if not isinstance(key, str):  # null, true, 3: a field name is text (pydantic would say 1:1)
@@ -70,7 +71,7 @@ def _plain_of(node: Any, loc: Loc, file: str, source: SourceMap, mapping: type, 
             out[key] = _plain_of(value, (*loc, key), file, source, mapping, sequence)
         return out
     if isinstance(node, sequence):
-        items = []
+        items: list[Any] = []
         for index, value in enumerate(node):
             line, col = node.lc.item(index)
             source.record((*loc, index), file, line + 1, col + 1)
@@ -203,7 +204,7 @@ def _merge_catalog(data: dict, base: Path, source: SourceMap, problems: list[Pro
                         source.adopt(part_source, ("catalog", section, name))
 
 
-def _message(error: dict) -> str:
+def _message(error: Mapping[str, Any]) -> str:
     kind = error["type"]
     if kind == "extra_forbidden":
         return "unknown field (not in the schema; check spelling)"

@@ -50,10 +50,11 @@ class UnsafeInput(Exception):
 
 
 def _position(text: str | bytes, offset: int) -> tuple[int, int]:
-    newline = "\n" if isinstance(text, str) else b"\n"
+    if isinstance(text, bytes):
+        raw = text[:offset]
+        return raw.count(b"\n") + 1, offset - (raw.rfind(b"\n") + 1) + 1
     before = text[:offset]
-    line = before.count(newline) + 1
-    return line, offset - (before.rfind(newline) + 1) + 1
+    return before.count("\n") + 1, offset - (before.rfind("\n") + 1) + 1
 
 
 def read_declaration_text(path: Path) -> str:

@@ -313,8 +313,8 @@ def _address_table(changes: tuple[AddressChange, ...], side: str) -> list[str]:
     return ["| device | interface | address |", "|---|---|---|", *_listed(rows, table=True)]
 
 
-def to_markdown(diff: PlanDiff, old_label: str | None = None, new_label: str | None = None) -> str:
-    """A PR comment: verdict first, then counts, then collapsible details."""
+def _verdict(diff: PlanDiff, old_label: str | None, new_label: str | None) -> list[str]:
+    """The title, the verdict and the counts table."""
     out = [f"## clusterforge diff: {markup.code(old_label or diff.old_cluster)} →"
            f" {markup.code(new_label or diff.new_cluster)}", ""]
     if diff.renumbered:
@@ -331,8 +331,11 @@ def to_markdown(diff: PlanDiff, old_label: str | None = None, new_label: str | N
         out.append(f"| {markup.text(SUMMARY_LABELS.get(key, key))} | {markup.text(_fmt(old))} |"
                    f" {markup.text(_fmt(new))} | {_delta(old, new)} |")
     out.append("")
-    if diff.empty:
-        return "\n".join(out).rstrip() + "\n"
+    return out
+
+
+def _racks_and_devices(diff: PlanDiff) -> list[str]:
+    out: list[str] = []
     if diff.renumbered:
         out += ["### ❌ Renumbered or moved (errors)", "", *_change_table("device", diff.renumbered, code=True)]
     out += [f"### Racks: +{len(diff.racks_added)} −{len(diff.racks_removed)}"
@@ -369,7 +372,11 @@ def to_markdown(diff: PlanDiff, old_label: str | None = None, new_label: str | N
                             _listed([f"- {markup.code(n)}" for n in diff.pdus_removed]))
         if diff.pdus_changed:
             out += _change_table("PDU", diff.pdus_changed)
-    out += [f"### Links: +{len(diff.links_added)} −{len(diff.links_removed)} ~{len(diff.links_changed)}", ""]
+    return out
+
+
+def _links_and_addresses(diff: PlanDiff) -> list[str]:
+    out = [f"### Links: +{len(diff.links_added)} −{len(diff.links_removed)} ~{len(diff.links_changed)}", ""]
     tiers = [(plane, tier, count, "+") for plane, tier, count in diff.links_added_by_tier]
     tiers += [(plane, tier, count, "−") for plane, tier, count in diff.links_removed_by_tier]
     if tiers:
@@ -391,18 +398,31 @@ def to_markdown(diff: PlanDiff, old_label: str | None = None, new_label: str | N
         out += _details(f"Assigned ({len(diff.addresses_added)})", _address_table(diff.addresses_added, "new"))
     if diff.addresses_removed:
         out += _details(f"Released ({len(diff.addresses_removed)})", _address_table(diff.addresses_removed, "old"))
-    if diff.files_compared:
-        out += [f"### Rendered files: +{len(diff.files_added)} −{len(diff.files_removed)}"
-                f" ~{len(diff.files_changed)}", ""]
-        rows = [f"| {markup.code(path, table=True)} | added | |" for path in diff.files_added]
-        rows += [f"| {markup.code(path, table=True)} | removed | |" for path in diff.files_removed]
-        rows += [f"| {markup.code(f.path, table=True)} | changed | +{f.added_lines} −{f.removed_lines} |"
-                 for f in diff.files_changed]
-        if rows:
-            out += ["| file | change | lines |", "|---|---|---:|", *_listed(rows, table=True), ""]
-        for change in diff.files_changed[:MAX_PATCHED_FILES]:
-            patch = list(change.patch[:MAX_DIFF_LINES])
-            if len(change.patch) > MAX_DIFF_LINES:
-                patch.append(f"… {len(change.patch) - MAX_DIFF_LINES} more lines")
-            out += _details(f"<code>{markup.html(change.path)}</code>", markup.fenced(patch, "diff"))
+    return out
+
+
+def _rendered_files(diff: PlanDiff) -> list[str]:
+    if not diff.files_compared:
+        return []
+    out = [f"### Rendered files: +{len(diff.files_added)} −{len(diff.files_removed)}"
+           f" ~{len(diff.files_changed)}", ""]
+    rows = [f"| {markup.code(path, table=True)} | added | |" for path in diff.files_added]
+    rows += [f"| {markup.code(path, table=True)} | removed | |" for path in diff.files_removed]
+    rows += [f"| {markup.code(f.path, table=True)} | changed | +{f.added_lines} −{f.removed_lines} |"
+             for f in diff.files_changed]
+    if rows:
+        out += ["| file | change | lines |", "|---|---|---:|", *_listed(rows, table=True), ""]
+    for change in diff.files_changed[:MAX_PATCHED_FILES]:
+        patch = list(change.patch[:MAX_DIFF_LINES])
+        if len(change.patch) > MAX_DIFF_LINES:
+            patch.append(f"… {len(change.patch) - MAX_DIFF_LINES} more lines")
+        out += _details(f"<code>{markup.html(change.path)}</code>", markup.fenced(patch, "diff"))
+    return out
+
+
+def to_markdown(diff: PlanDiff, old_label: str | None = None, new_label: str | None = None) -> str:
+    """A PR comment: verdict first, then counts, then collapsible details."""
+    out = _verdict(diff, old_label, new_label)
+    if not diff.empty:
+        out += [*_racks_and_devices(diff), *_links_and_addresses(diff), *_rendered_files(diff)]
     return "\n".join(out).rstrip() + "\n"

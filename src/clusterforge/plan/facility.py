@@ -109,6 +109,37 @@ def _budget_loc(loc: Loc, role: str, feed_bound: bool) -> Loc:
     return ("site", "facility", "rack_power_limit_w")
 
 
+def _physical_limits(spec: ClusterSpec, name: str, loc: Loc, members: list[Device], power: float, weight: float,
+                     floor: float, outlets_per_side: int, pairs: int) -> tuple[str, list[tuple[Loc, str]]]:
+    """The rack's weight, floor load, cooling, outlets and PSU feeds against the site: its cooling (air or
+    liquid) and what exceeds a limit."""
+    fac = spec.site.facility
+    problems: list[tuple[Loc, str]] = []
+    pdu_model = spec.catalog.pdus[fac.pdu_model]
+    if weight > fac.rack_max_weight_kg:
+        problems.append((loc, f"rack {name}: {weight:,.0f} kg exceeds the rack limit"
+                         f" {fac.rack_max_weight_kg:,.0f} kg by {weight - fac.rack_max_weight_kg:,.0f} kg"))
+    if floor > fac.floor_load_kg_m2:
+        problems.append((loc, f"rack {name}: {floor:,.0f} kg/m2 exceeds the floor load"
+                         f" {fac.floor_load_kg_m2:,.0f} kg/m2"))
+    cooling = "air"
+    if power > fac.cooling.air_limit_w:
+        cooling = "liquid"
+        if not fac.cooling.liquid:
+            problems.append((loc, f"rack {name}: {power:,.0f} W exceeds the air-cooling limit"
+                             f" {fac.cooling.air_limit_w:,.0f} W and the site declares no liquid cooling"))
+        elif power > fac.cooling.liquid_limit_w:
+            problems.append((loc, f"rack {name}: {power:,.0f} W exceeds the liquid-cooling limit"
+                             f" {fac.cooling.liquid_limit_w:,.0f} W"))
+    if outlets_per_side > pdu_model.outlets * pairs:
+        problems.append((loc, f"rack {name}: {outlets_per_side} PSUs per feed exceed the"
+                         f" {pdu_model.outlets * pairs} outlets of {pairs} x {fac.pdu_model}"))
+    for device in members:
+        if device.kind == DeviceKind.SERVER and set(device.psu_feeds) != {"A", "B"}:
+            problems.append((loc, f"{device.name}: PSUs do not reach both feeds"))
+    return cooling, problems
+
+
 def plan_racks(
     spec: ClusterSpec,
     devices: list[Device],
@@ -152,27 +183,8 @@ def plan_racks(
                              f"rack {name}: {power:,.0f} W exceeds its budget {budget_w:,.0f} W"
                              f" ({capacity:,.0f} W per feed side on {pairs} PDU circuit(s) less {fac.headroom:.0%}"
                              f" headroom) by {power - budget_w:,.0f} W"))
-        if weight > fac.rack_max_weight_kg:
-            problems.append((loc, f"rack {name}: {weight:,.0f} kg exceeds the rack limit"
-                             f" {fac.rack_max_weight_kg:,.0f} kg by {weight - fac.rack_max_weight_kg:,.0f} kg"))
-        if floor > fac.floor_load_kg_m2:
-            problems.append((loc, f"rack {name}: {floor:,.0f} kg/m2 exceeds the floor load"
-                             f" {fac.floor_load_kg_m2:,.0f} kg/m2"))
-        cooling = "air"
-        if power > fac.cooling.air_limit_w:
-            cooling = "liquid"
-            if not fac.cooling.liquid:
-                problems.append((loc, f"rack {name}: {power:,.0f} W exceeds the air-cooling limit"
-                                 f" {fac.cooling.air_limit_w:,.0f} W and the site declares no liquid cooling"))
-            elif power > fac.cooling.liquid_limit_w:
-                problems.append((loc, f"rack {name}: {power:,.0f} W exceeds the liquid-cooling limit"
-                                 f" {fac.cooling.liquid_limit_w:,.0f} W"))
-        if outlets_per_side > pdu_model.outlets * pairs:
-            problems.append((loc, f"rack {name}: {outlets_per_side} PSUs per feed exceed the"
-                             f" {pdu_model.outlets * pairs} outlets of {pairs} x {fac.pdu_model}"))
-        for device in members:
-            if device.kind == DeviceKind.SERVER and set(device.psu_feeds) != {"A", "B"}:
-                problems.append((loc, f"{device.name}: PSUs do not reach both feeds"))
+        cooling, exceeded = _physical_limits(spec, name, loc, members, power, weight, floor, outlets_per_side, pairs)
+        problems += exceeded
         phases = fac.feed.phases
         side = spread_outlets(members, pairs, phases, pdu_model.outlets)
         circuit = min(budget.circuit_w, capacity)

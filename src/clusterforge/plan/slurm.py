@@ -28,6 +28,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from clusterforge.model import ClusterSpec
+from clusterforge.model.cluster import Loc
 from clusterforge.model.slurm_checks import gres_type, slurm_version
 from clusterforge.plan.errors import PlanError
 from clusterforge.plan.naming import su_label
@@ -139,7 +140,7 @@ def _partitions(spec: ClusterSpec, nodes: tuple[SlurmNode, ...]) -> tuple[SlurmP
         return tuple(SlurmPartitionPlan(su_label(su), tuple(n.name for n in nodes if n.su == su), i == 0,
                                         "INFINITE", None) for i, su in enumerate(sus))
     known = set(names)
-    problems = []
+    problems: list[tuple[Loc, str]] = []
     out = []
     any_default = any(p.default for p in spec.slurm.partitions)
     for index, part in enumerate(spec.slurm.partitions):

@@ -24,6 +24,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
+from clusterforge.targets import TARGETS
+
 Mode = Literal["step", "end"]
 MODES = ("auto", "step", "end")
 
@@ -54,9 +56,9 @@ def choose(requested: str, config: Mapping[str, str]) -> Checkpoints:
         return Checkpoints("step", "--checkpoints step")
     if requested == "end":
         return Checkpoints("end", "--checkpoints end: a run killed outright leaves the state of the run before")
-    target = (config.get("target") or "files").lower()
+    chosen = TARGETS.get((config.get("target") or "files").lower())
     provision = flag(config, "provision", True)
-    if target == "lab":
+    if chosen is not None and chosen.emulates:
         return Checkpoints("step", "auto: the lab's hosts are machines the state must not lose")
     if provision:
         return Checkpoints("step", "auto: provisioning hands out keys and certificates the state must not lose")

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,8 +31,8 @@ from clusterforge.pulumi._hashing import tree_hash
 from clusterforge.render.yamltext import UnsafeTolerantLoader
 
 __all__ = ["CONTROL_IMAGE_PLAYBOOK", "IDENTITY_KEYS", "IMAGE_PLAYBOOK", "ImageSpec", "binaries_stamp", "booting",
-           "build_inputs_hash", "control_image", "host_images", "image_profile", "image_roles", "lab_images",
-           "plan_images"]
+           "build_inputs_hash", "build_lab_images", "control_image", "host_images", "image_profile", "image_roles",
+           "lab_images", "plan_images"]
 
 IMAGE_PLAYBOOK = "image.yml"
 CONTROL_IMAGE_PLAYBOOK = "image-control.yml"
@@ -165,3 +165,26 @@ def booting(topology: Any, specs: Sequence[ImageSpec]) -> Any:
     boots = host_images(specs)
     return LabTopology.model_validate({**topology.model_dump(), "hosts": [
         {**h.model_dump(), "image": boots.get(h.name, h.image)} for h in topology.hosts]})
+
+
+def build_lab_images(plan: Any, prune: bool, say: Callable[[str], Any]) -> tuple[list[dict[str, Any]], list[str]]:
+    """Build (or find cached) every golden image the lab of ``plan`` boots: one row per image (name, hosts,
+    cached, seconds, MiB, layer), and the cached images removed when ``prune`` (those the plan does not use).
+    Raises LabError or ImageBuildFailed (one line) when a build fails."""
+    import time
+
+    from clusterforge.lab import image as lab_image
+    from clusterforge.paths import state_dir
+    from clusterforge.pulumi.providers.host_image import build_image
+    from clusterforge.render import render_tree
+
+    specs = lab_images(plan, render_tree(plan))
+    rows = []
+    for spec in specs:
+        started = time.monotonic()
+        stamp = build_image(spec.name, spec.profile, state_dir() / "image" / spec.name,
+                            {**spec.extravars, "cf_lab": True}, playbook=spec.playbook, say=say)
+        rows.append({"image": spec.name, "hosts": list(spec.hosts), "cached": bool(stamp.get("cached")),
+                     "seconds": round(time.monotonic() - started, 1), "mib": round((stamp.get("bytes") or 0) / 2**20),
+                     "layer": str(lab_image.layer(spec.name))})
+    return rows, lab_image.prune({spec.name for spec in specs}) if prune else []

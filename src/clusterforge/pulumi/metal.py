@@ -57,7 +57,8 @@ def provisioning_subnet(plan: Plan) -> str:
 
 def lab_bmc_password(lab: str) -> str:
     """The lab's emulated BMCs' password when the stack sets none: made once, kept 0600 in the lab home."""
-    from clusterforge.lab.util import lab_home, write_atomic
+    from clusterforge.hostio import write_atomic
+    from clusterforge.paths import lab_home
 
     path = lab_home() / ".secrets" / f"{lab}-bmc-password"
     if not path.exists():
@@ -88,7 +89,7 @@ def metal_servers(plan: Plan, topology: LabTopology, bmc_password: pulumi.Input[
         request = {
             "lab": lab, "device": {**asdict(device), "interfaces": [asdict(i) for i in device.interfaces]},
             "host": {"name": host.name, "nics": [asdict(n) for n in host.nics],
-                     "routes": [r.model_dump(mode="json") for r in host.routes]},
+                     "routes": [asdict(r) for r in host.routes]},
             "bmc_url": facts.url, "bmc_username": facts.username,
             "bmc_address_cidr": f"{facts.address}/{facts.prefix}", "bmc_gateway": facts.gateway,
             "oob_bridge": names.bridge_name(lab, "oob"), "bios": dict(facts.bios),

@@ -85,7 +85,7 @@ def _suite_hash() -> str:
 
 
 def _switch_target(settings: StackSettings, device: Device) -> SwitchTarget:
-    if settings.target == "ssh":
+    if settings.target.switches_over_ssh:
         assert settings.ssh is not None
         host = device.management_ip
         if host is None:
@@ -99,7 +99,7 @@ def _switch_target(settings: StackSettings, device: Device) -> SwitchTarget:
 
 def _rack_args(rack: PlannedRack, plan: Plan, devices: list[Device], tree: RenderedTree,
                settings: StackSettings) -> RackArgs:
-    credential = settings.switch_credential if settings.target == "ssh" else None
+    credential = settings.switch_credential if settings.target.switches_over_ssh else None
     return RackArgs(
         rack=rack,
         pdus=tuple(PduArgs(p) for p in plan.pdus if p.rack == rack.name),
@@ -140,14 +140,14 @@ def _group_args(group: str, hosts: tuple[str, ...], tree: RenderedTree, settings
             host_vars_hash=files_hash(host_vars),
             playbook=str(settings.playbook) if settings.playbook else None,
             playbook_hash=tree_hash([settings.playbook], settings.playbook.parent) if settings.playbook else None,
-            tags=settings.provision_tags, extravars={"cf_lab": True} if settings.target == "lab" else {},
+            tags=settings.provision_tags, extravars={"cf_lab": True} if settings.target.emulates else {},
             ssh_config=ssh_config, secret_vars=secret_vars,
         )  # fmt: skip
     if settings.verify:
         assert suite_hash is not None
         verification = VerificationArgs(
             group=group, hosts=hosts, inventory_path=inventory_path, suite_hash=suite_hash,
-            target="lab" if settings.target == "lab" else "ssh", ssh_config=ssh_config,
+            target=settings.target.reach.name, ssh_config=ssh_config,
             report_path=str(settings.work_dir / "verify" / f"{group}.json"),
             allow_failures=settings.allow_verify_failures, run=settings.verify_run,
         )  # fmt: skip
@@ -164,7 +164,7 @@ def _unit_args(su: int, racks: tuple[RackArgs, ...], tree: RenderedTree, setting
 def _image_args(plan: Plan, tree: RenderedTree, settings: StackSettings) -> tuple[HostImageArgs, ...]:
     """The golden images the lab's GPU servers and control nodes boot (lab target, site playbook provisioning
     only)."""
-    if settings.target != "lab" or not settings.image or not settings.provision or settings.playbook:
+    if not settings.target.emulates or not settings.image or not settings.provision or settings.playbook:
         return ()
     # a bare-metal server's image is built too: the image method deploys it inside the server's disk image
     return tuple(HostImageArgs(name=spec.name, profile=spec.profile, hosts=spec.hosts,
@@ -206,7 +206,7 @@ def _kubernetes_args(plan: Plan, tree: RenderedTree, settings: StackSettings,
     nodes = tuple(n.name for n in plan.kubernetes.nodes)
     inventory = str(settings.rendered_dir / "ansible" / "inventory.yml")
     ssh_config = str(settings.host_ssh_config) if settings.host_ssh_config else None
-    extravars = {"cf_lab": settings.target == "lab", "cf_k8s_bin_dir": str(bin_dir),
+    extravars = {"cf_lab": settings.target.emulates, "cf_k8s_bin_dir": str(bin_dir),
                  "cf_k8s_images": str(images_dir(bin_dir)), "cf_kueue_dir": str(kueue_dir(check=False))}
 
     def step(group: str, members: tuple[str, ...], playbook_name: str, **kw: Any) -> HostProvisionArgs:
@@ -221,10 +221,10 @@ def _kubernetes_args(plan: Plan, tree: RenderedTree, settings: StackSettings,
 
     provision = step(CONTROL_GROUP, hosts, KUBERNETES_PLAYBOOK, services=CONTROL_PLANE_UNITS + REGISTRY_UNITS)
     # the nodes register themselves (TLS bootstrap); one the API server does not list is drift `up` repairs
-    node_units = NODE_UNITS + (SIMULATED_GPU_UNITS if settings.target == "lab" else ())
+    node_units = NODE_UNITS + (SIMULATED_GPU_UNITS if settings.target.emulates else ())
     join = step(NODES_GROUP, nodes, NODES_PLAYBOOK, services=node_units, nodes=nodes, nodes_via=hosts[0])
     # off the lab the control node outlives `destroy`: what k8s_gpu applied is recorded, for destroy to remove
-    layer = planned_layer(kubernetes_vars(plan), role_defaults()).to_dict() if settings.target != "lab" else None
+    layer = planned_layer(kubernetes_vars(plan), role_defaults()).to_dict() if not settings.target.emulates else None
     return KubernetesArgs(cluster=plan.cluster, node_ips=tuple(str(d.management_ip) for d in controls),
                           service_ip=plan.kubernetes.service_ip, provision=provision, nodes=join, layer=layer)
 
@@ -282,7 +282,7 @@ def declare_cluster(plan: Plan, tree: RenderedTree, settings: StackSettings) -> 
         _group_args(STORAGE_GROUP, storage_hosts, tree, settings, roles_hash, suite_hash) if storage_hosts
         else (None, None))
     kubernetes = _kubernetes_args(plan, tree, settings, roles_hash)
-    lab, metal = _lab_args(plan, tree, images, settings.bmc_password) if settings.target == "lab" else (None, ())
+    lab, metal = _lab_args(plan, tree, images, settings.bmc_password) if settings.target.emulates else (None, ())
     return Site(plan.cluster, SiteArgs(
         cluster=plan.cluster, site=plan.site, summary=plan.summary.to_dict(), networks=networks,
         racks=tuple(rack_args[r.name] for r in plan.racks if r.su is None), units=units,

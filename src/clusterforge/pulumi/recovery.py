@@ -95,7 +95,8 @@ def stale_locks(backend_url: str, stack: str, env: Mapping[str, str] | None = No
                 owned: bool = False) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(stale, live) lock contents. Stale: written on this machine by a process that no longer runs, or
     (``owned``: this run holds the stack's clusterforge lock) written on another machine."""
-    stale, live = [], []
+    stale: list[dict[str, Any]] = []
+    live: list[dict[str, Any]] = []
     host = socket.gethostname()
     for content in engine_locks(backend_url, stack, env):
         mine = content.get("hostname") == host

@@ -33,10 +33,11 @@ from pathlib import Path
 import pulumi
 
 from clusterforge import paths
+from clusterforge.targets import TARGETS, Target
+from clusterforge.targets import target as target_named
 
-__all__ = ["TARGETS", "StackSettings", "SshSettings"]
+__all__ = ["StackSettings", "SshSettings"]
 
-TARGETS = ("lab", "files", "ssh")
 NAMESPACE = "clusterforge"
 
 
@@ -54,7 +55,7 @@ class StackSettings:
     repo: Path
     stack: str
     inventory: Path
-    target: str
+    target: Target  # chosen here once, from clusterforge:target
     work_dir: Path
     switch_config_dir: Path
     provision: bool
@@ -83,12 +84,14 @@ class StackSettings:
             candidate = Path(value).expanduser()
             return candidate if candidate.is_absolute() else (repo / candidate)
 
-        target = config.get("target") or "files"
-        if target not in TARGETS:
-            raise ValueError(f"clusterforge:target is {target!r}; expected one of {', '.join(TARGETS)}")
+        try:
+            target = target_named(config.get("target") or "files")
+        except ValueError:
+            raise ValueError(f"clusterforge:target is {config.get('target')!r}; expected one of {', '.join(TARGETS)}"
+                             ) from None
         work_dir = path(config.get("workDir") or str(paths.state_dir() / "stacks" / stack))
         ssh = None
-        if target == "ssh":
+        if target.switches_over_ssh:
             ssh = SshSettings(
                 user=config.get("switchUser") or "admin", port=config.get_int("switchPort") or 22,
                 known_hosts=str(path(config.require("switchKnownHosts"))),

@@ -1,11 +1,11 @@
 """Image deploy: the iPXE script and deploy-ramdisk command line of one server, from its checked install target.
 
 The image method installs a server the way Ironic's direct deploy and MAAS do: the server network-boots a
-small deploy ramdisk (``lab.deploy_ramdisk``: busybox and the kernel's storage and NIC drivers), which takes
+small deploy ramdisk (``baremetal.deploy_ramdisk``: busybox and the kernel's storage and NIC drivers), which takes
 an address by DHCP on its boot NIC, fetches the image's manifest and checks it against the SHA-256 on its
 command line, then fetches each part of the image, checks it against the manifest before writing it to the
 disk, reports the installed system's SSH host key to the boot server and powers the server off; the caller
-then boots it from its disk through the BMC. The image (``lab.os_image``) is the plan's server, whole: GPT,
+then boots it from its disk through the BMC. The image (``baremetal.os_image``) is the plan's server, whole: GPT,
 an EFI system partition with the boot loader, the root file system with the host's identity, NIC names and
 addresses. Nothing is installed by a package manager on the server itself, so no installer components are
 fetched from a mirror.
@@ -66,7 +66,7 @@ class ImagePart:
 
 @dataclass(frozen=True)
 class DiskImage:
-    """One server's disk image as the boot server holds it (``lab.os_image.host_image`` writes its manifest).
+    """One server's disk image as the boot server holds it (``baremetal.os_image.host_image`` writes its manifest).
 
     Only the disk's used ranges are sent: the protective MBR, the primary GPT and the used start of the EFI
     system partition at 0, the root file system at the root partition's start, the backup GPT in the disk's

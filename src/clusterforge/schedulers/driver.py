@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from clusterforge.plan import Plan
+from clusterforge.targets import Reach as HostReach
 from clusterforge.verify.layer_check import LayerCheck
 
 __all__ = ["Application", "DrainRefused", "Drained", "LayerChecks", "NodeControl", "Queue", "Reach", "Rendering",
@@ -65,7 +66,7 @@ class Reach:
     operator turned off for this run (by name)."""
 
     plan: Plan
-    target: str
+    target: HostReach
     ssh_config: Path | None = None
     kubeconfig: Path | None = None
     stack: str | None = None

@@ -5,6 +5,7 @@ The token is sent in the Authorization header only; no message, exception or rep
 
 from __future__ import annotations
 
+import builtins
 import re
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -76,7 +77,7 @@ class NautobotClient:
     def status(self) -> dict[str, Any]:
         return self._request("GET", "status/")
 
-    def list(self, endpoint: str, **params: Any) -> list[dict[str, Any]]:
+    def list(self, endpoint: str, **params: Any) -> builtins.list[dict[str, Any]]:
         return list(self.iter(endpoint, **params))
 
     def iter(self, endpoint: str, **params: Any) -> Iterator[dict[str, Any]]:
@@ -88,13 +89,14 @@ class NautobotClient:
                 return
             page = self._request("GET", page["next"])
 
-    def create(self, endpoint: str, objects: list[dict[str, Any]], chunk_size: int = _BULK) -> list[dict[str, Any]]:
-        created: list[dict[str, Any]] = []
+    def create(self, endpoint: str, objects: builtins.list[dict[str, Any]],
+               chunk_size: int = _BULK) -> builtins.list[dict[str, Any]]:
+        created: builtins.list[dict[str, Any]] = []
         for chunk in _chunks(objects, chunk_size):
             created += self._request("POST", endpoint, json=chunk)
         return created
 
-    def update(self, endpoint: str, objects: list[dict[str, Any]]) -> None:
+    def update(self, endpoint: str, objects: builtins.list[dict[str, Any]]) -> None:
         for chunk in _chunks(objects):
             self._request("PATCH", endpoint, json=chunk)
 

@@ -147,6 +147,16 @@ def _cables(plan: Plan, tags: list[Ref]) -> list[Want]:
     return wants
 
 
+def _strictly_inside(network: ipaddress.IPv4Network | ipaddress.IPv6Network,
+                     pool: ipaddress.IPv4Network | ipaddress.IPv6Network) -> bool:
+    """A smaller subnet of ``pool`` (of the same IP version)."""
+    if isinstance(network, ipaddress.IPv4Network) and isinstance(pool, ipaddress.IPv4Network):
+        return network.subnet_of(pool) and network != pool
+    if isinstance(network, ipaddress.IPv6Network) and isinstance(pool, ipaddress.IPv6Network):
+        return network.subnet_of(pool) and network != pool
+    return False
+
+
 def _subnets(plan: Plan) -> dict[str, set[ipaddress.IPv4Network | ipaddress.IPv6Network]]:
     """Pool -> the subnets its interface addresses sit in (host routes, /32 and /128, are no subnet)."""
     pools = {name: ipaddress.ip_network(pool["pool"], strict=False) for name, pool in plan.pools.items()}
@@ -159,7 +169,7 @@ def _subnets(plan: Plan) -> dict[str, set[ipaddress.IPv4Network | ipaddress.IPv6
             if network.prefixlen == network.max_prefixlen:
                 continue
             for name, pool in pools.items():
-                if network.version == pool.version and network.subnet_of(pool) and network != pool:
+                if _strictly_inside(network, pool):
                     found[name].add(network)
     return found
 

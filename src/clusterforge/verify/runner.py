@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 from clusterforge import paths
 from clusterforge.sshmux import CONTROL_PATH, ansible_env, private_control_dir
+from clusterforge.targets import LAB, REACHES, SSH
 from clusterforge.verify.hosts import CONCERNS
 from clusterforge.verify.hosts._inventory import InventoryError, load_inventory
 
@@ -30,8 +31,7 @@ __all__ = [
     "run_checks", "run_group_checks", "write_report",
 ]  # fmt: skip
 
-Target = Literal["lab", "ssh", "local"]
-TARGETS: tuple[str, ...] = ("lab", "ssh", "local")
+Target = Literal["lab", "ssh", "local"]  # a name of clusterforge.targets.REACHES
 SCHEMA = "clusterforge.verify/1"
 HOSTS_DIR = Path(__file__).resolve().parent / "hosts"
 # GPU servers and storage servers; each check module names the host kinds it applies to.
@@ -237,7 +237,7 @@ def _env(ansible_config: Path | None = None, control_dir: Path | None = None) ->
 
 def run_checks(
     inventory_dir: Path,
-    target: Target,
+    target: Target | str,
     hosts: list[str] | None,
     ssh_config: Path | None,
     report_json: Path | None,
@@ -254,8 +254,9 @@ def run_checks(
     hosts are reached (see ``verify/hosts/conftest.py``); ``local`` needs exactly one host, the
     inventory entry this machine is checked against. Raises VerifyError when the checks cannot run.
     """
-    if target not in TARGETS:
-        raise VerifyError(f"unknown target {target!r}; expected one of {', '.join(TARGETS)}")
+    if target not in REACHES:
+        raise VerifyError(f"unknown target {target!r}; expected one of {', '.join(REACHES)}")
+    where = REACHES[target]
     unknown = [c for c in concerns or () if c not in CONCERNS]
     if unknown:
         raise VerifyError(f"unknown check module(s) {unknown}; expected some of {', '.join(CONCERNS)}")
@@ -270,24 +271,24 @@ def run_checks(
         h for g in group.split(",") if g for h in inventory.group_hosts(g)))
     if not selected:
         raise VerifyError(f"the inventory {inventory.path} has no hosts in group {group!r}")
-    if target == "local" and len(selected) != 1:
+    if where.local and len(selected) != 1:
         raise VerifyError("target local checks this machine against exactly one inventory host: pass --host NAME")
-    if target == "lab" and ssh_config is None:
+    if where.lab and ssh_config is None:
         lab = inventory.groups["all"].vars.get("cf_cluster")
         if not lab:
             raise VerifyError("target lab: the inventory names no cf_cluster; pass the lab's ssh_config")
         ssh_config = paths.lab_ssh_config(lab)
     if ssh_config is not None and not Path(ssh_config).is_file():
-        hint = " (is the lab up? `clusterforge lab up`)" if target == "lab" else ""
+        hint = " (is the lab up? `clusterforge lab up`)" if where.lab else ""
         raise VerifyError(f"ssh config {ssh_config} does not exist{hint}")
     if workers is None:
-        workers = default_workers(len(selected)) if target != "local" and _xdist_available() else 1
+        workers = default_workers(len(selected)) if where.uses_ssh and _xdist_available() else 1
     started = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
     with tempfile.TemporaryDirectory(prefix="cf-verify-") as tmp, private_control_dir() as control_dir:
         records_json = Path(tmp) / "records.json"
         cmd = pytest_command(inventory.path.resolve(), target, selected if hosts else [], ssh_config, records_json,
                              concerns=concerns, workers=workers, group=group, extra_args=extra_args)
-        ansible_config = _multiplexing_config(Path(tmp), control_dir) if target != "local" else None
+        ansible_config = _multiplexing_config(Path(tmp), control_dir) if where.uses_ssh else None
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, env=_env(ansible_config, control_dir),
                                   timeout=timeout_s, stdin=subprocess.DEVNULL)
@@ -318,9 +319,9 @@ def run_group_checks(inventory_path: str | Path, limit: str = "servers", ssh_con
     """
     ssh = Path(ssh_config) if ssh_config else None
     if target is None:
-        target = "ssh"
+        target = SSH.name
         cluster = load_inventory(inventory_path).groups["all"].vars.get("cf_cluster")
         if ssh is not None and cluster and ssh.resolve() == paths.lab_ssh_config(cluster).resolve():
-            target = "lab"
+            target = LAB.name
     report_json = options.pop("report_json", None)
     return run_checks(Path(inventory_path), target, None, ssh, report_json, group=limit, **options)

@@ -58,19 +58,22 @@ class Kubernetes(pulumi.ComponentResource):
         self.pki = KubePki(f"{name}-pki", KubePkiArgs(args.cluster, tuple(args.node_ips), args.service_ip),
                            pulumi.ResourceOptions(parent=self))
         provision = dataclasses.replace(
-            args.provision, secret_vars=self.pki.bundle.apply(lambda bundle: {"cf_k8s_pki": bundle}),
-            **({"ssh_config": ssh_config} if ssh_config is not None else {}))
+            args.provision, secret_vars=self.pki.bundle.apply(lambda bundle: {"cf_k8s_pki": bundle}))
+        if ssh_config is not None:
+            provision = dataclasses.replace(provision, ssh_config=ssh_config)
         self.provision = HostProvision(f"{name}-control-plane", provision,
                                        pulumi.ResourceOptions(parent=self, depends_on=[*after, self.pki]))
+        nodes = args.nodes
+        if nodes is not None and ssh_config is not None:
+            nodes = dataclasses.replace(nodes, ssh_config=ssh_config)
         self.nodes = (HostProvision(f"{name}-nodes", dataclasses.replace(
-            args.nodes, secret_vars=self.pki.bundle.apply(lambda bundle: {"cf_k8s_pki": bundle}),
-            **({"ssh_config": ssh_config} if ssh_config is not None else {})),
+            nodes, secret_vars=self.pki.bundle.apply(lambda bundle: {"cf_k8s_pki": bundle})),
             pulumi.ResourceOptions(parent=self, depends_on=[self.provision]))
-            if args.nodes is not None else None)
+            if nodes is not None else None)
         first = args.node_ips[0]
-        self.kubeconfig = pulumi.Output.secret(
-            pulumi.Output.all(self.pki.bundle, self.provision.runs).apply(
-                lambda values: admin_kubeconfig(args.cluster, first, values[0])))
+        kubeconfig: pulumi.Output[str] = pulumi.Output.all(self.pki.bundle, self.provision.runs).apply(
+            lambda values: admin_kubeconfig(args.cluster, first, values[0]))
+        self.kubeconfig: pulumi.Output[str] = pulumi.Output.secret(kubeconfig)
         joined = [self.nodes] if self.nodes is not None else [self.provision]
         self.api_server = f"https://{first}:{API_PORT}"
         self.layer = (KubeGpuLayer(f"{name}-gpu-layer", KubeGpuLayerArgs(args.cluster, self.api_server, args.layer),

@@ -20,6 +20,7 @@ import ipaddress
 import secrets
 import string
 from collections.abc import Sequence
+from typing import Any
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
@@ -111,7 +112,7 @@ def make_bundle(cluster: str, node_ips: Sequence[str], service_ip: str) -> dict[
     ca = _sign(ca_name, ca_key, ca_name, ca_key, CA_DAYS, now, ca=True)
     out = {"ca.crt": _pem_cert(ca), "ca.key": _pem_key(ca_key)}
     ips = ["127.0.0.1", *node_ips]
-    serving = {
+    serving: dict[str, tuple[x509.Name, dict[str, Any]]] = {
         "apiserver": (_name("kube-apiserver"), dict(dns=(*SERVICE_DNS, "localhost"), ips=(*ips, service_ip))),
         "etcd-server": (_name("etcd"), dict(dns=("localhost",), ips=ips)),
     }

@@ -288,9 +288,9 @@ class HostProvisionProvider(ResourceProvider):
                 from clusterforge.pulumi.providers._host_probe import unregistered_nodes
 
                 first = news.get("nodes_via") or list(news["hosts"])[0]
-                why = unregistered_nodes(first, live["ssh_config"], list(news["nodes"]))
-                if why:
-                    _lifeline.say(f"drift: provision {news['group']}: host {first}: {why}; `up` registers"
+                missing = unregistered_nodes(first, live["ssh_config"], list(news["nodes"]))
+                if missing:
+                    _lifeline.say(f"drift: provision {news['group']}: host {first}: {missing}; `up` registers"
                                   " them again")
                     found = ["nodes"]
         if live is not None and not found and _host_drift_wanted(live):

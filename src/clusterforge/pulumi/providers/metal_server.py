@@ -1,6 +1,7 @@
 """MetalServer: a bare-metal server brought from blank to installed through its BMC (lab target).
 
-Create runs ``clusterforge.lab.metal_install.install``: inventory over Redfish into the as-built record,
+Create runs ``clusterforge.baremetal.install.install`` in the lab's site (``lab.metal_site.LabSite``: the server
+a VM behind a Redfish BMC emulator): inventory over Redfish into the as-built record,
 BIOS attributes, one-time UEFI network boot, power on, the install (the server's disk image written by the
 deploy ramdisk, or the Debian installer with the preseed rendered from the Plan), SSH on the management
 address. The SU's HostProvision depends on it, so the roles and the host
@@ -23,7 +24,7 @@ from pulumi.dynamic import CreateResult, DiffResult, Resource, ResourceProvider,
 
 from clusterforge.pulumi.providers import _lifeline
 
-__all__ = ["MetalServer", "MetalServerArgs", "MetalServerProvider", "install_request"]
+__all__ = ["MetalServer", "MetalServerArgs", "MetalServerProvider", "install_request", "lab_site"]
 
 REPLACE_KEYS = ("lab", "server")
 REINSTALL_KEYS = ("request_hash",)
@@ -33,7 +34,7 @@ REINSTALL_KEYS = ("request_hash",)
 class MetalServerArgs:
     lab: str
     server: str
-    request_json: str  # clusterforge.lab.metal_install.InstallRequest without the password (see _request)
+    request_json: str  # clusterforge.baremetal.install.InstallRequest without the password (see _request)
     request_hash: str  # the install inputs: a change re-images the server
     bmc_password: pulumi.Input[str]
 
@@ -46,10 +47,9 @@ def install_request(request_json: str, password: str):
 def _request(props: dict[str, Any]):
     from pathlib import Path
 
-    from clusterforge.lab import bootnet
-    from clusterforge.lab.metal_install import InstallRequest
-    from clusterforge.lab.metal_topology import MetalHost, MetalNic
-    from clusterforge.lab.topology import LabRoute
+    from clusterforge.baremetal.bootnet import ProvisioningNet
+    from clusterforge.baremetal.host import MetalHost, MetalNic, MetalRoute
+    from clusterforge.baremetal.install import InstallRequest
     from clusterforge.plan.objects import Device, Interface
     from clusterforge.render.netboot_values import HttpEndpoint
 
@@ -58,13 +58,13 @@ def _request(props: dict[str, Any]):
     interfaces = tuple(Interface(**{**i, "members": tuple(i.get("members") or ())}) for i in dev["interfaces"])
     device = Device(**{**dev, "psu_feeds": tuple(dev.get("psu_feeds") or ()), "interfaces": interfaces})
     host = MetalHost(r["host"]["name"], tuple(MetalNic(**n) for n in r["host"]["nics"]),
-                     tuple(LabRoute(**x) for x in r["host"]["routes"]))
+                     tuple(MetalRoute(**x) for x in r["host"]["routes"]))
     proxy = r.get("host_proxy")
     return InstallRequest(
         lab=r["lab"], device=device, host=host, bmc_url=r["bmc_url"], bmc_username=r["bmc_username"],
         bmc_password=props["bmc_password"], bmc_address_cidr=r["bmc_address_cidr"], bmc_gateway=r.get("bmc_gateway"),
         oob_bridge=r["oob_bridge"], bios=r.get("bios", {}),
-        provisioning=bootnet.ProvisioningNet(r["lab"], r["provisioning_subnet"]),
+        provisioning=ProvisioningNet(r["lab"], r["provisioning_subnet"]),
         ssh_public_key=r["ssh_public_key"], ssh_identity=Path(r["ssh_identity"]),
         host_proxy=HttpEndpoint(proxy[0], proxy[1]) if proxy else None,
         time_servers=tuple(r.get("time_servers") or ()),
@@ -72,11 +72,19 @@ def _request(props: dict[str, Any]):
     )  # fmt: skip
 
 
+def lab_site():
+    """Where a MetalServer stands: the lab target's servers are VMs behind emulated BMCs."""
+    from clusterforge.lab.metal_site import LabSite
+
+    return LabSite()
+
+
 def _install(props: dict[str, Any]) -> dict[str, Any]:
-    from clusterforge.lab.metal_install import install
+    from clusterforge.baremetal.install import install
 
     _lifeline.watch()
-    data = install(_request(props), progress=lambda host, msg: _lifeline.say(f"{host or props['server']}: {msg}"))
+    data = install(_request(props), lab_site(),
+                   progress=lambda host, msg: _lifeline.say(f"{host or props['server']}: {msg}"))
     return {**props, "status": data.get("status"), "install_seconds": data.get("install_seconds"),
             "reachable_seconds": data.get("reachable_seconds"), "asbuilt": data.get("asbuilt")}
 
@@ -85,7 +93,7 @@ class MetalServerProvider(ResourceProvider):
     serialize_as_secret_always = False
 
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
-        from clusterforge.lab.metal_install import is_installed, record
+        from clusterforge.baremetal.install import is_installed, record
 
         replaces = [k for k in REPLACE_KEYS if olds.get(k) != news.get(k)]
         if replaces:
@@ -112,9 +120,9 @@ class MetalServerProvider(ResourceProvider):
         return UpdateResult(_install(news))
 
     def delete(self, _id: str, props: dict[str, Any]) -> None:
-        from clusterforge.lab.metal_install import remove
+        from clusterforge.baremetal.install import remove
 
-        remove(props["lab"], props["server"])
+        remove(props["lab"], props["server"], lab_site())
 
 
 class MetalServer(Resource, module="clusterforge", name="MetalServer"):

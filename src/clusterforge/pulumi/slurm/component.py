@@ -44,11 +44,14 @@ class Slurm(pulumi.ComponentResource):
         super().__init__("clusterforge:slurm:Slurm", name, None, opts)
         self.munge_key = MungeKey(f"{name}-munge-key", MungeKeyArgs(args.cluster), pulumi.ResourceOptions(parent=self))
         secret = self.munge_key.key.apply(lambda key: {"cf_slurm_munge_key": key})
-        ssh = {"ssh_config": ssh_config} if ssh_config is not None else {}
+        controller, nodes = args.controller, args.nodes
+        if ssh_config is not None:
+            controller = dataclasses.replace(controller, ssh_config=ssh_config)
+            nodes = dataclasses.replace(nodes, ssh_config=ssh_config)
         self.controller = HostProvision(
-            f"{name}-controller", dataclasses.replace(args.controller, secret_vars=secret, **ssh),
+            f"{name}-controller", dataclasses.replace(controller, secret_vars=secret),
             pulumi.ResourceOptions(parent=self, depends_on=[*after, self.munge_key]))
         self.nodes = HostProvision(
-            f"{name}-nodes", dataclasses.replace(args.nodes, secret_vars=secret, **ssh),
+            f"{name}-nodes", dataclasses.replace(nodes, secret_vars=secret),
             pulumi.ResourceOptions(parent=self, depends_on=[*after, self.munge_key]))
         self.register_outputs({"controller_runs": self.controller.runs, "node_runs": self.nodes.runs})

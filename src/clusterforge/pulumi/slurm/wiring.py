@@ -50,7 +50,7 @@ def slurm_args(plan: Plan, tree: RenderedTree, settings: StackSettings, roles_ha
         return None
     files = slurm_files(tree)
     playbook = paths.playbooks_dir() / SLURM_PLAYBOOK
-    extravars = slurm_extravars(settings.target == "lab")
+    extravars = slurm_extravars(settings.target.emulates)
     inventory = str(settings.rendered_dir / "ansible" / "inventory.yml")
     ssh_config = str(settings.host_ssh_config) if settings.host_ssh_config else None
 

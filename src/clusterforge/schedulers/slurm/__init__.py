@@ -36,7 +36,7 @@ def _control(reach: Reach) -> SlurmControl | None:
 def _checks(reach: Reach) -> LayerChecks | None:
     """The Slurm checks through slurmctld on the controller; not from `--target local` (one host)."""
     plan = reach.plan
-    if NAME in reach.skip or reach.target == "local" or not slurm_wanted(plan):
+    if NAME in reach.skip or reach.target.local or not slurm_wanted(plan):
         return None
     assert plan.slurm is not None
     from clusterforge.verify.slurm_checks import run_slurm_checks

@@ -9,6 +9,7 @@ from pathlib import Path
 from clusterforge.ops.slurm_drain import SlurmDrainBlocked, drain_node, resume_node
 from clusterforge.schedulers.driver import Drained, DrainRefused, Say
 from clusterforge.schedulers.slurm.remote import Runner, converge_node, stack_munge_key
+from clusterforge.targets import Reach
 
 __all__ = ["SlurmControl"]
 
@@ -19,7 +20,7 @@ NAME = "slurm"
 class SlurmControl:
     run: Runner  # commands on the primary controller
     nodes: frozenset[str]  # the plan's Slurm nodes
-    target: str
+    target: Reach
     ssh_config: Path | None
     stack: str  # where the MUNGE key of a replaced machine comes from
     scheduler: str = NAME

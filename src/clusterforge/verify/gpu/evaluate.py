@@ -87,7 +87,7 @@ def _matmul_checks(m: Mapping, spec: AcceptanceSpec) -> list[dict]:
             declared = spec.tflops_dense.get(p)
             floor = th.burst_floor_tflops.get(p)
             frac = th.matmul_fraction_for(p)
-            need = round(floor if floor is not None else frac * declared, 2)
+            need: float | None = round(floor if floor is not None else frac * declared, 2)
             name = f"matmul.{p}.burst[gpu{gpu}]"
             if "error" in r:
                 out.append(check(name, None, need, "TFLOPS", False, f"error: {r['error']}"))
@@ -108,10 +108,11 @@ def _matmul_checks(m: Mapping, spec: AcceptanceSpec) -> list[dict]:
         for gpu in _gpu_sort(run.get("per_gpu", {})):
             r = run["per_gpu"][gpu]
             name = f"matmul.{p}.sustained[gpu{gpu}]"
-            gate = th.sustained_matmul_fraction
+            fraction = th.sustained_matmul_fraction
             floor = th.sustained_floor_tflops.get(p)
-            need = round(floor if floor is not None else gate * spec.tflops_dense.get(p), 2) \
-                if floor is not None or gate else None
+            peak = spec.tflops_dense.get(p)
+            need = round(floor, 2) if floor is not None else \
+                round(fraction * peak, 2) if fraction and peak is not None else None
             if "error" in r:
                 out.append(check(name, None, need, "TFLOPS", False, f"error: {r['error']}"))
                 continue
@@ -125,7 +126,7 @@ def _matmul_checks(m: Mapping, spec: AcceptanceSpec) -> list[dict]:
             if floor is not None:
                 detail += f"; gate >= catalog floor {floor:g} TFLOPS ({r['mean_tflops'] / floor - 1:+.1%})"
             else:
-                detail += f"; gate >= {gate:.0%} of declared" if gate else "; not gated (findings only)"
+                detail += f"; gate >= {fraction:.0%} of declared" if fraction else "; not gated (findings only)"
             if not ok_num:
                 detail += f"; WRONG RESULT: relative error {r.get('rel_err')}"
             out.append(check(name, r["mean_tflops"], need, "TFLOPS", passed, detail))

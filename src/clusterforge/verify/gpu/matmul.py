@@ -211,6 +211,45 @@ def _sustained_one(
             start.abort()
 
 
+def _nvml_sampler(torch: Any, devices: list[int], interval_s: float) -> tuple[Any, dict[int, int], str | None]:
+    """(an NVML sampler over ``devices``, CUDA index -> NVML index, None) or, where NVML cannot be used,
+    (None, {}, why): telemetry is optional and its absence is recorded."""
+    try:
+        import pynvml
+
+        from clusterforge.verify.gpu.sampler import NvmlSampler, nvml_index_for_cuda
+
+        pynvml.nvmlInit()
+        try:
+            nvml_idx = {d: nvml_index_for_cuda(pynvml, torch.cuda.get_device_properties(d), d) for d in devices}
+        finally:
+            pynvml.nvmlShutdown()
+        return NvmlSampler(sorted(set(nvml_idx.values())), interval_s=interval_s), nvml_idx, None
+    except Exception as exc:  # noqa: BLE001 - telemetry is optional; its absence is recorded
+        return None, {}, f"{type(exc).__name__}: {exc}"
+
+
+def _gpu_result(r: dict, precision: str, tele: dict[str, Any] | None, tele_error: str | None,
+                counters: dict[str, Any]) -> dict:
+    """One GPU's sustained result: its windows summed up, its numerics judged, its telemetry attached."""
+    if "windows" in r:
+        tf = [w["tflops"] for w in r["windows"]]
+        r.update(
+            best_tflops=max(tf),
+            mean_tflops=round(statistics.fmean(tf), 2),
+            min_tflops=min(tf),
+            numerics_ok=bool(r["rel_err"] == r["rel_err"] and r["rel_err"] <= REL_ERR_LIMIT[precision]),
+        )
+    if tele is not None:
+        r["telemetry"] = tele
+        bus = str(tele.get("static", {}).get("pci_bus_id") or "").upper()
+        if bus in counters:
+            r["telemetry"]["clock_event_counters_us"] = counters[bus]
+    elif tele_error:
+        r["telemetry"] = {"error": tele_error}
+    return r
+
+
 def sustained(
     devices: list[int],
     precision: str,
@@ -234,24 +273,8 @@ def sustained(
         )
         for d in devices
     ]
-    sampler = None
     tele: dict[int, Any] = {}
-    tele_error = None
-    if telemetry:
-        try:
-            import pynvml
-
-            from clusterforge.verify.gpu.sampler import NvmlSampler, nvml_index_for_cuda
-
-            pynvml.nvmlInit()
-            try:
-                nvml_idx = {d: nvml_index_for_cuda(pynvml, torch.cuda.get_device_properties(d), d) for d in devices}
-            finally:
-                pynvml.nvmlShutdown()
-            sampler = NvmlSampler(sorted(set(nvml_idx.values())), interval_s=sample_interval_s)
-        except Exception as exc:  # noqa: BLE001 - telemetry is optional; its absence is recorded
-            tele_error = f"{type(exc).__name__}: {exc}"
-            sampler = None
+    sampler, nvml_idx, tele_error = _nvml_sampler(torch, devices, sample_interval_s) if telemetry else (None, {}, None)
     with tf32_mode(torch, precision):
         for t in threads:
             t.start()
@@ -270,25 +293,8 @@ def sustained(
     if sampler is not None:
         res = sampler.result()
         tele = {d: res[nvml_idx[d]] for d in devices}
-    per_gpu: dict[str, Any] = {}
-    for d in devices:
-        r = out.get(d, {"error": "thread produced no result"})
-        if "windows" in r:
-            tf = [w["tflops"] for w in r["windows"]]
-            r.update(
-                best_tflops=max(tf),
-                mean_tflops=round(statistics.fmean(tf), 2),
-                min_tflops=min(tf),
-                numerics_ok=bool(r["rel_err"] == r["rel_err"] and r["rel_err"] <= REL_ERR_LIMIT[precision]),
-            )
-        if d in tele:
-            r["telemetry"] = tele[d]
-            bus = str(tele[d].get("static", {}).get("pci_bus_id") or "").upper()
-            if bus in counters:
-                r["telemetry"]["clock_event_counters_us"] = counters[bus]
-        elif tele_error:
-            r["telemetry"] = {"error": tele_error}
-        per_gpu[str(d)] = r
+    per_gpu = {str(d): _gpu_result(out.get(d, {"error": "thread produced no result"}), precision, tele.get(d),
+                                   tele_error, counters) for d in devices}
     return {
         "method": "all listed GPUs at once; CUDA events per window",
         "n": n,

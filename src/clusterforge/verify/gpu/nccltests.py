@@ -9,13 +9,14 @@ import os
 import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from clusterforge.verify.gpu import metrics
 
 # nccl-tests 2.19.6, all_reduce_perf -b 128M -e 4G -f 2 -g 2, 2x NVIDIA H200 over NVLink (NV18),
 # driver 580.159.04, CUDA 13.0 (shared/reference/gpu-acceptance.md). Used as the fidelity
 # baseline when all_reduce_perf is not installed on the machine under test; recorded as such.
-REFERENCE_2XH200 = {
+REFERENCE_2XH200: dict[str, Any] = {
     "source": "reference: nccl-tests 2.19.6 on 2x H200 NV18 (gpu-acceptance.md), not run here",
     "gpu_model": "H200",
     "world_size": 2,

@@ -17,6 +17,7 @@ synchronize; rank 0's time per step. The loss must stay finite.
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from clusterforge.verify.gpu._dist import join, leave, time_per_call
 from clusterforge.verify.gpu.launch import emit_result
@@ -35,7 +36,7 @@ def parse_args(argv=None):
 
 
 def build_model(torch, d: int, layers: int):
-    nn = torch.nn
+    nn: Any = torch.nn
 
     class Block(nn.Module):
         def __init__(self):

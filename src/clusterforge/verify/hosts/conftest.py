@@ -28,10 +28,10 @@ from typing import Any
 
 import pytest
 
+from clusterforge.targets import REACHES, Reach
 from clusterforge.verify.hosts._facts import HostFacts
 from clusterforge.verify.hosts._inventory import Inventory, load_inventory
 
-TARGETS = ("ssh", "lab", "local")
 DEFAULT_GROUP = "servers,storage_servers"
 DEFAULT_HOST_KINDS = ("server",)
 
@@ -73,7 +73,7 @@ PER_ITEM: dict[str, Callable[[dict[str, Any]], list[tuple[str, Any]]]] = {
 @dataclass
 class CheckContext:
     inventory: Inventory
-    target: str
+    target: Reach
     hosts: list[str]
     ssh_config: str | None
     options: dict[str, Any]
@@ -84,7 +84,7 @@ class CheckContext:
     def connection(self, name: str):
         import testinfra
 
-        if self.target == "local":
+        if self.target.local:
             return testinfra.get_host("local://")
         kwargs: dict[str, Any] = {"ansible_inventory": str(self.inventory.path)}
         if self.ssh_config:
@@ -98,7 +98,7 @@ class CheckContext:
 
     def unreachable(self, name: str) -> str | None:
         """Why ``name`` cannot be reached (probed once per host and worker), or None."""
-        if self.target == "local":
+        if self.target.local:
             return None
         if name not in self._unreachable:
             self._unreachable[name] = probe_failure(self.facts(name).host)
@@ -133,7 +133,7 @@ _CTX = pytest.StashKey[CheckContext | None]()
 def pytest_addoption(parser: pytest.Parser) -> None:
     g = parser.getgroup("clusterforge", "clusterforge host checks")
     g.addoption("--cf-inventory", help="rendered inventory: DIR (clusterforge render --out DIR) or its inventory.yml")
-    g.addoption("--cf-target", choices=TARGETS, default="ssh", help="how hosts are reached (default ssh)")
+    g.addoption("--cf-target", choices=tuple(REACHES), default="ssh", help="how hosts are reached (default ssh)")
     g.addoption("--cf-host", action="append", default=[], help="check only this inventory host (repeatable)")
     g.addoption("--cf-group", default=DEFAULT_GROUP,
                 help=f"inventory group(s) to check, comma-separated (default {DEFAULT_GROUP})")
@@ -158,7 +158,7 @@ def pytest_configure(config: pytest.Config) -> None:
         config.stash[_CTX] = None
         return
     inventory = load_inventory(path)
-    target = config.getoption("--cf-target")
+    target = REACHES[config.getoption("--cf-target")]
     group_hosts = list(dict.fromkeys(h for g in config.getoption("--cf-group").split(",") if g
                                      for h in inventory.group_hosts(g)))
     wanted = [h for arg in config.getoption("--cf-host") for h in arg.split(",") if h]
@@ -166,10 +166,10 @@ def pytest_configure(config: pytest.Config) -> None:
     if unknown:
         raise pytest.UsageError(f"--cf-host: not in {inventory.path}: {', '.join(unknown)}")
     hosts = wanted or group_hosts
-    if target == "local" and len(hosts) != 1:
+    if target.local and len(hosts) != 1:
         raise pytest.UsageError("--cf-target local checks this machine against exactly one --cf-host")
     ssh_config = config.getoption("--cf-ssh-config")
-    if target == "lab" and not ssh_config:
+    if target.lab and not ssh_config:
         ssh_config = _lab_ssh_config(inventory)
     if ssh_config and not Path(ssh_config).is_file():
         raise pytest.UsageError(f"ssh config {ssh_config} does not exist (is the lab up?)")
@@ -226,7 +226,7 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     ctx = _ctx(config)
     if ctx is None:
         return ["clusterforge: no --cf-inventory"]
-    return [f"clusterforge: target {ctx.target}, {len(ctx.hosts)} host(s) from {ctx.inventory.path}"
+    return [f"clusterforge: target {ctx.target.name}, {len(ctx.hosts)} host(s) from {ctx.inventory.path}"
             + (f", ssh_config {ctx.ssh_config}" if ctx.ssh_config else "")]
 
 
@@ -265,7 +265,7 @@ def facts(request: pytest.FixtureRequest, check_context: CheckContext, cf_host_n
 
 
 @pytest.fixture
-def target(check_context: CheckContext) -> str:
+def target(check_context: CheckContext) -> Reach:
     return check_context.target
 
 

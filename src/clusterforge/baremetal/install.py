@@ -1,14 +1,15 @@
-"""Bring one bare-metal server of the lab from blank (or from anything) to installed, through its BMC.
+"""Bring one bare-metal server from blank (or from anything) to installed, through its BMC.
 
-``install`` is the whole bring-up, in order:
+``install`` is the whole bring-up, in order; where the server stands (its machine, its BMC, the network its
+boot NIC is on) is a ``Site`` (the lab's: ``lab.metal_site.LabSite``, a VM behind a Redfish BMC emulator):
 
-1. the lab's VM for the server (``metal_vm.define_vm``: blank disk, NICs on the provisioning bridge first,
-   then the planned NICs' lab bridges) and its Redfish BMC on the server's oob address (``bmc_emulator``);
+1. the server and its BMC answering (``Site.start``; in the lab: its VM with a blank disk, NICs on the
+   provisioning bridge first, then the planned NICs' lab bridges, and its BMC on the server's oob address);
 2. the system's inventory read through Redfish (model, serial, BIOS version, NICs with MACs) into the
    as-built record ``.lab/<lab>/metal-install/<server>.json``;
 3. the declared BIOS attributes (Bios/Settings: they apply at the next reset, which the power-on is);
-4. the boot served (``bootnet``: DHCP reservation for the boot NIC's as-built MAC, iPXE), one-time UEFI
-   network boot, power on (a reset when it was on: a re-image). Two methods:
+4. the boot served (``Site.serve_boot``, ``bootnet``: DHCP reservation for the boot NIC's as-built MAC,
+   iPXE), one-time UEFI network boot, power on (a reset when it was on: a re-image). Two methods:
 
    * ``image`` (the default; what Ironic's direct deploy and MAAS do): the server's disk image is made
      here first (``os_image``: the profile's OS tree, golden layer included, plus this server's identity,
@@ -31,18 +32,19 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
+from clusterforge.hostio import HostError, Progress, quiet, state_dir, write_json_atomic
 from clusterforge.plan import Device
 from clusterforge.render.deploy import manifest_sha256
 from clusterforge.render.netboot_values import HttpEndpoint
 from clusterforge.render.preseed import HostNic, HostRoute, InstallTarget, install_target
 
 from . import bootnet, netinstall
-from .metal_topology import MetalHost
-from .util import LabError, Progress, _noop, lab_dir, write_json_atomic
+from .host import MetalHost
+from .types import BmcEndpoint
 
-__all__ = ["InstallRequest", "install", "record", "is_installed", "remove", "record_path", "METHODS"]
+__all__ = ["InstallRequest", "Site", "install", "record", "is_installed", "remove", "record_path", "METHODS"]
 
 INSTALL_TIMEOUT_S = 1800.0
 SSH_TIMEOUT_S = 600.0
@@ -57,7 +59,7 @@ METHODS = ("image", "debian-installer")
 class InstallRequest:
     lab: str
     device: Device  # the planned server
-    host: MetalHost  # its NICs and routes as the lab cables them
+    host: MetalHost  # its NICs and routes as they are cabled
     bmc_url: str
     bmc_username: str
     bmc_password: str
@@ -75,8 +77,44 @@ class InstallRequest:
     image: str | None = None  # the golden image (lab.image) the server's software profile boots, if any
 
 
+class Site(Protocol):
+    """Where the servers stand, as an install needs it besides their BMCs: the server and its BMC answering,
+    its boot NIC, the OS tree its disk image starts from, the boot services on its boot network. The lab
+    emulates one (``lab.metal_site.LabSite``)."""
+
+    blank_disk_bytes: int  # the disk an image is made for when the BMC reports no storage
+
+    def boot_mac(self, lab: str, server: str) -> str:
+        """The MAC of the NIC the server network-boots from."""
+        ...
+
+    def start(self, req: InstallRequest, progress: Progress) -> BmcEndpoint:
+        """The server (powered off when new) and its BMC, answering; its boot network up."""
+        ...
+
+    def os_tree(self, image: str | None, progress: Progress) -> Path:
+        """The OS tree the server's disk image is made of (``image``: the golden image its profile boots)."""
+        ...
+
+    def proxy_conf(self, proxy: HttpEndpoint) -> str:
+        """apt's configuration for the installed system's package proxy."""
+        ...
+
+    def serve_boot(self, net: bootnet.ProvisioningNet, target: InstallTarget, deploy: bootnet.Deploy | None) -> None:
+        """Arm the server's network boot (``bootnet.serve`` on the site's boot network)."""
+        ...
+
+    def release(self, lab: str, server: str) -> None:
+        """Power the server off and give it back (in the lab: its VM and BMC removed)."""
+        ...
+
+    def close(self, lab: str) -> None:
+        """The last server is gone: the boot network and what served it go too."""
+        ...
+
+
 def record_path(lab: str, server: str) -> Path:
-    return lab_dir(lab) / "metal-install" / f"{server}.json"
+    return state_dir(lab) / "metal-install" / f"{server}.json"
 
 
 def record(lab: str, server: str) -> dict[str, Any]:
@@ -123,38 +161,25 @@ def _target(req: InstallRequest, boot_mac: str, macs: Mapping[str, str]) -> Inst
     )  # fmt: skip
 
 
-def _machine(req: InstallRequest, progress: Progress):
-    """The server's VM (created blank once) and its BMC (``lab.metal_server``); returns a Redfish client."""
-    from clusterforge.baremetal.redfish import connect
-    from clusterforge.baremetal.types import BmcEndpoint
+def _machine(req: InstallRequest, site: Site, progress: Progress):
+    """The server and its BMC (``Site.start``); returns a Redfish client."""
+    from .redfish import connect
 
-    from .metal_server import start_metal_server
-
-    bootnet.ensure_network(req.provisioning)
-    bridges = [bootnet.bridge(req.lab), *(n.bridge for n in req.host.nics)]  # NIC 0 network-boots
-    macs = [boot_mac(req.lab, req.host.name), *(n.mac for n in req.host.nics)]
-    vm, handle = start_metal_server(req.lab, req.host.name, nic_bridges=bridges, oob_bridge=req.oob_bridge,
-                                    bmc_cidr=req.bmc_address_cidr, username=req.bmc_username,
-                                    password=req.bmc_password, gateway=req.bmc_gateway, macs=macs)
-    progress(req.host.name, f"BMC answers at {handle.url} (VM {vm.domain}, {vm.accel})")
-    return connect(BmcEndpoint(server=req.host.name, url=handle.url, username=req.bmc_username,
-                               password=req.bmc_password, ca_file=handle.ca_file))
+    return connect(site.start(req, progress))
 
 
-def _deploy(req: InstallRequest, target: InstallTarget, disks: tuple[int, ...], progress: Progress) -> bootnet.Deploy:
+def _deploy(req: InstallRequest, site: Site, target: InstallTarget, disks: tuple[int, ...],
+            progress: Progress) -> bootnet.Deploy:
     """The image method's boot: the OS tree of the server's profile, its disk image, the deploy ramdisk."""
     from clusterforge.render.host_os import host_files
 
     from . import deploy_ramdisk, os_image
-    from .aptproxy import apt_conf
-    from .image import layers_for
-    from .metal_vm import DISK_GB
 
-    tree = os_image.os_tree(layers_for(req.image), progress=progress)
+    tree = site.os_tree(req.image, progress)
     ramdisk = deploy_ramdisk.ensure_ramdisk(tree)
-    disk_bytes = disks[0] if disks else DISK_GB << 30  # a BMC without SimpleStorage: the lab VM's disk
+    disk_bytes = disks[0] if disks else site.blank_disk_bytes
     _, host_key = os_image.host_key(req.lab, req.host.name)
-    proxy = apt_conf(req.host_proxy.host, req.host_proxy.port) if req.host_proxy else None
+    proxy = site.proxy_conf(req.host_proxy) if req.host_proxy else None
     files = host_files(target, host_key_public=host_key, mgmt_ip=req.device.management_ip, proxy_conf=proxy)
     image = os_image.host_image(req.lab, req.host.name, tree, files, disk_bytes=disk_bytes,
                                 esp_mib=target.disk.esp_mib, progress=progress)
@@ -165,7 +190,7 @@ def _patient(call: Callable[[], T], budget_s: float = BMC_BUSY_S) -> T:
     """A BMC call during an install, retried while the BMC does not answer (a busy BMC: sushy-tools on a loaded
     machine, a real one while it resets) for up to ``budget_s``; other refusals, and a BMC still silent after
     that, raise its one-line ``BmcError``. Only for calls that are safe to repeat."""
-    from clusterforge.baremetal.types import BmcError
+    from .types import BmcError
 
     deadline = time.monotonic() + budget_s
     while True:
@@ -192,13 +217,13 @@ def _boot_disk(req: InstallRequest, bmc, progress: Progress) -> None:
     progress(req.host.name, "install: booting the installed disk")
 
 
-def _network_install(req: InstallRequest, bmc, target: InstallTarget, deploy: bootnet.Deploy | None,
+def _network_install(req: InstallRequest, site: Site, bmc, target: InstallTarget, deploy: bootnet.Deploy | None,
                      progress: Progress) -> str:
     """Arm the boot, network-boot the server, wait for the install; returns the installed system's host key.
     The image method then boots the written disk (recorded as ``written`` first, so a run stopped after
     this point boots it again instead of writing it)."""
     name = req.host.name
-    bootnet.up(req.provisioning, target, deploy)
+    site.serve_boot(req.provisioning, target, deploy)
     offset = netinstall.events_offset(req.lab)
     was_on = bmc.power_state() == "On"
     bmc.boot_once("pxe", uefi=True)
@@ -217,24 +242,18 @@ def _network_install(req: InstallRequest, bmc, target: InstallTarget, deploy: bo
     return key
 
 
-def boot_mac(lab: str, server: str) -> str:
-    from .metal_topology import vm_mac
-
-    return vm_mac(lab, server, "boot")
-
-
-def install(req: InstallRequest, progress: Progress = _noop) -> dict[str, Any]:
-    """Install the server (again); returns its record. Raises a one-line ``LabError`` naming it."""
+def install(req: InstallRequest, site: Site, progress: Progress = quiet) -> dict[str, Any]:
+    """Install the server (again); returns its record. Raises a one-line ``HostError`` naming it."""
     name = req.host.name
     t0 = time.monotonic()
-    bmc = _machine(req, progress)
+    bmc = _machine(req, site, progress)
     try:
         inventory = bmc.inventory()
         by_mac = {n.mac.lower(): n.id for n in inventory.nics if n.mac}
-        pxe_mac = boot_mac(req.lab, name)
+        pxe_mac = site.boot_mac(req.lab, name)
         missing = [m for m in [pxe_mac, *(n.mac for n in req.host.nics)] if m not in by_mac]
         if missing:
-            raise LabError(f"{name}: the BMC reports no NIC with MAC {', '.join(missing)}"
+            raise HostError(f"{name}: the BMC reports no NIC with MAC {', '.join(missing)}"
                            f" (it reports {', '.join(sorted(by_mac)) or 'none'})")
         prior = record(req.lab, name)
         _write(req.lab, name, status="installing", asbuilt=inventory.to_dict(), started_at=time.time())
@@ -245,8 +264,8 @@ def install(req: InstallRequest, progress: Progress = _noop) -> dict[str, Any]:
             progress(name, f"BIOS: {', '.join(sorted(change.sent))} set (apply at the next reset)")
         target = _target(req, pxe_mac, {n.name: n.mac for n in req.host.nics})
         if req.method not in METHODS:
-            raise LabError(f"{name}: install method {req.method!r} is not one of {', '.join(METHODS)}")
-        deploy = _deploy(req, target, inventory.disk_bytes, progress) if req.method == "image" else None
+            raise HostError(f"{name}: install method {req.method!r} is not one of {', '.join(METHODS)}")
+        deploy = _deploy(req, site, target, inventory.disk_bytes, progress) if req.method == "image" else None
         image_digest = manifest_sha256(deploy.image) if deploy is not None else None
         try:
             if deploy is not None and prior.get("status") == "installing" and prior.get("written") == image_digest:
@@ -258,7 +277,7 @@ def install(req: InstallRequest, progress: Progress = _noop) -> dict[str, Any]:
                 _boot_disk(req, bmc, progress)
             else:
                 _write(req.lab, name, written=None)
-                key = _network_install(req, bmc, target, deploy, progress)
+                key = _network_install(req, site, bmc, target, deploy, progress)
         except BaseException:
             _stop_installer(bmc)
             raise
@@ -283,19 +302,14 @@ def _stop_installer(bmc) -> None:
         bmc.power("off")
 
 
-def remove(lab: str, server: str) -> None:
-    """Power the VM off and remove it, its BMC and its records (``destroy``); the provisioning network
-    goes with the last bare-metal server of the lab."""
-    from .metal_server import stop_metal_server
-
-    stop_metal_server(lab, server)
-    netinstall.remove_ssh_entry(lab, server)
-    record_path(lab, server).unlink(missing_ok=True)
+def remove(lab: str, server: str, site: Site) -> None:
+    """Power the server off and give it back, with its records (``destroy``); the boot network goes with the
+    last bare-metal server of the lab."""
     from .os_image import forget_server
 
+    site.release(lab, server)
+    netinstall.remove_ssh_entry(lab, server)
+    record_path(lab, server).unlink(missing_ok=True)
     forget_server(lab, server)  # its disk image and host key
-    if bootnet.forget(lab, server) == 0:  # the last one: the provisioning network and the lab's libvirtd go too
-        from .metal_debris import teardown_metal
-
-        bootnet.down(lab)
-        teardown_metal(lab)
+    if bootnet.forget(lab, server) == 0:  # the last one
+        site.close(lab)

@@ -1,8 +1,8 @@
 """The disk images the image method deploys: one OS tree per software profile, one disk image per server.
 
 ``os_tree`` is what every bare-metal server of a profile runs, built once and cached by content
-(``.lab/metal-os/<hash>/tree``): the lab's Debian 12 rootfs with the profile's golden image layer over it
-(``lab.image``: what the roles install, captured once, as the container lab's servers boot it) and what a
+(``.lab/metal-os/<hash>/tree``): a Debian 12 rootfs (the lab's cached one) with the profile's golden image
+layer over it (what the roles install, captured once, as the container lab's servers boot it) and what a
 machine needs that a container does not: Debian's kernel and its initramfs (``linux-image-amd64``,
 installed with apt in a chroot of the tree), systemd-timesyncd (the clock: a container's is its host's), and
 systemd-networkd and systemd-timesyncd enabled. No host's identity is in it.
@@ -31,11 +31,10 @@ import uuid as uuidlib
 from collections.abc import Iterator
 from pathlib import Path
 
+from clusterforge.hostio import HostError, Progress, file_lock, quiet, run, state_dir, write_atomic
+from clusterforge.paths import lab_home
 from clusterforge.render.deploy import PART_BYTES, DiskImage, ImagePart, checked_image, part_name
 from clusterforge.render.host_os import MIB, FileSpec, fstab, grub_cfg, sfdisk_script
-
-from .rootfs import current_stamp, rootfs_path
-from .util import LabError, Progress, _noop, file_lock, lab_dir, lab_home, run, write_atomic
 
 __all__ = ["OS_PACKAGES", "os_tree", "host_image", "host_key", "forget_host_key", "forget_server", "TAIL_BYTES",
            "image_dir", "server_dir"]
@@ -85,7 +84,7 @@ def _chroot_install(tree: Path, packages: tuple[str, ...], log: Path) -> None:
             for step in (["update"], ["install", "-y", "--no-install-recommends", *packages], ["clean"]):
                 done = subprocess.run([*apt, *step], stdout=out, stderr=subprocess.STDOUT, env=env, timeout=1800)
                 if done.returncode != 0:
-                    raise LabError(f"apt-get {step[0]} in the OS image failed ({done.returncode}); see {log}")
+                    raise HostError(f"apt-get {step[0]} in the OS image failed ({done.returncode}); see {log}")
     finally:
         for point in reversed(binds):
             run(["umount", "-l", point], check=False)
@@ -108,13 +107,10 @@ def _enable_units(tree: Path) -> None:
             masked.unlink()
 
 
-def os_tree(layers: tuple[Path, ...] = (), progress: Progress = _noop) -> Path:
-    """The OS tree for the rootfs under ``layers`` (a golden image's layer, topmost first), cached."""
-    base = rootfs_path()
-    stamp = current_stamp(base)
-    if not stamp:
-        raise LabError(f"the lab's rootfs {base} is not built (scripts/lab-rootfs.sh)")
-    key = _key({"v": VERSION, "rootfs": stamp.get("hash"), "layers": [str(p) for p in layers],
+def os_tree(base: Path, base_hash: str | None, layers: tuple[Path, ...] = (), progress: Progress = quiet) -> Path:
+    """The OS tree for the rootfs ``base`` (its content hash ``base_hash``) under ``layers`` (a golden image's
+    layer, topmost first), cached."""
+    key = _key({"v": VERSION, "rootfs": base_hash, "layers": [str(p) for p in layers],
                 "packages": OS_PACKAGES})  # fmt: skip
     home = lab_home() / "metal-os"
     final = home / key
@@ -143,8 +139,8 @@ def os_tree(layers: tuple[Path, ...] = (), progress: Progress = _noop) -> Path:
             _chroot_install(tmp / "tree", OS_PACKAGES, tmp / "apt.log")
             _enable_units(tmp / "tree")
             if not (tmp / "tree" / "vmlinuz").is_symlink() or not (tmp / "tree" / "initrd.img").is_symlink():
-                raise LabError(f"the OS image has no /vmlinuz and /initrd.img after installing {OS_PACKAGES[0]}")
-            write_atomic(tmp / "os.json", json.dumps({"key": key, "rootfs": stamp.get("hash"),
+                raise HostError(f"the OS image has no /vmlinuz and /initrd.img after installing {OS_PACKAGES[0]}")
+            write_atomic(tmp / "os.json", json.dumps({"key": key, "rootfs": base_hash,
                                                       "layers": [str(p) for p in layers], "packages": OS_PACKAGES,
                                                       "seconds": round(time.monotonic() - t0, 1)}, indent=1) + "\n")
             _wipe(final)
@@ -153,7 +149,7 @@ def os_tree(layers: tuple[Path, ...] = (), progress: Progress = _noop) -> Path:
             _wipe(tmp)
             raise
         progress(None, f"OS image {key}: built in {time.monotonic() - t0:.0f} s")
-        gone = _prune(home, str(stamp.get("hash")))
+        gone = _prune(home, str(base_hash))
         if gone:
             progress(None, f"OS image: removed {len(gone)} tree(s) of a rootfs or golden image that is gone")
     return final / "tree"
@@ -181,7 +177,7 @@ def _wipe(path: Path) -> None:
 
 def server_dir(lab: str, server: str) -> Path:
     """What the image method keeps of one server: its disk image and its SSH host key."""
-    return lab_dir(lab) / "metal-install" / server
+    return state_dir(lab) / "metal-install" / server
 
 
 def image_dir(lab: str, server: str) -> Path:
@@ -257,11 +253,11 @@ def _compress_part(pieces: list[tuple[Path, int, int]], out: Path) -> tuple[int,
             f.seek(start)
             chunks.append(f.read(size))
         if len(chunks[-1]) != size:
-            raise LabError(f"{path} is shorter than {start + size} bytes")
+            raise HostError(f"{path} is shorter than {start + size} bytes")
     raw = b"".join(chunks)
     done = subprocess.run([str(busybox()), "lzop", "-1", "-c"], input=raw, capture_output=True)
     if done.returncode != 0:
-        raise LabError(f"busybox lzop exited with {done.returncode} compressing {out.name}")
+        raise HostError(f"busybox lzop exited with {done.returncode} compressing {out.name}")
     with open(os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as sink:
         sink.write(done.stdout)
         sink.flush()
@@ -279,8 +275,40 @@ def _parts(pieces: list[tuple[int, list[tuple[Path, int]]]], stage: Path) -> tup
     return tuple(ImagePart(part_name(i), segments[i][0], size, digest) for i, (size, digest) in enumerate(done))
 
 
+def _stage(stage: Path, tree: Path, files: dict[str, FileSpec], key_path: Path) -> None:
+    """The root file system's content: the tree hard-linked, the server's own files and its SSH host key."""
+    run(["cp", "-al", f"{tree}/.", stage], timeout=900)
+    for rel, spec in files.items():
+        dst = stage / rel
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        dst.unlink(missing_ok=True)  # a hard link into the tree: replaced, never written through
+        write_atomic(dst, spec.text, spec.mode)
+    (stage / "root/.ssh").chmod(0o700)
+    hk = stage / "etc/ssh/ssh_host_ed25519_key"
+    hk.unlink(missing_ok=True)
+    shutil.copyfile(key_path, hk)
+    os.chmod(hk, 0o600)
+    (stage / "boot/efi").mkdir(parents=True, exist_ok=True)
+
+
+def _esp(stage_root: Path, root_uuid: str, esp_id: str, esp_mib: int) -> Path:
+    """The EFI system partition's image: a stand-alone GRUB at the firmware's fallback path."""
+    cfg = stage_root / "grub.cfg"
+    write_atomic(cfg, grub_cfg(root_uuid))
+    efi = stage_root / "BOOTX64.EFI"
+    run(["grub-mkstandalone", "-O", "x86_64-efi", "-o", efi, f"--modules={_GRUB_MODULES}",
+         "--install-modules=" + _GRUB_MODULES, "--locales=", "--fonts=", "--themes=",
+         f"boot/grub/grub.cfg={cfg}"], timeout=300)
+    esp = stage_root / "esp.img"
+    run(["mkfs.vfat", "-C", "-F", "32", "-n", "CF-ESP", "-i", esp_id.replace("-", ""), esp,
+         str(esp_mib * 1024)])
+    run(["mmd", "-i", esp, "::/EFI", "::/EFI/BOOT"])
+    run(["mcopy", "-i", esp, efi, "::/EFI/BOOT/BOOTX64.EFI"])
+    return esp
+
+
 def host_image(lab: str, server: str, tree: Path, files: dict[str, FileSpec], *, disk_bytes: int,
-               esp_mib: int, progress: Progress = _noop) -> DiskImage:
+               esp_mib: int, progress: Progress = quiet) -> DiskImage:
     """The server's disk image (its parts and image.json in ``image_dir``), made when its inputs changed."""
     where = image_dir(lab, server)
     key_path, key_pub = host_key(lab, server)
@@ -305,55 +333,33 @@ def host_image(lab: str, server: str, tree: Path, files: dict[str, FileSpec], *,
         esp_id = ids.hex[:4].upper() + "-" + ids.hex[4:8].upper()
         stage = stage_root / "root"
         progress(server, f"disk image: staging the root file system ({key})")
-        run(["cp", "-al", f"{tree}/.", stage], timeout=900)
-        every = {**files, "etc/fstab": FileSpec(fstab(root_uuid, esp_id))}
-        for rel, spec in every.items():
-            dst = stage / rel
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            dst.unlink(missing_ok=True)  # a hard link into the tree: replaced, never written through
-            write_atomic(dst, spec.text, spec.mode)
-        (stage / "root/.ssh").chmod(0o700)
-        hk = stage / "etc/ssh/ssh_host_ed25519_key"
-        hk.unlink(missing_ok=True)
-        shutil.copyfile(key_path, hk)
-        os.chmod(hk, 0o600)
-        (stage / "boot/efi").mkdir(parents=True, exist_ok=True)
+        _stage(stage, tree, {**files, "etc/fstab": FileSpec(fstab(root_uuid, esp_id))}, key_path)
         used = int(run(["du", "-sx", "--block-size=1", stage], timeout=600).stdout.split()[0])
         root_bytes = (used * 21 // 20 + 192 * MIB) // MIB * MIB  # it grows to the partition at first boot
         if (1 + esp_mib) * MIB + root_bytes + TAIL_BYTES > disk_bytes:
-            raise LabError(f"{server}: the OS image needs {root_bytes // MIB} MiB of root file system;"
+            raise HostError(f"{server}: the OS image needs {root_bytes // MIB} MiB of root file system;"
                            f" the disk is {disk_bytes // MIB} MiB")
         progress(server, f"disk image: root file system {root_bytes // MIB} MiB (mkfs.ext4 -d)")
         root_img = stage_root / "root.ext4"
         run(["mkfs.ext4", "-q", "-F", "-O", _EXT4_FEATURES, "-U", root_uuid, "-L", "cf-root", "-E",
              "lazy_itable_init=1,lazy_journal_init=1", "-d", stage, root_img, f"{root_bytes // 1024}k"], timeout=1800)
-        cfg = stage_root / "grub.cfg"
-        write_atomic(cfg, grub_cfg(root_uuid))
-        efi = stage_root / "BOOTX64.EFI"
-        run(["grub-mkstandalone", "-O", "x86_64-efi", "-o", efi, f"--modules={_GRUB_MODULES}",
-             "--install-modules=" + _GRUB_MODULES, "--locales=", "--fonts=", "--themes=",
-             f"boot/grub/grub.cfg={cfg}"], timeout=300)
-        esp = stage_root / "esp.img"
-        run(["mkfs.vfat", "-C", "-F", "32", "-n", "CF-ESP", "-i", esp_id.replace("-", ""), esp,
-             str(esp_mib * 1024)])
-        run(["mmd", "-i", esp, "::/EFI", "::/EFI/BOOT"])
-        run(["mcopy", "-i", esp, efi, "::/EFI/BOOT/BOOTX64.EFI"])
+        esp = _esp(stage_root, root_uuid, esp_id, esp_mib)
         disk = stage_root / "disk.gpt"
         with disk.open("wb") as f:
             f.truncate(disk_bytes)
         run(["sfdisk", "-q", "--no-reread", "--no-tell-kernel", disk],
             input=sfdisk_script(disk_bytes=disk_bytes, esp_mib=esp_mib, root_uuid=root_uuid, disk_id=disk_id))
         tail = stage_root / "tail.bin"
-        with disk.open("rb") as f, tail.open("wb") as out:
-            f.seek(disk_bytes - TAIL_BYTES)
-            out.write(f.read(TAIL_BYTES))
+        with disk.open("rb") as whole, tail.open("wb") as end:
+            whole.seek(disk_bytes - TAIL_BYTES)
+            end.write(whole.read(TAIL_BYTES))
         progress(server, "disk image: compressing (lzop -1, parts of 64 MiB)")
         root_offset = (1 + esp_mib) * MIB
         pieces = [(0, [(disk, MIB), (esp, _used_bytes(esp))]), (root_offset, [(root_img, root_bytes)]),
                   (disk_bytes - TAIL_BYTES, [(tail, TAIL_BYTES)])]
-        out = stage_root / "parts"
-        out.mkdir()
-        parts = _parts(pieces, out)
+        staged = stage_root / "parts"
+        staged.mkdir()
+        parts = _parts(pieces, staged)
         image = DiskImage(disk_bytes=disk_bytes, parts=parts, host_key=" ".join(key_pub.split()[:2]))
         checked_image(image)
         manifest.unlink(missing_ok=True)  # no manifest names half-replaced parts
@@ -361,7 +367,7 @@ def host_image(lab: str, server: str, tree: Path, files: dict[str, FileSpec], *,
         where.mkdir(parents=True, exist_ok=True)
         for old in where.glob("*.[lg]z*"):  # an image of an earlier format (head.lzo, root.gz, ...)
             old.unlink()
-        os.replace(out, where / "parts")
+        os.replace(staged, where / "parts")
         sent = sum((where / "parts" / p.name).stat().st_size for p in parts)
         write_atomic(manifest, json.dumps({"key": key, "image": image.to_dict(), "root_bytes": root_bytes,
                                            "sent_bytes": sent, "seconds": round(time.monotonic() - t0, 1)},

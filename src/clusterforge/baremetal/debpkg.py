@@ -14,7 +14,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from .util import LabError, run
+from clusterforge.hostio import HostError, run
 
 __all__ = ["member_of"]
 
@@ -31,14 +31,14 @@ def member_of(cache: Path, package: str, member: str, name: str, mode: int = 0o7
                              timeout=300)
         if got.returncode != 0:
             why = (got.stderr.strip().splitlines() or ["?"])[-1]
-            raise LabError(f"apt-get download {package} failed: {why}")
+            raise HostError(f"apt-get download {package} failed: {why}")
     deb = sorted(debs.glob(f"{package}_*.deb"))[-1]
     unpack = cache / f"{name}.unpack"
     shutil.rmtree(unpack, ignore_errors=True)
     run(["dpkg-deb", "-x", deb, unpack])
     if not (unpack / member).is_file():
         shutil.rmtree(unpack, ignore_errors=True)
-        raise LabError(f"{deb.name} has no {member}")
+        raise HostError(f"{deb.name} has no {member}")
     tmp = cache / f".{name}.tmp"
     shutil.copyfile(unpack / member, tmp)
     os.chmod(tmp, mode)

@@ -27,8 +27,10 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from clusterforge.hostio import HostError, file_lock, run, write_atomic
+from clusterforge.paths import lab_home
+
 from .debpkg import member_of
-from .util import LabError, file_lock, lab_home, run, write_atomic
 
 __all__ = ["DRIVERS", "INIT", "WRITE_IMAGE", "module_order", "ensure_ramdisk", "ramdisk_dir", "busybox"]
 
@@ -176,7 +178,7 @@ def kernel_of(tree: Path) -> tuple[Path, str]:
     if target is None:
         found = sorted((tree / "boot").glob("vmlinuz-*"))
         if not found:
-            raise LabError(f"{tree} has no kernel (/boot/vmlinuz-*)")
+            raise HostError(f"{tree} has no kernel (/boot/vmlinuz-*)")
         target = Path("boot") / found[-1].name
     image = tree / str(target).lstrip("/")
     return image, image.name.removeprefix("vmlinuz-")
@@ -231,7 +233,7 @@ def ensure_ramdisk(tree: Path) -> Path:
             cpio.stdin.write("".join(f"{f}\n" for f in files).encode())
             cpio.stdin.close()
             if cpio.wait() != 0 or gz.wait() != 0:
-                raise LabError(f"packing the deploy ramdisk failed (cpio {cpio.returncode}, gzip {gz.returncode})")
+                raise HostError(f"packing the deploy ramdisk failed (cpio {cpio.returncode}, gzip {gz.returncode})")
         shutil.copyfile(kernel, tmp / "vmlinuz")
         write_atomic(tmp / "ramdisk.json", json.dumps({"kernel": version, "modules": order}, indent=1) + "\n")
         shutil.rmtree(out, ignore_errors=True)

@@ -20,10 +20,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from clusterforge.hostio import HostError, Progress, quiet, state_dir, write_atomic
 from clusterforge.render.netboot_values import hostname, ipv4, ssh_public_key
 
 from . import bootserve
-from .util import LabError, Progress, _noop, lab_dir, write_atomic
+from .bootnet import boot_dir
 
 __all__ = ["InstallError", "STEPS", "wait_installed", "ssh_entry", "wait_ssh", "ssh_conf_dir", "events_offset"]
 
@@ -40,7 +41,7 @@ STEPS = {
     "finish-install": "finishing the installation",
 }
 _MENU = re.compile(r"main-menu\[\d+\]: INFO: Menu item '([a-z0-9-]+)' selected")
-# the deploy ramdisk's own lines (image method: lab.deploy_ramdisk)
+# the deploy ramdisk's own lines (image method: deploy_ramdisk)
 _DEPLOY_STEP = re.compile(r"cf-deploy: step: (.+)$")
 _DEPLOY_FAILED = re.compile(r"cf-deploy: FAILED: (.+)$")
 _FETCHED = {"preseed": "preseed fetched", "ipxe script": "netbooting (iPXE)", "linux": "loading the installer kernel",
@@ -63,18 +64,16 @@ def _fetched(what: str) -> str:
     return _FETCHED.get(what.rsplit(".", 1)[0] if what.startswith("image ") else what, what)
 
 
-class InstallError(LabError):
+class InstallError(HostError):
     """An install that did not finish: one line naming the server."""
 
 
 def ssh_conf_dir(lab: str) -> Path:
-    return lab_dir(lab) / "ssh_config.d"
+    return state_dir(lab) / "ssh_config.d"
 
 
 def events_offset(lab: str) -> int:
     """Where ``events.jsonl`` ends now: a wait started after a new boot reads only what follows."""
-    from .bootnet import boot_dir
-
     try:
         return (boot_dir(lab) / bootserve.EVENTS).stat().st_size
     except FileNotFoundError:
@@ -82,11 +81,9 @@ def events_offset(lab: str) -> int:
 
 
 def wait_installed(lab: str, host: str, *, timeout_s: float, powered: Callable[[], bool | None],
-                   offset: int = 0, progress: Progress = _noop, poll_s: float = 2.0,
+                   offset: int = 0, progress: Progress = quiet, poll_s: float = 2.0,
                    power_every_s: float = 10.0) -> str:
     """Block until ``host``'s installer calls back; returns its SSH host public key."""
-    from .bootnet import boot_dir
-
     directory = boot_dir(lab)
     start = time.monotonic()
     last_step = "waiting for the server to netboot"
@@ -176,7 +173,7 @@ def remove_ssh_entry(lab: str, host: str) -> None:
         (ssh_conf_dir(lab) / f"{host}{suffix}").unlink(missing_ok=True)
 
 
-def wait_ssh(lab: str, host: str, *, timeout_s: float = 300, progress: Progress = _noop) -> float:
+def wait_ssh(lab: str, host: str, *, timeout_s: float = 300, progress: Progress = quiet) -> float:
     """Seconds until ``ssh HOST true`` succeeds with the recorded host key (the first boot of the
     installed system); raises ``InstallError`` naming the host after ``timeout_s``."""
     conf = ssh_conf_dir(lab) / f"{host}.conf"
@@ -197,6 +194,6 @@ def wait_ssh(lab: str, host: str, *, timeout_s: float = 300, progress: Progress 
         time.sleep(3)
 
 
-if __name__ == "__main__":  # python -m clusterforge.lab.netinstall LAB HOST TIMEOUT: follow one install
+if __name__ == "__main__":  # python -m clusterforge.baremetal.netinstall LAB HOST TIMEOUT: follow one install
     print(wait_installed(sys.argv[1], sys.argv[2], timeout_s=float(sys.argv[3]), powered=lambda: None,
                          progress=lambda h, m: print(f"{h}: {m}", flush=True)))

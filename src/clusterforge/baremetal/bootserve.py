@@ -1,6 +1,7 @@
 """The provisioning network's HTTP and syslog end: preseeds out, installer progress in.
 
-Runs inside the boot namespace (``ip netns exec <ns> python -m clusterforge.lab.bootserve ...``) beside
+Runs on the boot interface (in the lab, its boot namespace: ``ip netns exec <ns> python -m
+clusterforge.baremetal.bootserve ...``) beside
 dnsmasq (DHCP + TFTP). It serves, to the address DHCP reserved for a host and no other, that
 host's iPXE script (``GET /ipxe/boot.ipxe`` returns ``ipxe/<host>.ipxe``: iPXE asks for one URL, the
 source address says who asks; served until that host's install calls back: a later boot of the
@@ -12,13 +13,13 @@ It takes the installer's
 completion callback ``GET /done/<host>/<host key blob>`` (the
 late_command's last step: the installed system's SSH host key, so the first SSH connection checks
 it), and receives the installers' syslog (the netboot kernel's ``log_host``/``log_port``) on UDP.
-Every event is one JSON line in ``events.jsonl``, which ``lab.netinstall`` follows for progress:
+Every event is one JSON line in ``events.jsonl``, which ``netinstall`` follows for progress:
 
     {"t": 1733100000.0, "host": "su01-r01-gpu01", "event": "fetch", "what": "preseed"}
     {"t": ..., "host": "...", "event": "syslog", "what": "main-menu: INFO: Menu item 'partman-base' selected"}
     {"t": ..., "host": "...", "event": "done", "what": "ssh-ed25519 AAAA..."}
 
-    python -m clusterforge.lab.bootserve BIND_IP HTTP_PORT SYSLOG_PORT DIR HOSTS_JSON
+    python -m clusterforge.baremetal.bootserve BIND_IP HTTP_PORT SYSLOG_PORT DIR HOSTS_JSON
 
 HOSTS_JSON maps installer addresses to host names (the DHCP reservations), so a syslog line is
 attributed by its source address, never by what it says.
@@ -42,7 +43,7 @@ __all__ = ["EVENTS", "read_events"]
 
 EVENTS = "events.jsonl"
 _NETBOOT = ("linux", "initrd.gz")
-_DEPLOY = ("vmlinuz", "initrd.gz")  # the deploy ramdisk (image method: lab.deploy_ramdisk)
+_DEPLOY = ("vmlinuz", "initrd.gz")  # the deploy ramdisk (image method: deploy_ramdisk)
 _KEY_BLOB = re.compile(r"^[A-Za-z0-9+/]{40,700}={0,2}$")
 _KEY_TYPE = "ssh-ed25519"
 _MAX_SYSLOG = 512
