@@ -158,8 +158,9 @@ def test_every_pdu_of_a_side_is_a_component(tmp_path: Path) -> None:
 
 
 def test_control_nodes_get_the_kubernetes_step_with_secret_certificates(tmp_path: Path):
-    """The lab's control node: a KubePki (its bundle an additional secret output) and one HostProvision of
-    playbooks/kubernetes.yml over control_nodes, after every SU, with the bundle as secret extra vars."""
+    """The lab's control node: a KubePki (its bundle an additional secret output), a HostProvision of
+    playbooks/kubernetes.yml over control_nodes after every SU, and one of playbooks/k8s-nodes.yml over the GPU
+    servers after it, both with the bundle as secret extra vars."""
     mocks, plan = _declare(tmp_path, target="lab", provision=True, image=False)
     by_type = {}
     for r in mocks.resources:
@@ -172,9 +173,14 @@ def test_control_nodes_get_the_kubernetes_step_with_secret_certificates(tmp_path
     assert control_plane.inputs["playbook"].endswith("playbooks/kubernetes.yml")
     assert control_plane.inputs["extravars"]["cf_lab"] is True
     assert "cf_k8s_pki" not in control_plane.inputs["extravars"]  # only in secret_vars
-    # the lab's simulated kubelets: the nodes the step registers, which its drift probe asks the API server for
+    # the GPU servers join as nodes (real kubelets): the nodes step's drift probe asks the control node's API server
+    (nodes,) = [r for r in mocks.resources if r.name == "kubernetes-nodes"]
     gpu = sorted(d.name for d in plan.devices if d.kind == "server" and d.gpus)
-    assert gpu and sorted(control_plane.inputs["nodes"]) == gpu
+    assert gpu and sorted(nodes.inputs["nodes"]) == gpu and sorted(nodes.inputs["hosts"]) == gpu
+    assert nodes.inputs["playbook"].endswith("playbooks/k8s-nodes.yml")
+    assert nodes.inputs["nodes_via"] == next(d.name for d in plan.devices if d.kind == "control")
+    assert "cf_k8s_pki" not in nodes.inputs["extravars"]
+    assert {"containerd", "kubelet", "kube-proxy", "cf-sim-gpu-plugin"} <= set(nodes.inputs["services"])
     units = {f"su{d.su:02d}" for d in plan.devices if d.su}
     assert units and component.name == "kubernetes"
 

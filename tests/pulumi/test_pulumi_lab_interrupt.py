@@ -6,7 +6,7 @@ playbook over SSH (``provisionTags: nouveau`` keeps it short), per-host progress
 output. The CLI runs in its own session as a shell runs it; SIGINT goes to its whole process group, as a
 terminal's Ctrl-C does: the first time once the first host reports a finished task, the second time once
 the control node has its certificates and units written but not started (playbooks/kubernetes.yml). The
-third `up` finishes and `verify` passes, the Kubernetes layer included (simulated kubelets). Without the
+third `up` finishes and `verify` passes, the Kubernetes layer included (real kubelets, simulated GPUs). Without the
 Kubernetes binaries (scripts/setup-k8s.sh) the Kubernetes half is skipped, and said so.
 
 On that converged stack, host drift (issue #26): one GPU server's nouveau blacklist file removed by hand is

@@ -18,7 +18,7 @@
                        builds once per software profile (HostImage), then converge     [true]
   verifyRun            set by `clusterforge up` on every run: the host checks run each `up`  [none]
   kubernetes           run the Kubernetes step on the declared control nodes (control plane,
-                       simulated kubelets in the lab, k8s_gpu applied)                  [true]
+                       the GPU servers joined as nodes, k8s_gpu applied)                 [true]
   lockLease            seconds a run's stack lock stays valid without a renewal; read by the CLI
                        (clusterforge.pulumi.stacklock), $CLUSTERFORGE_LOCK_LEASE_S overrides  [600]
 

@@ -13,7 +13,7 @@ from clusterforge.vocab import DeviceKind
 
 __all__ = ["KUBERNETES"]
 
-TITLE = "kubernetes layer (lab: simulated kubelets)"
+TITLE = "kubernetes layer (lab: real kubelets, SIMULATED GPUs)"
 
 
 def _files(plan: Plan) -> dict[str, str]:
