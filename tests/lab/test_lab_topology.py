@@ -114,9 +114,14 @@ def test_storage_servers_get_a_brick_dir_and_every_server_fuse():
     storage = {d.name for d in plan.devices if d.kind == "storage"}
     assert storage and {n: h.data_dirs for n, h in servers.items() if n in storage} == {n: ("/srv/bricks",)
                                                                                       for n in storage}
+    # Kubernetes nodes (the GPU servers) keep containerd's state on the machine's file system and run a kubelet
+    nodes = {n.name for n in plan.kubernetes.nodes}
+    assert nodes and {n: h.data_dirs for n, h in servers.items() if n in nodes} == {n: ("/var/lib/containerd",)
+                                                                                    for n in nodes}
+    assert {n for n, h in servers.items() if h.kubelet} == nodes
     assert all(h.fuse for h in servers.values()) and all(not h.data_dirs for n, h in servers.items()
-                                                         if n not in storage)
-    assert not any(h.fuse or h.data_dirs for h in topo.hosts if h.kind == "router")
+                                                         if n not in storage | nodes)
+    assert not any(h.fuse or h.data_dirs or h.kubelet for h in topo.hosts if h.kind == "router")
 
 
 @pytest.mark.parametrize("path", ["srv/bricks", "/srv/bricks:/etc", "/srv/../etc", "/srv/b ricks", "/"])
