@@ -26,7 +26,7 @@ test: setup
 lint:
 	$(ENV) ruff check src tests benchmarks && mypy
 
-# Speed figures the README quotes (printed, never asserted); pyavd is the `bench` extra, installed here.
+# Speed figures docs/benchmarks.md quotes (printed, never asserted); pyavd is the `bench` extra, installed here.
 bench: setup
 	$(ENV) pip install -q "pyavd>=6.4"
 	$(ENV) python benchmarks/plan_render.py

@@ -6,7 +6,7 @@ its lists, keys, fields, base types, integer ranges, string patterns, enums, man
 leafref targets. The walk follows sonic-cfggen's config_db -> YANG translation: a key splits on
 '|' onto the list's keys; a Type-1 map (DSCP_TO_TC_MAP and the like) is {key: value}; a
 leaf-list is a comma-separated string. What it does not evaluate: YANG `must`/`when` XPath
-expressions; those are covered by running libyang itself on the output (see README).
+expressions; those are covered by running libyang itself on the output (docs/switch-validation.md).
 """
 
 from __future__ import annotations
