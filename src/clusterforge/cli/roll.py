@@ -15,6 +15,7 @@ Exit codes: 0 every batch passed, 1 a batch failed (the roll stopped), 2 usage, 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -23,6 +24,9 @@ from clusterforge.cli._common import Format, HostTarget, emit_json, err, format_
 from clusterforge.cli._nodes import SLURM_SWITCH, node_controls
 from clusterforge.targets import reach
 from clusterforge.vocab import DeviceKind
+
+if TYPE_CHECKING:
+    from clusterforge.schedulers import SchedulerDriver
 
 __all__ = ["register"]
 
@@ -67,7 +71,7 @@ def roll(
     reached = {c.scheduler for c in controls}
     say(err, f"roll: {len(servers)} server(s) in {len(batches)} batch(es), tags {','.join(tags)},"
              f" gated by checks {','.join(check)}"
-             + "".join(f"; {'drained' if d.name in reached else 'not drained'} in {d.label}" for d in declared(plan)))
+             + "".join(f"; {_drain_note(d, reached, slurm)}" for d in declared(plan)))
     outcome = roll_batches(plan, batches, controls, where, ssh_config, tags, check, lambda line: say(err, line))
     if format is Format.json:
         emit_json(outcome.report())
@@ -82,6 +86,15 @@ def roll(
                  + (f" ({', '.join(later)})" if later else ""))
     if not outcome.ok:
         raise typer.Exit(1)
+
+
+def _drain_note(driver: SchedulerDriver, reached: set[str], slurm: bool) -> str:
+    """How the roll treats one declared scheduler, and why a scheduler is left alone."""
+    if driver.name in reached:
+        return f"drained in {driver.label}"
+    skipped = driver.name == SLURM_SWITCH and not slurm
+    why = f"--no-{SLURM_SWITCH}" if skipped else f"not reached (needs {driver.reached_by})"
+    return f"{why}: not drained in {driver.label}"
 
 
 def register(app: typer.Typer) -> None:

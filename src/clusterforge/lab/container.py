@@ -64,7 +64,7 @@ def host_cgroups(lab: str, host: str) -> list[Path]:
 
 
 def pids_in_cgroups(paths: list[Path]) -> list[int]:
-    res = set()
+    res: set[int] = set()
     for base in paths:
         for d, _, _ in os.walk(base):
             try:
@@ -90,7 +90,7 @@ def remove_cgroups(paths: list[Path]) -> list[Path]:
     return left
 
 
-def start(name: str, root: Path, netns: str, log: Path, cgroups: list[Path] = (),
+def start(name: str, root: Path, netns: str, log: Path, cgroups: Sequence[Path] = (),
           binds: Sequence[tuple[Path, str]] = (), fuse: bool = False, kubelet: bool = False) -> int:
     """Boot the container in the background (in its own ``cgroups``); returns the nspawn PID.
 
@@ -171,7 +171,7 @@ def _under(path: str, bases: tuple[str, ...]) -> bool:
     return any(path == b or path.startswith(b + "/") for b in bases)
 
 
-def leftover_pids(items: list[tuple[int | None, Path, str]], cgroups: list[Path] = ()) -> list[int]:
+def leftover_pids(items: list[tuple[int | None, Path, str]], cgroups: Sequence[Path] = ()) -> list[int]:
     """Every process belonging to the given hosts, found in one pass over /proc.
 
     A process belongs to a host when it lives in the host's network namespace, has its
@@ -209,7 +209,7 @@ def _kill(pid: int, sig: int) -> None:
         os.kill(pid, sig)
 
 
-def stop_many(items: list[tuple[int | None, Path, str]], grace: float = 5.0, cgroups: list[Path] = ()) -> None:
+def stop_many(items: list[tuple[int | None, Path, str]], grace: float = 5.0, cgroups: Sequence[Path] = ()) -> None:
     """Stop containers given as (nspawn pid, root, netns) triples, all at once.
 
     SIGTERM → orderly poweroff; after ``grace`` seconds SIGKILL nspawn and every process
@@ -230,11 +230,11 @@ def stop_many(items: list[tuple[int | None, Path, str]], grace: float = 5.0, cgr
         for p in left:
             _kill(p, signal.SIGKILL)
         time.sleep(0.05)
-    for pid, _, _ in items:
-        p = _children.pop(pid, None) if pid else None
-        if p is not None:
+    for nspawn_pid, _, _ in items:
+        child = _children.pop(nspawn_pid, None) if nspawn_pid else None
+        if child is not None:
             with contextlib.suppress(subprocess.TimeoutExpired):
-                p.wait(timeout=1)
+                child.wait(timeout=1)
 
 
 def tcp_banner(ip: str, port: int = 22, timeout: float = 1.0) -> bool:

@@ -380,8 +380,8 @@ def _down_locked(lab: str, progress: Progress, grace: float) -> DownResult:
         hosts.setdefault(ns[len(pre) :], {"netns": ns})
     hdir = ldir / "hosts"
     if hdir.is_dir():
-        for d in hdir.iterdir():
-            hosts.setdefault(d.name, {})
+        for entry in hdir.iterdir():
+            hosts.setdefault(entry.name, {})
     items = []
     for h, d in hosts.items():
         d.setdefault("netns", names.netns_name(lab, h))

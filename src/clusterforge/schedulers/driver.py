@@ -148,3 +148,5 @@ class SchedulerDriver:
     control: Callable[[Reach], NodeControl | None]
     # None: this run does not check the scheduler (not asked to, or the declaration gives it nothing to run on)
     checks: Callable[[Reach], LayerChecks | None]
+    # what a command line gives for this run to reach the scheduler's nodes (said when a run does not)
+    reached_by: str = ""

@@ -73,5 +73,5 @@ KUBERNETES = SchedulerDriver(
     rendering=Rendering(f"{SCHEDULER_DIR}/{NAME}", _files, "cf_kubernetes"),
     application=Application("kubernetes.yml", ("k8s_control_plane", "k8s_registry", "k8s_node", "k8s_gpu", "k8s_kueue"),
                             "clusterforge:kubernetes:Kubernetes", more_playbooks=("k8s-nodes.yml",)),
-    queues=_queues, control=_control, checks=_checks,
+    queues=_queues, control=_control, checks=_checks, reached_by="--kubeconfig FILE or --stack",
 )

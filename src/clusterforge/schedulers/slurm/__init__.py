@@ -57,4 +57,5 @@ SLURM = SchedulerDriver(
     rendering=Rendering(SLURM_DIR, slurm_files, "cf_slurm"),
     application=Application("slurm.yml", ("slurm_controller", "slurm_node"), "clusterforge:slurm:Slurm"),
     queues=_queues, control=_control, checks=_checks,
+    reached_by="its controller over SSH (on unless --no-slurm)",
 )
