@@ -10,6 +10,7 @@ scripts/setup.sh installs the packages; without them these skip.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -153,3 +154,15 @@ def test_the_command_says_simulated_and_exits_by_the_result():
     assert "libumad2sim0" in missing.stderr and "Traceback" not in missing.stderr
     usage = subprocess.run(cmd[:5], capture_output=True, text=True, env=env, timeout=60, check=False)
     assert usage.returncode == 2
+
+
+def test_an_sm_that_does_not_come_up_is_an_error_and_leaves_nothing_behind():
+    from clusterforge.ibcheck.runner import SimFailed, Tools
+
+    real = find_tools()
+    before = _workdirs()
+    broken = Tools({**real.paths, "opensm": shutil.which("false") or "/bin/false"}, real.umad2sim)
+    with pytest.raises(SimFailed, match="opensm did not come up"):
+        run_plane(_subnet(), _fabric(), tools=broken, pull=False)
+    assert _own_processes() == []  # ibsim, already running, was stopped
+    assert _workdirs() <= before

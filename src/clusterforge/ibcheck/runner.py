@@ -21,7 +21,7 @@ import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -134,25 +134,27 @@ class _Sim:
         self.ibsim: subprocess.Popen[bytes] | None = None
 
     def start(self, net: Path, conf: Path) -> None:
-        ibsim_out = (self.workdir / "ibsim.out").open("wb")
-        self.ibsim = subprocess.Popen([self.tools.paths["ibsim"], "-s", str(net)], stdin=subprocess.PIPE,
-                                      stdout=ibsim_out, stderr=subprocess.STDOUT, cwd=self.workdir, env=self.env,
-                                      start_new_session=True)
+        # ibsim's console is its stdin, kept open (at end of file it would spin on it) for `Unlink`
+        with (self.workdir / "ibsim.out").open("wb") as ibsim_out:
+            self.ibsim = subprocess.Popen([self.tools.paths["ibsim"], "-s", str(net)], stdin=subprocess.PIPE,
+                                          stdout=ibsim_out, stderr=subprocess.STDOUT, cwd=self.workdir,
+                                          env=self.env, start_new_session=True)
         self.procs.append(self.ibsim)
         self._wait_for(lambda: b"sim>" in (self.workdir / "ibsim.out").read_bytes(), self.ibsim, "ibsim",
                        self.workdir / "ibsim.out")
-        osm_out = (self.workdir / "opensm.out").open("wb")
-        opensm = subprocess.Popen([self.tools.paths["opensm"], "--config", str(conf)], stdin=subprocess.DEVNULL,
-                                  stdout=osm_out, stderr=subprocess.STDOUT, cwd=self.workdir,
-                                  env={**self.env, "LD_PRELOAD": self.tools.umad2sim}, start_new_session=True)
+        with (self.workdir / "opensm.out").open("wb") as osm_out:
+            opensm = subprocess.Popen([self.tools.paths["opensm"], "--config", str(conf)],
+                                      stdin=subprocess.DEVNULL, stdout=osm_out, stderr=subprocess.STDOUT,
+                                      cwd=self.workdir, env={**self.env, "LD_PRELOAD": self.tools.umad2sim},
+                                      start_new_session=True)
         self.procs.append(opensm)
         self._wait_for(lambda: self.sweeps() >= 1, opensm, "opensm", self.workdir / "opensm.log")
 
-    def _wait_for(self, ready: object, proc: subprocess.Popen[bytes], name: str, log: Path,
+    def _wait_for(self, ready: Callable[[], bool], proc: subprocess.Popen[bytes], name: str, log: Path,
                   timeout: float = UP_TIMEOUT_S) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if callable(ready) and ready():
+            if ready():
                 return
             if proc.poll() is not None:
                 break
