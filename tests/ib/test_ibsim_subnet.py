@@ -9,6 +9,7 @@ scripts/setup.sh installs the packages; without them these skip.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -148,6 +149,13 @@ def test_the_command_says_simulated_and_exits_by_the_result():
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.startswith("SIMULATED subnet")
     assert "links: planned 512, discovered 512, missing 0, unexpected 0, miswired 0" in done.stdout
+    as_json = subprocess.run([*cmd, "--format", "json"], capture_output=True, text=True, env=env, timeout=120,
+                             check=False)
+    document = json.loads(as_json.stdout)
+    assert as_json.returncode == 0 and document["simulated"] is True and document["ok"] is True
+    (plane,) = document["planes"]
+    assert (plane["plane"], plane["links"]["planned"], plane["sm_state"], plane["unreachable"]) == (
+        "data", 512, "MASTER", 0)
     missing = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False,
                              env={**env, "CLUSTERFORGE_UMAD2SIM": "/nonexistent/libumad2sim.so"})
     assert missing.returncode == 3

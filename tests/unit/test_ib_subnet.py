@@ -197,3 +197,11 @@ def test_the_diagnostics_output_parses():
     assert parse_sminfo("ibwarn: no answer") == (None, "UNKNOWN")
     pktr = "PKeyTableRecord dump:\n\t\tLID........................30\n\t\tPKey Table:\n\t\t0xffff 0x8064 0x0000\n"
     assert parse_pkeys(pktr) == {0xFFFF, 0x8064}
+
+
+@pytest.mark.parametrize("name", ["has#hash", "at@sign", 'quote"d', "sp ace", "x" * 65, ""])
+def test_a_name_the_simulator_cannot_quote_is_refused(name):
+    from clusterforge.plan.ib_subnet import _checked_id
+
+    with pytest.raises(ValueError, match="not a simulator node id"):
+        _checked_id(name)
