@@ -63,6 +63,9 @@ packages+=(fdisk dosfstools mtools grub-efi-amd64-bin grub-common cpio)
 packages+=(ipxe-qemu libvirt-daemon libvirt-daemon-driver-qemu libvirt-dev pkg-config gcc)
 # the cluster's own container images are built as OCI layouts without a Docker engine (scripts/setup-k8s.sh)
 packages+=(umoci)
+# `clusterforge ib check` and tests/ib: the InfiniBand planes in a simulated subnet (ibsim, libumad2sim's
+# LD_PRELOAD shim, OpenSM, ibnetdiscover/dump_fts/saquery/sminfo); unprivileged, no HCA or kernel module
+packages+=(ibsim-utils libumad2sim0 opensm infiniband-diags)
 apt_ensure "${packages[@]}"
 if ((${#apt_installed[@]})); then
     # the lab runs FRR inside containers only; the host's own FRR must not route anything
@@ -73,6 +76,8 @@ if ((${#apt_installed[@]})); then
     systemctl disable --now slurmctld slurmd munge >/dev/null 2>&1 || true
     # likewise Prometheus, Alertmanager and the node exporter the prometheus package recommends
     systemctl disable --now prometheus prometheus-alertmanager prometheus-node-exporter >/dev/null 2>&1 || true
+    # opensm's unit would look for a real HCA at boot; the check starts its own against ibsim
+    systemctl disable --now opensm >/dev/null 2>&1 || true
     # likewise PostgreSQL: the tests run a private cluster; a team's state database lives elsewhere
     systemctl disable --now postgresql >/dev/null 2>&1 || true
 fi

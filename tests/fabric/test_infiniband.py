@@ -44,4 +44,10 @@ def test_opensm_partitions_hold_default_and_the_plane_pkey():
 
 
 def test_no_partitions_without_an_infiniband_plane():
-    assert not any("_fabric" in path for path in example("roce-128gpu")[2])
+    assert not any("_fabric" in path for path in example("roce-128gpu")[2])  # neither partitions nor opensm.conf
+
+
+def test_opensm_conf_sets_the_planned_engine_priority_and_partitions_file():
+    text = example("superpod-4su")[2]["switches/_fabric/opensm.conf"]
+    lines = [line for line in text.splitlines() if line and not line.startswith("#")]
+    assert lines == ["sm_priority 15", "routing_engine ftree,updn", "partition_config_file /etc/opensm/partitions.conf"]

@@ -19,6 +19,7 @@ from clusterforge.cli import (
     export,
     health,
     helptext,
+    ib,
     kube,
     lab,
     locks,
@@ -58,7 +59,7 @@ def _root(show_version: bool = typer.Option(False, "--version", callback=_print_
 
 # the order of `clusterforge --help`
 for _group in (core, lab, apply, locks, engine, kube, provision, drift, ops, replace, roll, health, verify, accept,
-               report, export, sot):
+               report, export, sot, ib):
     _group.register(app)
 helptext.apply(app)
 

@@ -12,7 +12,7 @@ Pipeline (AVD-style, each step its own module):
   validate.py           real FRR parser and the SONiC config_db JSON Schema
 
 Paths: switches/<name>/{config_db.json,frr.conf | startup.yaml | running-config | ib.json} and
-switches/_fabric/opensm-partitions.conf for InfiniBand planes.
+switches/_fabric/opensm-partitions.conf and opensm.conf for InfiniBand planes.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from collections.abc import Collection
 
 from clusterforge.fanout import fan_out
 from clusterforge.plan import Device, Plan
-from clusterforge.render.switches._infiniband import opensm_partitions
+from clusterforge.render.switches._infiniband import opensm_partitions, opensm_settings
 from clusterforge.render.switches.device_config import fabric_files
 from clusterforge.render.switches.facts import SWITCH_KINDS, link_index, switch_facts, switch_nos_of
 from clusterforge.render.switches.network_os import driver_for
@@ -50,7 +50,7 @@ def switch_tree(plan: Plan, workers: int | None = None, nos: Collection[str] | N
 
     files = fan_out(render, switches, workers)
     return {device.name: texts for device, texts in zip(switches, files, strict=True)}, fabric_files(
-        opensm_partitions(plan))
+        opensm_partitions(plan), opensm_settings(plan))
 
 
 def render_switches(plan: Plan, nos: Collection[str] | None = None) -> dict[str, str]:

@@ -20,7 +20,10 @@ def device_files(nos: str, structured: StructuredConfig) -> dict[str, str]:
     return driver_for(nos).write(structured)
 
 
-def fabric_files(partitions: dict[str, Any] | None) -> dict[str, str]:
-    if partitions is None:
-        return {}
-    return {"opensm-partitions.conf": render_template("switch/infiniband/opensm-partitions.conf.j2", **partitions)}
+def fabric_files(partitions: dict[str, Any] | None, opensm: dict[str, Any] | None = None) -> dict[str, str]:
+    files = {}
+    if partitions is not None:
+        files["opensm-partitions.conf"] = render_template("switch/infiniband/opensm-partitions.conf.j2", **partitions)
+    if opensm is not None:
+        files["opensm.conf"] = render_template("switch/infiniband/opensm.conf.j2", **opensm)
+    return files

@@ -15,12 +15,18 @@ from clusterforge.render.switches._infiniband.schema import IbConfig, IbSwitch
 from clusterforge.render.switches.facts import SwitchFacts
 from clusterforge.vocab import Plane, Transport
 
-__all__ = ["ib_structured_config", "opensm_partitions", "ib_mtu_code", "DEFAULT_PKEY"]
+__all__ = ["ib_structured_config", "opensm_partitions", "opensm_settings", "ib_mtu_code", "DEFAULT_PKEY",
+           "OPENSM_PARTITIONS_PATH"]
 
 DEFAULT_PKEY = 0x7FFF  # the IBA default partition key; every port is a member
 IPOIB_HEADER_BYTES = 4
 # IBA MTU enumeration used by opensm's `mtu=` flag: 1 = 256 B ... 5 = 4096 B
 _IB_MTUS = {256: 1, 512: 2, 1024: 3, 2048: 4, 4096: 5}
+OPENSM_PARTITIONS_PATH = "/etc/opensm/partitions.conf"  # where opensm-partitions.conf goes on the SM's host
+# Every planned InfiniBand plane is a leaf/spine(/core) fat tree: opensm's fat-tree engine, Up/Down where the
+# fat-tree engine refuses the topology (opensm tries them in order; min-hop is its own last resort).
+ROUTING_ENGINES = "ftree,updn"
+SM_PRIORITY = 15  # the planned SM is the master: the highest priority, over any SM a switch or host starts
 
 
 def ib_mtu_code(ipoib_mtu: int) -> int:
@@ -70,3 +76,11 @@ def opensm_partitions(plan: Plan) -> dict[str, Any] | None:
                            "mtu_code": ib_mtu_code(plane.mtu), "members": "ALL_CAS=full, ALL_SWITCHES=full, SELF=full",
                            "comment": f"plane {name}: PKey = declared VLAN {plane.vlan}, IPoIB MTU {plane.mtu}"})
     return {"cluster": plan.cluster, "partitions": partitions}
+
+
+def opensm_settings(plan: Plan) -> dict[str, Any] | None:
+    """opensm.conf's planned keys (routing engines, SM priority, the partitions file), or None without InfiniBand."""
+    if not any(plan.plane(p).transport == Transport.INFINIBAND for p in Plane.FABRICS):
+        return None
+    return {"cluster": plan.cluster, "routing_engine": ROUTING_ENGINES, "sm_priority": SM_PRIORITY,
+            "partition_config_file": OPENSM_PARTITIONS_PATH}
