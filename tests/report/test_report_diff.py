@@ -80,7 +80,8 @@ def grown(tmp_path_factory, lab):
     path = _lab_copy(tmp_path_factory.mktemp("grown"), _add_su)
     spec, plan, _ = load_and_plan(path)
     old_spec, old_plan = lab
-    return path, diff_plans(old_plan, plan, render_all(old_plan), render_all(plan))
+    before, after = render_all(old_plan), render_all(plan)
+    return path, diff_plans(old_plan, plan, before, after), before, after
 
 
 @pytest.fixture(scope="module")
@@ -107,14 +108,27 @@ def test_adding_an_su_removes_or_changes_nothing(grown, field: str):
     assert getattr(grown[1], field) == ()
 
 
+# Control-node values that are totals of the cluster (Kueue's cohort and flavor GPUs, a team's ceiling and what it
+# may borrow: the cluster's GPUs less its own; Prometheus's disk from the series estimate): growing the cluster
+# changes them, and nothing else of a control node's host_vars may change or go.
+CLUSTER_TOTALS = {"h200", "gpus", "ceiling_gpus", "borrowing_limit_gpus", "retention_size_mb"}
+
+
 def test_adding_an_su_leaves_existing_host_vars_byte_identical(grown, lab):
-    """Every existing server's host_vars stay as they were; a control node's only gain the new SU's nodes
-    (it registers and labels every GPU node of the cluster), never lose or change a line."""
+    """Every existing server's host_vars stay as they were; a control node's gain the new SU's nodes (it registers
+    and labels every GPU node of the cluster) and change only the cluster's totals, never lose a line."""
+    _, diff, before, after = grown
     control = {f"ansible/host_vars/{d.name}.yml" for d in lab[1].devices if d.kind == DeviceKind.CONTROL}
     assert control, "the lab declares a control node"
-    changed = {f.path: f for f in grown[1].files_changed if f.path.startswith("ansible/host_vars/")}
-    assert set(changed) <= control
-    assert all(f.removed_lines == 0 and f.added_lines > 0 for f in changed.values())
+    changed = {f.path: f for f in diff.files_changed if f.path.startswith("ansible/host_vars/")}
+    assert set(changed) <= control and changed
+    for path in changed:
+        lines = list(difflib.unified_diff(before[path].splitlines(), after[path].splitlines(), lineterm="", n=0))
+        removed = [line[1:] for line in lines if line.startswith("-") and not line.startswith("---")]
+        added = [line[1:] for line in lines if line.startswith("+") and not line.startswith("+++")]
+        assert len(added) > len(removed), path
+        keys = {line.strip().lstrip("- ").split(":")[0] for line in removed}
+        assert keys <= CLUSTER_TOTALS, f"{path}: {sorted(keys - CLUSTER_TOTALS)} changed or went"
 
 
 def test_cli_diff_adding_an_su_exits_0(grown):
