@@ -11,8 +11,8 @@ every value is written for every priority and class; no cell is left to the RoCE
 - switch priority N to traffic class N for all eight (`egress-queue-mapping`, the plan's TCs), where
   the RoCE profile folds 0-2, 4, 5 and 7 into TC 0;
 - congestion control for every traffic class: ECN with the declared thresholds on the RoCE class,
-  `ecn: disable` on the other seven (the RoCE profile also marks TC 0; SONiC and EOS mark only the
-  RoCE queue);
+  `ecn: disable` on the other seven (the RoCE profile, and NVUE's default-global profile even
+  without RoCE, mark TC 0; SONiC and EOS mark only the RoCE queue);
 - an egress-scheduler entry for every traffic class 0-7 (CNP strict, the rest DWRR summing to 100 %),
   so no class is left with a share of 0;
 - the PFC watchdog as declared: NVUE detects a storm after polling-interval x robustness, so the
