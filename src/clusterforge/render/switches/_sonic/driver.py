@@ -64,7 +64,7 @@ SONIC = NosDriver(
     lossless_notes=(
         "own DSCP_TO_TC_MAP, one lossless priority: upstream's AZURE map sends DSCP 26 to lossy TC 1 and makes"
         " TC 3 and 4 lossless",
-        "no DCBX and no RoCE application TLV: a NOS limit (SONiC's LLDP is lldpd, which has no DCBX); hosts"
-        " take PFC and the RoCE priority from their own settings",
+        "no DCBX and no RoCE application TLV: a NOS limit (community SONiC's LLDP is lldpd, which has no DCBX);"
+        " hosts take PFC and the RoCE priority from their own settings",
     ),
 )
