@@ -12,7 +12,13 @@ from __future__ import annotations
 from typing import Any
 
 from clusterforge.render.switches._eos.routing import EOS_BGP_TIMERS, EOS_PEER_GROUP
-from clusterforge.render.switches._eos.schema import EosConfig, EosEthernetInterface, EosTxQueue, EosVlanInterface
+from clusterforge.render.switches._eos.schema import (
+    EosConfig,
+    EosEthernetInterface,
+    EosQosProfile,
+    EosTxQueue,
+    EosVlanInterface,
+)
 
 __all__ = ["avd_structured_config", "config_tree"]
 
@@ -35,6 +41,8 @@ def _ethernet(i: EosEthernetInterface, sc: EosConfig) -> dict[str, Any]:
         q = sc.qos
         assert q is not None, "a lossless port on a switch without the RoCE qos section"
         out["qos"] = {"trust": "dscp"}
+        if q.dcbx_mode:  # AVD's schema has no DCBX key: its raw-CLI key carries the line, rendered by AVD in place
+            out["eos_cli"] = f"dcbx mode {q.dcbx_mode}"
         out["service_profile"] = i.service_profile
         out["priority_flow_control"] = {"enabled": True,
                                         "priorities": [{"priority": q.roce_priority, "no_drop": True}]}
@@ -69,6 +77,16 @@ def _tx_queue(q: EosTxQueue) -> dict[str, Any]:
     return out
 
 
+def _qos_profile(p: EosQosProfile) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": p.name, _queues_key(p.queue_keyword): [_tx_queue(q) for q in p.tx_queues]}
+    if (wd := p.pfc_watchdog) is not None:
+        out["priority_flow_control"] = {"watchdog": {
+            "enabled": True, "action": wd.action,
+            "timer": {"timeout": wd.timeout_s, "polling_interval": wd.polling_interval,
+                      "recovery_time": wd.recovery_time_s}}}
+    return out
+
+
 def avd_structured_config(sc: EosConfig) -> dict[str, Any]:
     out: dict[str, Any] = {"hostname": sc.hostname}
     routing = sc.ip_routing
@@ -81,10 +99,9 @@ def avd_structured_config(sc: EosConfig) -> dict[str, Any]:
     if sc.priority_flow_control is not None:
         pfc = sc.priority_flow_control
         out["priority_flow_control"] = {"watchdog": {"action": pfc.watchdog_action,
-                                                     "timeout": str(pfc.watchdog_timeout_s)}}
+                                                     "timeout": pfc.watchdog_timeout_s}}
     if sc.qos_profiles is not None:
-        out["qos_profiles"] = [{"name": p.name, _queues_key(p.queue_keyword): [_tx_queue(q) for q in p.tx_queues]}
-                               for p in sc.qos_profiles]
+        out["qos_profiles"] = [_qos_profile(p) for p in sc.qos_profiles]
     if sc.vlans is not None:
         out["vlans"] = [{"id": v.id, "name": v.name} for v in sc.vlans]
     if sc.ethernet_interfaces is not None:

@@ -82,3 +82,18 @@ def test_gateways_are_compared_with_pyavd():
     leaf = config_tree(pyavd.get_device_config(avd_structured_config(SWITCHES["roce-128gpu-eos/su01-stor-leaf-1"])))
     assert "ip virtual-router address 10.16.0.1" in leaf["interface Vlan20"]
     assert any(k.startswith("ip virtual-router mac-address ") for k in leaf)
+
+
+def test_pfc_watchdog_per_port_and_dcbx_as_avd_writes_them():
+    """The watchdog sits in the ROCE profile (pyavd: qos_profiles[].priority_flow_control.watchdog, the
+    profile every lossless port applies); `dcbx mode ieee` is not in pyavd's schema and reaches it as the
+    interface's raw CLI, so pyavd checks its place, not its grammar."""
+    tree = config_tree(pyavd.get_device_config(avd_structured_config(SWITCHES["lab-eos/su01-leaf-rail0"])))
+    profile = tree["qos profile ROCE"]
+    assert "priority-flow-control pause watchdog" in profile
+    assert "priority-flow-control pause watchdog port timer timeout 0.2 polling-interval auto recovery-time 0.2" \
+        in profile
+    assert "priority-flow-control pause watchdog port action drop" in profile
+    assert tree["priority-flow-control pause watchdog default timeout 0.2"] == {}
+    lossless = [k for k, v in tree.items() if k.startswith("interface Ethernet") and "service-profile ROCE" in v]
+    assert lossless and all("dcbx mode ieee" in tree[k] for k in lossless)

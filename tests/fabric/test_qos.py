@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import re
 
 import pytest
@@ -92,8 +93,13 @@ def test_cumulus_roce_plane_spells_out_the_intent():
     assert {d for d, p in dscp.items() if p == 6} == {48}
     assert set(qos["pfc"]["default-global"]["switch-priority"]) == {"3"}
     ecn = qos["congestion-control"]["default-global"]["traffic-class"]
-    assert set(ecn) == {"3"}
+    assert set(ecn) == set("01234567")  # every TC: the RoCE profile's default marks TC 0 too
+    assert {tc for tc, e in ecn.items() if e["ecn"] == "enable"} == {"3"}
+    assert all(e == {"ecn": "disable"} for tc, e in ecn.items() if tc != "3")
     assert (ecn["3"]["min-threshold"], ecn["3"]["max-threshold"]) == (150000, 1500000)
+    # every switch priority to its own TC, where the RoCE profile sends 0-2, 4, 5 and 7 to TC 0
+    queues = qos["egress-queue-mapping"]["default-global"]["switch-priority"]
+    assert {int(sp): e["traffic-class"] for sp, e in queues.items()} == {sp: sp for sp in range(8)}
     scheduler = qos["egress-scheduler"]["default-global"]["traffic-class"]
     assert scheduler["6"] == {"mode": "strict"}
     assert set(scheduler) == set("01234567")  # every TC a share: none left at DWRR 0
@@ -145,17 +151,56 @@ def _nvue_lab() -> dict:
     return nvue(rendered("lab-cumulus-roce")["switches/su01-leaf-rail0/startup.yaml"])["qos"]
 
 
+# What `nv set qos roce` (lossless) itself configures, as NVIDIA documents it (Cumulus Linux user guide,
+# "RDMA over Converged Ethernet - RoCE": the default RoCE configuration table and the `nv show qos roce`
+# output, CumulusNetworks/docs content/cumulus-linux-515/.../RDMA-over-Converged-Ethernet-RoCE.md at 48a436d5).
+# NVIDIA does not document whether this profile or an explicit default-global setting wins, so the
+# rendered file must decide every cell itself: _nvue_effective lays the file over these defaults,
+# and the comparisons below hold whichever way round NVUE resolves them only if nothing is left to them.
+NVUE_ROCE_DEFAULTS = {
+    "priority_to_tc": {0: 0, 1: 0, 2: 0, 3: 3, 4: 0, 5: 0, 6: 6, 7: 0},  # "other switch priority to TC 0"
+    "ets": {0: ("dwrr", 50), 3: ("dwrr", 50), 6: ("strict", None)},
+    "ecn_tcs": {0, 3},  # enabled-tc 0,3
+}
+
+
+def _nvue_effective(qos: dict) -> dict:
+    """The RoCE profile's values with every one the rendered file sets replaced by the file's."""
+    sp_to_tc = dict(NVUE_ROCE_DEFAULTS["priority_to_tc"])
+    sp_to_tc.update({int(sp): e["traffic-class"]
+                     for sp, e in qos.get("egress-queue-mapping", {}).get("default-global", {})
+                     .get("switch-priority", {}).items()})
+    dscp_to_sp = {int(d): v["switch-priority"] for d, v in qos["mapping"]["default-global"]["dscp"].items()}
+    ecn = set(NVUE_ROCE_DEFAULTS["ecn_tcs"])
+    for tc, e in qos["congestion-control"]["default-global"]["traffic-class"].items():
+        (ecn.add if e.get("ecn") == "enable" else ecn.discard)(int(tc))
+    ets = dict(NVUE_ROCE_DEFAULTS["ets"])
+    ets.update({int(tc): (e["mode"], e.get("bw-percent"))
+                for tc, e in qos["egress-scheduler"]["default-global"]["traffic-class"].items()})
+    return {"dscp_to_tc": {d: sp_to_tc[sp] for d, sp in dscp_to_sp.items()}, "ecn_tcs": ecn, "ets": ets}
+
+
+def test_the_effective_nvue_model_sees_what_the_roce_profile_would_leave():
+    # the file before this change: no egress-queue-mapping, ECN written only for TC 3
+    qos = _nvue_lab()
+    old = {**qos, "congestion-control": {"default-global": {"traffic-class": {
+        "3": qos["congestion-control"]["default-global"]["traffic-class"]["3"]}}}}
+    del old["egress-queue-mapping"]
+    effective = _nvue_effective(old)
+    assert effective["ecn_tcs"] == {0, 3}
+    assert effective["dscp_to_tc"][8] == 0 and effective["dscp_to_tc"][26] == 3  # DSCP 8 -> priority 1 -> TC 0
+
+
 def _dscp_maps() -> dict[str, dict[int, int]]:
     eos = {int(d): int(tc) for ds, tc in re.findall(r"^qos map dscp ([\d ]+) to traffic-class (\d)$", _eos_lab(), re.M)
            for d in ds.split()}
-    nvue_map = {int(d): v["switch-priority"] for d, v in _nvue_lab()["mapping"]["default-global"]["dscp"].items()}
+    nvue_map = _nvue_effective(_nvue_lab())["dscp_to_tc"]  # DSCP -> switch priority -> TC
     sonic = {int(d): int(tc) for d, tc in _sonic_lab()["DSCP_TO_TC_MAP"]["ROCE"].items()}
     return {"sonic": sonic, "eos": eos, "nvue": nvue_map}
 
 
 def test_three_nos_map_the_roce_class_24_to_31_lossless_and_only_cnp_to_the_strict_class():
-    # NVUE's RoCE mode maps switch priority 3 to TC 3 and 6 to TC 6, so its DSCP -> priority map decides
-    # both classes as SONiC's and EOS's DSCP -> TC maps do
+    # NVUE: DSCP -> switch priority (mapping) -> TC (egress-queue-mapping), over the RoCE profile's defaults
     maps = _dscp_maps()
     lossless = {nos: {d for d, tc in m.items() if tc == 3} for nos, m in maps.items()}
     strict = {nos: {d for d, tc in m.items() if tc == 6} for nos, m in maps.items()}
@@ -170,7 +215,7 @@ def _ecn_classes() -> dict[str, set[int]]:
     return {
         "sonic": {int(k.split("|")[1]) for k, v in sonic["QUEUE"].items() if v.get("wred_profile")},
         "eos": {int(q) for q in eos_queues},
-        "nvue": {int(tc) for tc in _nvue_lab()["congestion-control"]["default-global"]["traffic-class"]},
+        "nvue": _nvue_effective(_nvue_lab())["ecn_tcs"],  # with the RoCE profile's TC 0 unless disabled
     }
 
 
@@ -195,3 +240,59 @@ def test_eos_counts_ecn_marks_on_every_lossless_port():
     text = _eos_lab()
     lossless = text.count("   priority-flow-control priority 3 no-drop\n")
     assert lossless and text.count("      random-detect ecn count\n") == lossless
+
+
+def _eos_profile_weights(text: str) -> dict[int, tuple[str, int | None]]:
+    profile = text.split("\nqos profile ROCE\n", 1)[1].split("\n!\n", 1)[0]
+    out: dict[int, tuple[str, int | None]] = {}
+    for q, body in re.findall(r"tx-queue (\d)\n((?:      .*\n?)*)", profile):
+        share = re.search(r"bandwidth percent (\d+)", body)
+        weight = int(share.group(1)) if share else None
+        out[int(q)] = ("strict", None) if "priority strict" in body else ("dwrr", weight)
+    return out
+
+
+def test_three_nos_schedule_every_class_alike():
+    sonic = _sonic_lab()
+    sonic_ets = {}
+    for key, value in sonic["QUEUE"].items():
+        if key.startswith("Ethernet0|"):
+            sched = sonic["SCHEDULER"][value["scheduler"]]
+            sonic_ets[int(key.split("|")[1])] = ("strict", None) if sched["type"] == "STRICT" else \
+                ("dwrr", int(sched["weight"]))
+    nvue_ets = _nvue_effective(_nvue_lab())["ets"]
+    assert sonic_ets == _eos_profile_weights(_eos_lab()) == nvue_ets
+    assert nvue_ets[0] == ("dwrr", 10) and nvue_ets[3] == ("dwrr", 50)  # not the RoCE profile's 50/50
+
+
+def test_three_nos_run_the_pfc_watchdog_on_every_lossless_port_with_the_same_timings():
+    from clusterforge.render.switches._cumulus.qos import watchdog_timers
+
+    sonic = _sonic_lab()
+    assert {(v["detection_time"], v["restoration_time"], v["action"]) for v in sonic["PFC_WD"].values()} \
+        == {("200", "200", "drop")}
+    nvue_wd = _nvue_lab()["pfc-watchdog"]
+    assert nvue_wd["polling-interval"] * nvue_wd["robustness"] == 200 == math.prod(watchdog_timers(200))
+    text = _eos_lab()
+    profile = text.split("\nqos profile ROCE\n", 1)[1].split("\n!\n", 1)[0]
+    assert "   priority-flow-control pause watchdog\n" in profile  # enabled on every port applying ROCE
+    assert "   priority-flow-control pause watchdog port timer timeout 0.2 polling-interval auto recovery-time 0.2\n" \
+        in profile
+    assert "   priority-flow-control pause watchdog port action drop\n" in profile
+    lossless = text.count("   priority-flow-control priority 3 no-drop\n")
+    assert lossless and text.count("   service-profile ROCE\n") == lossless
+
+
+def test_eos_watchdog_seconds_are_in_eos_grammar_and_never_longer():
+    from clusterforge.render.switches._eos.qos import eos_seconds
+
+    for ms in range(100, 5001, 7):
+        text = eos_seconds(ms)
+        assert re.fullmatch(r"\d+(\.\d{1,2})?", text)  # pyavd's pattern for timeout and recovery-time
+        assert ms - 10 < float(text) * 1000 <= ms + 1e-9
+
+
+def test_eos_runs_ieee_dcbx_on_every_lossless_port():
+    text = _eos_lab()
+    lossless = text.count("   priority-flow-control priority 3 no-drop\n")
+    assert lossless and text.count("   dcbx mode ieee\n") == lossless

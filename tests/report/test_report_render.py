@@ -155,3 +155,20 @@ def test_cli_report_prints_declaration_problems_and_exits_1(tmp_path: Path):
     result = CliRunner().invoke(app, ["report", str(bad), "--out", str(tmp_path / "out")])
     assert result.exit_code == 1
     assert f"{bad}:" in result.output
+
+
+def test_lossless_planes_show_the_classes_and_each_nos_declared_choices():
+    html = REPORTS["lab"]["report/index.html"]
+    assert "<h3>Lossless RoCE</h3>" in html
+    assert '<td class="mono">24-31</td><td>DWRR 50 %</td><td>no-drop</td>' in html  # the RoCE class
+    assert '<td class="mono">48</td><td>strict</td>' in html  # only the CNP DSCP in the strict class
+    assert "no DCBX and no RoCE application TLV: a NOS limit" in html  # the lab's data plane is SONiC
+    from clusterforge.render.report.qos import _ranges
+
+    assert _ranges([0, 1, 2, 5, 7, 8]) == "0-2, 5, 7-8" and _ranges([]) == ""
+
+
+def test_the_report_shows_no_lossless_table_without_a_roce_plane():
+    _, plan = PLANS["superpod-4su"]  # InfiniBand compute, lossy storage
+    assert not any(p.lossless for p in plan.planes.values())
+    assert "Lossless RoCE" not in REPORTS["superpod-4su"]["report/index.html"]

@@ -24,6 +24,7 @@ from clusterforge.render.report.elevation import rack_layout_key, rack_view
 from clusterforge.render.report.fabric_svg import FABRIC_TEMPLATE, fabric_view
 from clusterforge.render.report.ipplan import ip_plan_view
 from clusterforge.render.report.power import power_view
+from clusterforge.render.report.qos import qos_view
 from clusterforge.render.report.rack_svg import rack_svg
 from clusterforge.render.report.storage import storage_view
 from clusterforge.render.report.tco import tco
@@ -157,7 +158,7 @@ def render_report(plan: Plan) -> dict[str, str]:
     page = {
         "cluster": plan.cluster, "site": plan.site, "sections": SECTIONS, "titles": SECTION_TITLES,
         "overview": _overview(plan, costs, power), "racks": racks,
-        "fabric": fabrics, "power": power, "ipplan": ip_plan_view(plan),
+        "fabric": fabrics, "qos": qos_view(plan), "power": power, "ipplan": ip_plan_view(plan),
         "storage": storage_view(plan), "bom": bom_view(plan), "tco": costs,
         "costs_in": site.costs,
     }

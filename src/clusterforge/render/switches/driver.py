@@ -37,6 +37,9 @@ class NosDriver(Generic[Config]):
     ansible_vars: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))  # {}: not Ansible-managed
     containerlab_kind: str | None = None  # None: no containerlab node kind for this NOS
     apply: Apply | None = None  # what runs on the switch after the swap (pulumi switch_apply); None: nothing
+    # where this NOS's rendering of the lossless RoCE intent departs from the vendor's own default, or the
+    # NOS cannot carry part of it (docs/pfc-headroom.md); the report lists them for every lossless plane
+    lossless_notes: tuple[str, ...] = ()
 
     @property
     def startup_file(self) -> str:

@@ -32,4 +32,11 @@ CUMULUS = NosDriver(
     ansible_vars=MappingProxyType({"ansible_network_os": "nvidia.nvue",
                                    "ansible_connection": "ansible.netcommon.httpapi"}),
     containerlab_kind="nvidia_cumulusvx", apply=_apply,
+    lossless_notes=(
+        "qos roce with every class written out: NVIDIA's RoCE profile folds switch priorities 0-2, 4, 5, 7 into"
+        " TC 0, splits TC 0 / TC 3 50/50 and marks ECN on TC 0; rendered: priority N to TC N, the plan's eight"
+        " shares, ECN on the RoCE class only",
+        "trust DSCP only (l3), as SONiC and EOS; the RoCE profile would also trust PCP",
+        "DCBX PFC/ETS and the RoCE application TLV come from qos roce itself, which advertises priority 3",
+    ),
 )

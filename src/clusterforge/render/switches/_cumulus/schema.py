@@ -64,9 +64,10 @@ class NvuePfcWatchdog:  # qos pfc-watchdog
 @dataclass(frozen=True, slots=True)
 class NvueEcn:  # qos congestion-control default-global traffic-class <tc>
     traffic_class: int
-    min_bytes: int
-    max_bytes: int
-    probability_pct: int
+    enabled: bool
+    min_bytes: int | None = None  # the marked class only
+    max_bytes: int | None = None
+    probability_pct: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,14 +78,15 @@ class NvueEts:  # qos egress-scheduler default-global traffic-class <tc>
 
 
 @dataclass(frozen=True, slots=True)
-class NvueQos:  # qos: roce, mapping, pfc, pfc-watchdog, congestion-control, egress-scheduler
+class NvueQos:  # qos: roce, mapping, egress-queue-mapping, pfc, pfc-watchdog, congestion-control, egress-scheduler
     roce_mode: str
     trust: str
     dscp_to_priority: Mapping[int, int]
+    priority_to_traffic_class: Mapping[int, int]  # every switch priority 0-7 (egress-queue-mapping)
     pfc_priorities: tuple[int, ...]
     pfc_cable_length_m: int
     pfc_watchdog: NvuePfcWatchdog
-    ecn: NvueEcn
+    ecn: tuple[NvueEcn, ...]  # every traffic class 0-7: marked or explicitly not
     ets: tuple[NvueEts, ...]
 
 

@@ -115,6 +115,11 @@ def _qos(out: list[str], config: CumulusConfig, q: NvueQos) -> None:
         f"            '{dscp}':\n              switch-priority: {priority}\n"
         for dscp, priority in q.dscp_to_priority.items()
     )
+    out.append("      egress-queue-mapping:\n        default-global:\n          switch-priority:\n")
+    out.extend(
+        f"            '{priority}':\n              traffic-class: {tc}\n"
+        for priority, tc in q.priority_to_traffic_class.items()
+    )
     out.append(
         f"      pfc:\n        default-global:\n          cable-length: {q.pfc_cable_length_m}\n"
         "          rx: enable\n          switch-priority:\n"
@@ -124,11 +129,13 @@ def _qos(out: list[str], config: CumulusConfig, q: NvueQos) -> None:
         f"          tx: enable\n      pfc-watchdog:\n        polling-interval: {q.pfc_watchdog.polling_interval_ms}\n"
         f"        robustness: {q.pfc_watchdog.robustness}\n"
         "      congestion-control:\n        default-global:\n          traffic-class:\n"
-        f"            '{q.ecn.traffic_class}':\n              ecn: enable\n"
-        f"              max-threshold: {q.ecn.max_bytes}\n              min-threshold: {q.ecn.min_bytes}\n"
-        f"              probability: {q.ecn.probability_pct}\n"
-        "      egress-scheduler:\n        default-global:\n          traffic-class:\n"
     )
+    for ecn in q.ecn:
+        out.append(f"            '{ecn.traffic_class}':\n              ecn: {'enable' if ecn.enabled else 'disable'}\n")
+        if ecn.enabled:
+            out.append(f"              max-threshold: {ecn.max_bytes}\n              min-threshold: {ecn.min_bytes}\n"
+                       f"              probability: {ecn.probability_pct}\n")
+    out.append("      egress-scheduler:\n        default-global:\n          traffic-class:\n")
     for tc in q.ets:
         out.append(f"            '{tc.traffic_class}':\n")
         if tc.bw_percent is not None:

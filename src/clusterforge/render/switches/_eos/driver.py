@@ -31,4 +31,11 @@ EOS = NosDriver(
     ansible_vars=MappingProxyType({"ansible_network_os": "arista.eos.eos",
                                    "ansible_connection": "ansible.netcommon.network_cli"}),
     containerlab_kind="arista_ceos", apply=_apply,
+    lossless_notes=(
+        "all 64 DSCPs mapped: the DSCP policy, with only the CNP DSCP in the strict class",
+        "PFC watchdog per port through qos profile ROCE (timeout = recovery = pfc_watchdog_ms, polling auto,"
+        " drop), besides the global default",
+        "dcbx mode ieee on every lossless port; no application-priority (RoCE UDP 4791) entry is written:"
+        " hosts take the RoCE priority from their own settings",
+    ),
 )

@@ -10,6 +10,14 @@ are emitted with each Ethernet interface from the same intent; these are the glo
 - the queue keyword is the platform's (catalog `eos_queue`): Trident/Tomahawk switches such as the
   7060DX5 have unicast and multicast egress queues (`uc-tx-queue`), Jericho ones a single family
   (`tx-queue`); profile and interfaces use the same one.
+- the PFC watchdog on every lossless port, not only its global defaults: the profile every lossless
+  port applies enables it (`priority-flow-control pause watchdog`) with the timings SONiC's PFC_WD and
+  NVUE's pfc-watchdog get from the same `pfc_watchdog_ms` (detect after it, recover after it, drop),
+  the polling interval left to EOS (`auto`: chosen from timeout and recovery time) as SONiC leaves it
+  to its default. EOS takes seconds with at most two decimals, so the figure is rounded down to
+  10 ms, never longer (as NVUE's polling x robustness).
+- `dcbx mode ieee` on every lossless port (EosQos.dcbx_mode): IEEE DCBX advertises the port's PFC
+  configuration in LLDP so a willing host NIC takes PFC on the RoCE priority.
 """
 
 from __future__ import annotations
@@ -17,6 +25,7 @@ from __future__ import annotations
 from clusterforge.plan.records import SwitchQos
 from clusterforge.render.switches._eos.schema import (
     EosDscpLine,
+    EosPfcWatchdog,
     EosPriorityFlowControl,
     EosQos,
     EosQosProfile,
@@ -24,10 +33,19 @@ from clusterforge.render.switches._eos.schema import (
 )
 from clusterforge.render.switches.facts import SwitchFacts
 
-__all__ = ["qos", "priority_flow_control", "qos_profiles", "QOS_PROFILE", "DSCPS_PER_LINE"]
+__all__ = ["qos", "priority_flow_control", "qos_profiles", "eos_seconds", "QOS_PROFILE", "DSCPS_PER_LINE",
+           "WATCHDOG_ACTION"]
 
 QOS_PROFILE = "ROCE"  # the service profile every lossless port applies
 DSCPS_PER_LINE = 8  # one `qos map dscp ...` line per class and octet of DSCPs
+WATCHDOG_ACTION = "drop"  # as SONiC's PFC_WD action: drop on the stuck queue, the port stays up
+
+
+def eos_seconds(ms: int) -> str:
+    """ms as EOS's watchdog timers take it: seconds with at most two decimals, rounded down to 10 ms."""
+    centis = ms // 10
+    whole, frac = divmod(centis, 100)
+    return f"{whole}.{frac:02d}".rstrip("0").rstrip(".") if frac else str(whole)
 
 
 def _dscp_lines(intent: SwitchQos) -> tuple[EosDscpLine, ...]:
@@ -58,7 +76,8 @@ def qos(facts: SwitchFacts, intent: SwitchQos) -> EosQos | None:
 def priority_flow_control(facts: SwitchFacts, intent: SwitchQos) -> EosPriorityFlowControl | None:
     if not facts.lossless:
         return None
-    return EosPriorityFlowControl(watchdog_timeout_s=intent.pfc_watchdog_ms / 1000, watchdog_action="drop")
+    return EosPriorityFlowControl(watchdog_timeout_s=eos_seconds(intent.pfc_watchdog_ms),
+                                  watchdog_action=WATCHDOG_ACTION)
 
 
 def qos_profiles(facts: SwitchFacts, intent: SwitchQos) -> tuple[EosQosProfile, ...] | None:
@@ -67,4 +86,7 @@ def qos_profiles(facts: SwitchFacts, intent: SwitchQos) -> tuple[EosQosProfile, 
     queues = tuple(EosTxQueue(q, "priority strict") if kind == "strict" else
                    EosTxQueue(q, "no priority", bandwidth_percent=weight)
                    for q, kind, weight in intent.queue_schedule)
-    return (EosQosProfile(QOS_PROFILE, facts.eos_queue, queues),)
+    seconds = eos_seconds(intent.pfc_watchdog_ms)
+    watchdog = EosPfcWatchdog(timeout_s=seconds, polling_interval="auto", recovery_time_s=seconds,
+                              action=WATCHDOG_ACTION)
+    return (EosQosProfile(QOS_PROFILE, facts.eos_queue, queues, watchdog),)

@@ -65,6 +65,13 @@ def _priority_flow_control(out: list[str], _config: EosConfig, pfc: EosPriorityF
 def _qos_profiles(out: list[str], _config: EosConfig, profiles: tuple[EosQosProfile, ...]) -> None:
     for profile in profiles:
         out.append(f"qos profile {profile.name}\n")
+        if (wd := profile.pfc_watchdog) is not None:
+            out.append(
+                "   priority-flow-control pause watchdog\n"
+                f"   priority-flow-control pause watchdog port timer timeout {wd.timeout_s}"
+                f" polling-interval {wd.polling_interval} recovery-time {wd.recovery_time_s}\n"
+                f"   priority-flow-control pause watchdog port action {wd.action}\n"
+            )
         for q in profile.tx_queues:
             out.append(f"   !\n   {profile.queue_keyword} {q.id}\n")
             if q.bandwidth_percent is not None:
@@ -81,7 +88,8 @@ def _ethernet_interfaces(out: list[str], config: EosConfig, interfaces: tuple[Eo
     roce = ""  # the lines every lossless port repeats after its service profile
     if (q := config.qos) is not None:
         roce = (
-            f"   priority-flow-control on\n   priority-flow-control priority {q.roce_priority} no-drop\n"
+            (f"   dcbx mode {q.dcbx_mode}\n" if q.dcbx_mode else "")
+            + f"   priority-flow-control on\n   priority-flow-control priority {q.roce_priority} no-drop\n"
             f"   {q.queue_keyword} {q.roce_priority}\n      random-detect ecn minimum-threshold {q.ecn_min_bytes}"
             f" bytes maximum-threshold {q.ecn_max_bytes} bytes max-mark-probability {q.ecn_probability_pct}\n"
             "      random-detect ecn count\n"  # ECN-marked packet counters on the RoCE queue

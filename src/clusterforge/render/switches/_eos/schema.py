@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from clusterforge.plan.slotinit import slot_init
 from clusterforge.render.switches._frr.router_bgp import RouterBgp
 
-__all__ = ["EosDscpLine", "EosQos", "EosPriorityFlowControl", "EosTxQueue", "EosQosProfile", "EosVlan",
-           "EosEthernetInterface", "EosLoopbackInterface", "EosManagementInterface", "EosVrrpIpv4", "EosVrrp",
-           "EosVlanInterface", "EosIpRouting", "EosConfig", "RECORDS"]
+__all__ = ["EosDscpLine", "EosQos", "EosPriorityFlowControl", "EosTxQueue", "EosPfcWatchdog", "EosQosProfile",
+           "EosVlan", "EosEthernetInterface", "EosLoopbackInterface", "EosManagementInterface", "EosVrrpIpv4",
+           "EosVrrp", "EosVlanInterface", "EosIpRouting", "EosConfig", "RECORDS"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,11 +32,12 @@ class EosQos:  # the DSCP map, and the per-port RoCE parts every lossless Ethern
     ecn_max_bytes: int
     ecn_probability_pct: int
     queue_keyword: str  # tx-queue or uc-tx-queue (catalog `eos_queue`)
+    dcbx_mode: str = "ieee"  # `dcbx mode ieee` on every lossless port: IEEE 802.1Qaz DCBX in LLDP (PFC, ETS)
 
 
 @dataclass(frozen=True, slots=True)
 class EosPriorityFlowControl:  # priority-flow-control pause watchdog
-    watchdog_timeout_s: float
+    watchdog_timeout_s: str  # seconds, at most two decimals (EOS's grammar)
     watchdog_action: str
 
 
@@ -48,10 +49,19 @@ class EosTxQueue:  # qos profile <name> / <queue keyword> <id>
 
 
 @dataclass(frozen=True, slots=True)
+class EosPfcWatchdog:  # qos profile <name> / priority-flow-control pause watchdog [port timer | port action]
+    timeout_s: str  # seconds, at most two decimals (EOS's grammar)
+    polling_interval: str  # seconds, or "auto"
+    recovery_time_s: str
+    action: str
+
+
+@dataclass(frozen=True, slots=True)
 class EosQosProfile:  # qos profile <name>
     name: str
     queue_keyword: str
     tx_queues: tuple[EosTxQueue, ...]
+    pfc_watchdog: EosPfcWatchdog | None = None  # the watchdog on every port that applies the profile
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +146,6 @@ class EosConfig:
     router_bgp: RouterBgp | None
 
 
-RECORDS = (EosDscpLine, EosQos, EosPriorityFlowControl, EosTxQueue, EosQosProfile, EosVlan, EosEthernetInterface,
-           EosLoopbackInterface, EosManagementInterface, EosVrrpIpv4, EosVrrp, EosVlanInterface, EosIpRouting,
-           EosConfig)
+RECORDS = (EosDscpLine, EosQos, EosPriorityFlowControl, EosTxQueue, EosPfcWatchdog, EosQosProfile, EosVlan,
+           EosEthernetInterface, EosLoopbackInterface, EosManagementInterface, EosVrrpIpv4, EosVrrp,
+           EosVlanInterface, EosIpRouting, EosConfig)

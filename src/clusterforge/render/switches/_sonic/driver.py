@@ -61,4 +61,10 @@ SONIC = NosDriver(
     ansible_vars=MappingProxyType({"ansible_network_os": "dellemc.enterprise_sonic.sonic",
                                    "ansible_connection": "ansible.netcommon.network_cli"}),
     containerlab_kind="sonic-vs", apply=_apply,
+    lossless_notes=(
+        "own DSCP_TO_TC_MAP, one lossless priority: upstream's AZURE map sends DSCP 26 to lossy TC 1 and makes"
+        " TC 3 and 4 lossless",
+        "no DCBX and no RoCE application TLV: a NOS limit (community SONiC's LLDP is lldpd, which has no DCBX);"
+        " hosts take PFC and the RoCE priority from their own settings",
+    ),
 )
