@@ -427,7 +427,8 @@ def test_empty_measurements_do_not_pass():
 
 def test_single_gpu_allreduce_is_smoke_only():
     m = {
-        "host": {"gpu_count": 1, "gpus": [{"name": "NVIDIA H200"}]},
+        "host": {"gpu_count": 1, "gpus": [{"index": 0, "name": "NVIDIA H200"}],
+                 "nvidia_smi": [{"index": "0", "enforced.power.limit": "700.00"}]},  # as the runner records it
         "allreduce": {"world_size": 1, "smoke": {"ok": True, "ranks": [{"value": 1.0}]}, "sweep": []},
     }
     ev = evaluate(m, AcceptanceSpec.from_dict({**H200_GPU, "count": 1}))
@@ -674,6 +675,8 @@ def test_reevaluate_recorded_report_against_another_spec(tmp_path):
         ("H100-SXM5-80GB", "NVIDIA H100 80GB HBM3", True),
         ("NVIDIA H100 80GB HBM3", "NVIDIA H100 80GB HBM3", True),
         ("H100-SXM5-80GB", "NVIDIA H100 PCIe", False),  # form factor
+        ("H100-SXM5-80GB", "NVIDIA H100 NVL", False),  # issue 47: names match exactly (test_gpu_floors.py)
+        ("H200-SXM5-141GB", "NVIDIA H200 NVL", False),
         ("H100-NVL", "NVIDIA H100 80GB HBM3", False),
         ("H100-SXM5-80GB", "NVIDIA H100 94GB HBM2e", False),  # memory
         ("H200", "NVIDIA H100 80GB HBM3", False),  # family

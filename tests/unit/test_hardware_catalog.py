@@ -1,6 +1,7 @@
 """Today's hardware in the catalog: every part has a source, GPU acceptance floors sit under the peaks,
-the H200 floors clear the figures measured on lent H200s with a margin, and the catalog's floors are
-what `accept` gates on (sustained throughput and copy bandwidth included)."""
+a held-out H200 run clears the H200 floors, and the catalog's floors are what `accept` gates on
+(sustained throughput and copy bandwidth included). How the floors follow from their runs:
+test_gpu_floors.py."""
 
 from __future__ import annotations
 
@@ -76,20 +77,22 @@ def _recorded(run: str) -> dict:
     return json.loads((REPO / "docs" / "acceptance" / run / "report.json").read_text())
 
 
-@pytest.mark.parametrize("run", ["h200x1", "h200x2", "h200x1-catalog"])
-@pytest.mark.parametrize("model", ["dgx-h200", "hgx-h200-2gpu"])
-def test_h200_floors_pass_the_recorded_h200_runs_with_margin(run, model):
-    """The measurements of the real runs, judged by the catalog's floors: every matmul and copy check
-    passes, and by at least 5 % (the old fp16 gate passed by 0.55 %, the fp32 75 % gate by 1.5 %)."""
+@pytest.mark.parametrize("model", ["dgx-h200", "hgx-h200-2gpu", "hgx-h200-8gpu"])
+def test_h200_floors_pass_the_held_out_h200_run(model):
+    """The run of a card that was not used to set the H200 floors (h200x1-catalog, 2026-12-01, its own
+    GPU UUID), judged by the catalog's floors: every matmul and copy check is gated and passes. The
+    source runs are not checked here: floors derived from them pass them by construction (issue 47)."""
+    floors = CAT.servers[model].gpu.acceptance
+    assert floors is not None and "h200x1-catalog/report.json" in floors.held_out_runs
+    assert "h200x1-catalog/report.json" not in floors.source_runs
     _, spec_dict = gpu_spec_for(CAT_SPEC, None, model=model)
     spec = AcceptanceSpec.from_dict(spec_dict)
-    measured = _recorded(run)["measurements"]
+    measured = _recorded("h200x1-catalog")["measurements"]
     checks = [c for c in evaluate(measured, spec)["checks"] if c["name"].startswith(("matmul.", "membw"))]
     assert len(checks) >= 9
     for c in checks:
         assert c["expected"] is not None, c["name"]  # gated: sustained and copy too
         assert c["passed"], c
-        assert c["measured"] >= 1.05 * c["expected"], c
 
 
 def test_catalog_floors_gate_a_slow_card():
@@ -110,7 +113,9 @@ def test_hand_thresholds_still_override_the_catalog():
     _, spec_dict = gpu_spec_for(CAT_SPEC, None, model="dgx-h200")
     spec = AcceptanceSpec.from_dict(spec_dict, thresholds={"membw_floor_tbps": 4.5})
     assert spec.thresholds.membw_floor_tbps == 4.5
-    assert spec.thresholds.sustained_floor_tflops == {"fp16": 590, "bf16": 615, "fp32": 47.5, "tf32": 315, "fp8": 1100}
+    floors = CAT.servers["dgx-h200"].gpu.acceptance
+    assert floors is not None
+    assert spec.thresholds.sustained_floor_tflops == floors.sustained_tflops.model_dump(exclude_none=True)
 
 
 def test_a_model_without_floors_gates_nothing_new():

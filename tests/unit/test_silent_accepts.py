@@ -52,14 +52,14 @@ CASES = [
      "throughput_mbps: 30000"),
     ("nfs-relative-export", "b200", ("kind: lustre", "kind: nfs"), None, "inventory", "storage.tiers.0.export",
      "'hot' is relative", "    - {name: hot,"),
-    ("burst-floor-above-peak", "lab", None, ("burst_tflops: {fp16: 700, bf16: 730,", "burst_tflops: {fp16: 700,"
+    ("burst-floor-above-peak", "lab", None, ("burst_tflops: {fp16: 719, bf16: 746.4,", "burst_tflops: {fp16: 719,"
                                              " bf16: 990,"), "servers",
      "catalog.servers.hgx-h200-2gpu.gpu.acceptance.burst_tflops.bf16", "above the dense bf16 peak 989.4",
      "bf16: 990"),
-    ("sustained-floor-above-peak", "lab", None, ("fp32: 47.5, tf32: 315", "fp32: 67, tf32: 315"), "servers",
+    ("sustained-floor-above-peak", "lab", None, ("fp32: 48.5, tf32: 323.7", "fp32: 67, tf32: 323.7"), "servers",
      "catalog.servers.hgx-h200-2gpu.gpu.acceptance.sustained_tflops.fp32", "above the dense fp32 peak 66.9",
-     "fp32: 67, tf32: 315"),
-    ("bandwidth-floor-above-datasheet", "lab", None, ("memory_bandwidth_tbps: 3.9", "memory_bandwidth_tbps: 4.9"),
+     "fp32: 67, tf32: 323.7"),
+    ("bandwidth-floor-above-datasheet", "lab", None, ("memory_bandwidth_tbps: 3.99", "memory_bandwidth_tbps: 4.9"),
      "servers", "catalog.servers.hgx-h200-2gpu.gpu.acceptance.memory_bandwidth_tbps",
      "above the datasheet HBM bandwidth 4.8", "memory_bandwidth_tbps: 4.9"),
     ("slurm-default-time-above-max", "lab", ("  hardware: simulated\n", "  hardware: simulated\n  partitions:\n"

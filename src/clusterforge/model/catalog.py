@@ -3,7 +3,7 @@
 from functools import partial
 from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from clusterforge.model.base import Declared
 from clusterforge.model.grammar import FreeText, GpuModel, ModelKey, NicName, PartNumber, RdmaDevice, Vendor
@@ -13,7 +13,8 @@ from clusterforge.model.rackscale import RackSystemModel
 from clusterforge.model.sonic_ports import SonicPlatform
 
 __all__ = [
-    "CpuSpec", "GpuSpec", "Tflops", "PrecisionFloors", "AcceptanceFloors", "NicGroup", "ServerNics", "Psu",
+    "CpuSpec", "GpuSpec", "Tflops", "PrecisionFloors", "MeasuredFigures", "AcceptanceFloors", "NicGroup", "ServerNics",
+    "Psu",
     "ServerModel", "SwitchModel", "PduModel", "CableModel",
     "Catalog",
 ]
@@ -39,15 +40,43 @@ class PrecisionFloors(Declared):
     fp8: Number | None = Field(default=None, gt=0, le=1e6)
 
 
+class MeasuredFigures(Declared):
+    """The lowest figures of the runs a model's floors were derived from (every GPU of every source run)."""
+
+    burst_tflops: PrecisionFloors = Field(default_factory=PrecisionFloors.model_construct)
+    sustained_tflops: PrecisionFloors = Field(default_factory=PrecisionFloors.model_construct)
+    memory_bandwidth_tbps: Number | None = Field(default=None, gt=0, le=1000)
+
+
 class AcceptanceFloors(Declared):
     """What `clusterforge accept` gates a GPU of this model on: burst and sustained matmul TFLOPS and
-    device copy bandwidth (read + write counted). `basis` says where the figures come from (measured on
-    lent hardware, or derived from the datasheet peak at the ratios measured on a related card)."""
+    device copy bandwidth (read + write counted). `basis` says where the figures come from.
+
+    A measured model states its evidence: `measured` (the lowest figures of `source_runs`, acceptance
+    reports under docs/acceptance/), `margin` (floor = measured x (1 - margin), rounded down;
+    verify/gpu/floors.py), the `card` that gave them, and `held_out_runs` (runs of other cards not used
+    to set the floors, which must pass them). A model without `measured` was not measured here, and its
+    `basis` says so."""
 
     burst_tflops: PrecisionFloors = Field(default_factory=PrecisionFloors.model_construct)
     sustained_tflops: PrecisionFloors = Field(default_factory=PrecisionFloors.model_construct)
     memory_bandwidth_tbps: Number | None = Field(default=None, gt=0, le=1000)
     basis: FreeText = ""
+    measured: MeasuredFigures | None = Field(default=None, description="lowest figures of the source runs")
+    margin: Number | None = Field(default=None, ge=0, le=0.5, description="floor = measured x (1 - margin)")
+    source_runs: list[FreeText] = Field(default=[], max_length=32, description="report.json files the"
+                                        " measured figures come from (paths under docs/acceptance/)")
+    held_out_runs: list[FreeText] = Field(default=[], max_length=32, description="reports of cards not used to"
+                                          " set the floors, which must clear them")
+    card: FreeText = Field(default="", description="which card(s), driver and date gave the measured figures")
+
+    @model_validator(mode="after")
+    def _evidence(self) -> "AcceptanceFloors":
+        if self.measured is not None and (self.margin is None or not self.source_runs):
+            raise ValueError("measured floors need their margin and source_runs")
+        if set(self.source_runs) & set(self.held_out_runs):
+            raise ValueError("a held-out run cannot also be a source run (the floors would check their own data)")
+        return self
 
 
 class GpuSpec(Declared):

@@ -15,7 +15,7 @@ def gpu_spec_for(spec: ClusterSpec, plan: Plan, *, host: str | None = None,
                  model: str | None = None) -> tuple[str, dict[str, Any]]:
     """(catalog model name, acceptance spec dict) for a planned server or a catalog server model.
 
-    The dict is the catalog's ``gpu`` mapping (model, count, tflops_dense) as
+    The dict is the catalog's ``gpu`` mapping (model, count, tdp_w, tflops_dense, acceptance) as
     ``clusterforge.verify.gpu`` takes it. Raises LookupError naming what is missing.
     """
     if (host is None) == (model is None):
@@ -33,5 +33,5 @@ def gpu_spec_for(spec: ClusterSpec, plan: Plan, *, host: str | None = None,
     if gpu is None or gpu.count == 0:
         raise LookupError(f"server model {model!r} has no GPUs")
     acceptance = gpu.acceptance.model_dump(mode="json") if gpu.acceptance else None
-    return model, {"gpu": {"model": gpu.model, "count": gpu.count,
+    return model, {"gpu": {"model": gpu.model, "count": gpu.count, "tdp_w": gpu.tdp_w,
                            "tflops_dense": gpu.tflops_dense.model_dump(mode="json"), "acceptance": acceptance}}

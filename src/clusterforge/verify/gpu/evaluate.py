@@ -69,10 +69,95 @@ def _host_checks(m: Mapping, spec: AcceptanceSpec) -> list[dict]:
                 spec.gpu_model,
                 "",
                 ok,
-                "every GPU's reported name must fit the declared model (family, memory, form factor)",
+                "every GPU's reported name must be the declared model's exactly (verify.gpu_names: an H100 NVL"
+                " or PCIe is not an H100 SXM5)",
             )
         )
     return out
+
+
+def watts(text: Any) -> float | None:
+    """A power figure as nvidia-smi prints it (``700.00``, ``700.00 W``) or NVML gives it (a number);
+    None for ``[N/A]``, ``[Not Supported]``, empty or missing. Pure."""
+    if isinstance(text, bool) or text is None:
+        return None
+    if isinstance(text, int | float):
+        return float(text)
+    value = str(text).strip().removesuffix("W").strip()
+    try:
+        return float(value)
+    except ValueError:
+        return None
+
+
+def enforced_power_limit(row: Mapping, nvml_limit_w: Any = None) -> tuple[float | None, str]:
+    """(watts, where it was read) for one GPU: nvidia-smi's ``enforced.power.limit`` (what the power
+    management applies), else its ``power.limit`` (the software limit; reports from before the enforced
+    field was queried), else NVML's enforced limit from the telemetry. Pure."""
+    for key in ("enforced.power.limit", "power.limit"):
+        w = watts(row.get(key))
+        if w is not None:
+            return w, f"nvidia-smi {key}"
+    w = watts(nvml_limit_w)
+    return (w, "NVML enforced power limit") if w is not None else (None, "not reported")
+
+
+def power_limit_verdict(enforced_w: float | None, declared_w: float | None, tolerance_w: float = 1.0) -> tuple[
+        bool, str]:
+    """Is a GPU's enforced power limit the catalog's? (passed, why). Pure.
+
+    A card capped below the catalog's limit fails: the floors were measured at the catalog's limit and
+    a capped card sustains less (Hopper's sustained matmul is power-bound). A limit that cannot be read
+    fails as not measured; no declared limit is "not gated", reported as passed only with that said."""
+    if declared_w is None:
+        return True, "not gated: the catalog declares no power limit for this model"
+    if enforced_w is None:
+        return False, f"NOT MEASURED: no power limit could be read (catalog {declared_w:g} W)"
+    if enforced_w < declared_w - tolerance_w:
+        return False, (f"CAPPED: enforced {enforced_w:g} W is {1 - enforced_w / declared_w:.1%} under the catalog's"
+                       f" {declared_w:g} W; the floors assume {declared_w:g} W")
+    if enforced_w > declared_w + tolerance_w:
+        return True, f"enforced {enforced_w:g} W is above the catalog's {declared_w:g} W (finding)"
+    return True, f"enforced {enforced_w:g} W = the catalog's {declared_w:g} W"
+
+
+def _nvml_limits(m: Mapping) -> dict[str, Any]:
+    """GPU index -> NVML enforced power limit, from any sustained run's telemetry."""
+    out: dict[str, Any] = {}
+    for run in ((m.get("matmul") or {}).get("sustained") or {}).values():
+        for gpu, r in (run.get("per_gpu") or {}).items():
+            limit = ((r.get("telemetry") or {}).get("static") or {}).get("power_limit_w")
+            if limit is not None:
+                out.setdefault(str(gpu), limit)
+    return out
+
+
+def _power_checks(m: Mapping, spec: AcceptanceSpec) -> list[dict]:
+    """One check per GPU the host probe saw: its enforced power limit against the catalog's."""
+    host = m.get("host") or {}
+    gpus = host.get("gpus") or []
+    if not gpus:
+        return []
+    rows = {str(r.get("index")): r for r in host.get("nvidia_smi") or []}
+    nvml = _nvml_limits(m)
+    out: list[dict] = []
+    for g in gpus:
+        idx = str(g.get("index", len(out)))
+        limit, source = enforced_power_limit(rows.get(idx, {}), nvml.get(idx))
+        passed, why = power_limit_verdict(limit, spec.power_limit_w, spec.thresholds.power_limit_tolerance_w)
+        row = rows.get(idx, {})
+        extra = ", ".join(f"{k} {row[k]}" for k in ("power.limit", "power.default_limit", "power.max_limit")
+                          if row.get(k) not in (None, ""))
+        out.append(check(f"gpu.power_limit[gpu{idx}]", limit, spec.power_limit_w, "W", passed,
+                         f"{why} (read from {source}{'; ' + extra if extra else ''})"))
+    return out
+
+
+def _power_findings(checks: list[dict]) -> list[dict]:
+    return [{"kind": "power_limit", "severity": "warning" if not c["passed"] else "info", "check": c["name"],
+             "enforced_w": c["measured"], "catalog_w": c["expected"], "message": f"{c['name']}: {c['detail']}"}
+            for c in checks if c["name"].startswith("gpu.power_limit") and
+            (not c["passed"] or "above the catalog" in c["detail"])]
 
 
 def _matmul_checks(m: Mapping, spec: AcceptanceSpec) -> list[dict]:
@@ -388,13 +473,15 @@ def evaluate(measurements: Mapping[str, Any], spec: AcceptanceSpec) -> dict:
     checks = (
         _error_checks(measurements)
         + _host_checks(measurements, spec)
+        + _power_checks(measurements, spec)
         + _matmul_checks(measurements, spec)
         + _membw_checks(measurements, spec)
         + _allreduce_checks(measurements, spec)
         + _scaling_checks(measurements, spec)
     )
     findings = (
-        _telemetry_findings(measurements, spec)
+        _power_findings(checks)
+        + _telemetry_findings(measurements, spec)
         + _fidelity_findings(measurements, spec)
         + _scaling_findings(measurements, spec)
     )

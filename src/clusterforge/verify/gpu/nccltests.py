@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from clusterforge.verify.gpu import metrics
+from clusterforge.verify.gpu_names import gpu_model_matches
 
 # nccl-tests 2.19.6, all_reduce_perf -b 128M -e 4G -f 2 -g 2, 2x NVIDIA H200 over NVLink (NV18),
 # driver 580.159.04, CUDA 13.0 (shared/reference/gpu-acceptance.md). Used as the fidelity
@@ -143,7 +144,7 @@ def baseline_from_nccl_tests(parsed: dict, binary: str) -> dict:
 def reference_baseline(gpu_names: Sequence[str], world_size: int) -> dict | None:
     """The recorded 2x H200 nccl-tests figures, if this is such a machine; otherwise None."""
     ref = REFERENCE_2XH200
-    if world_size == ref["world_size"] and gpu_names and all(ref["gpu_model"] in n for n in gpu_names):
+    if world_size == ref["world_size"] and gpu_names and all(gpu_model_matches(ref["gpu_model"], n) for n in gpu_names):
         return {"source": ref["source"], "measured_here": False, "busbw_gbps": dict(ref["busbw_gbps"])}
     return None
 

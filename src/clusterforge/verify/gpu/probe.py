@@ -30,6 +30,8 @@ QUERY_FIELDS = (
     "persistence_mode",
     "mig.mode.current",
     "ecc.mode.current",
+    "enforced.power.limit",  # the limit the power management applies (the lower of the software and board caps)
+    "power.default_limit",
 )
 
 

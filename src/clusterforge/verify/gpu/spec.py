@@ -80,6 +80,10 @@ class Thresholds(_Frozen):
         default=0.05, ge=0, le=1, description="throttle reason in at least this share of samples: warning"
     )
     temperature_finding_c: float = Field(default=85.0, gt=0, description="max GPU temperature above this: finding")
+    power_limit_tolerance_w: float = Field(
+        default=1.0, ge=0, le=100, description="an enforced power limit this far under the declared one still"
+        " passes (nvidia-smi prints watts to 2 decimals)"
+    )
 
     @model_validator(mode="after")
     def _known_precisions(self) -> Thresholds:
@@ -103,9 +107,14 @@ class Thresholds(_Frozen):
 class AcceptanceSpec(_Frozen):
     """Expectation for one node (or each node of a set) under acceptance."""
 
-    gpu_model: str = Field(min_length=1, description="substring expected in the GPU's reported name")
+    gpu_model: str = Field(min_length=1, description="declared model; the reported name must fit it exactly"
+                           " (verify.gpu_names)")
     gpu_count: int = Field(ge=1, le=64, description="GPUs per node")
     tflops_dense: DeclaredTflops
+    power_limit_w: float | None = Field(
+        default=None, gt=0, le=10_000, description="the catalog's per-GPU power limit (tdp_w) the floors were"
+        " measured at; the enforced limit must not be lower. None: not declared, the check records not gated"
+    )
     thresholds: Thresholds = Thresholds()
 
     @classmethod
@@ -123,10 +132,12 @@ class AcceptanceSpec(_Frozen):
         th.update(dict(data.get("thresholds") or {}))
         th.update(dict(thresholds or {}))
         peaks = {p: v for p, v in dict(gpu["tflops_dense"]).items() if p in PRECISIONS}
+        tdp = gpu.get("tdp_w")
         return cls(
             gpu_model=str(gpu["model"]),
             gpu_count=int(gpu["count"]),
             tflops_dense=DeclaredTflops.model_validate(peaks),
+            power_limit_w=float(tdp) if tdp is not None else None,
             thresholds=Thresholds.model_validate(th),
         )
 
