@@ -29,6 +29,11 @@ def _state(pid: int) -> tuple[str, int] | None:
     return fields["State"].split()[0], int(fields["PPid"])
 
 
+def _children(pid: int) -> list[int]:
+    path = Path(f"/proc/{pid}/task/{pid}/children")
+    return [int(c) for c in path.read_text().split()] if path.exists() else []
+
+
 def test_an_orphan_is_adopted_and_reaped_not_left_a_zombie(tmp_path):
     pidfile = tmp_path / "orphan.pid"
     # the inner shell starts a sleeper and exits at once: the sleeper is an orphan, as a daemonized QEMU is
@@ -56,7 +61,11 @@ def test_the_commands_exit_status_comes_back():
 def test_sigterm_is_passed_on_to_the_command():
     proc = _reaper("sleep", "30")
     try:
-        time.sleep(0.5)
+        # once the command runs, the reaper forwards (a signal before its fork would meet Python's default action)
+        deadline = time.monotonic() + 10
+        while not _children(proc.pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _children(proc.pid), "the reaper never started its command"
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=10) == 128 + signal.SIGTERM
     finally:

@@ -32,9 +32,14 @@ def main(argv: list[str]) -> int:
     if not become_subreaper():
         print("reaper: prctl(PR_SET_CHILD_SUBREAPER) failed", file=sys.stderr)
         return 1
+    # the forwarded signals stay blocked from before the fork until their handlers are set, so one that arrives
+    # while the command starts is forwarded to it, not taken by the reaper's default action
+    forwarded = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, forwarded)
     child = os.fork()
     if child == 0:
         try:
+            signal.pthread_sigmask(signal.SIG_SETMASK, before)
             os.execvp(argv[0], argv)
         finally:
             os._exit(127)
@@ -43,8 +48,9 @@ def main(argv: list[str]) -> int:
         with contextlib.suppress(ProcessLookupError):
             os.kill(child, signum)
 
-    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+    for sig in forwarded:
         signal.signal(sig, forward)
+    signal.pthread_sigmask(signal.SIG_SETMASK, before)
     status = 0
     while True:
         try:
