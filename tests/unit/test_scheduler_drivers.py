@@ -189,3 +189,15 @@ def test_a_drain_that_fails_names_the_node_and_what_it_is_left_in():
     with pytest.raises(DrainRefused, match="draining n9 in Slurm is blocked: scontrol update failed") as caught:
         drain_nodes([_control("slurm", refusing, {"n9"})], ["n9"], "test", 5, lambda _line: None)
     assert caught.value.node == "n9" and caught.value.held == "the node stays drained in Slurm"
+
+
+def test_roll_says_why_a_declared_scheduler_is_not_drained():
+    from clusterforge.cli.roll import _drain_note
+    from clusterforge.schedulers import SCHEDULERS
+
+    kube, slurm = SCHEDULERS["kubernetes"], SCHEDULERS["slurm"]
+    assert _drain_note(kube, {"kubernetes"}, True) == "drained in Kubernetes"
+    assert _drain_note(kube, set(), True) == \
+        "not reached (needs --kubeconfig FILE or --stack): not drained in Kubernetes"
+    assert _drain_note(slurm, set(), False) == "--no-slurm: not drained in Slurm"
+    assert _drain_note(slurm, set(), True).startswith("not reached (needs its controller")
