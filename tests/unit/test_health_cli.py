@@ -62,6 +62,43 @@ def test_health_without_a_lab_is_unknown_for_every_node_and_exits_3(lab, capsys)
     assert all("is the lab up?" in n["evidence"][0]["summary"] for n in document["nodes"])
 
 
+def test_health_needs_no_stack(lab, capsys):
+    """health reads nothing from a stack: a cluster that is not a stack of this machine is judged all the same."""
+    outcome = run_cli(capsys, "health", str(lab), "--format", "json")
+    _clean(outcome)
+    assert outcome.code == 3 and json.loads(outcome.out)["worst"] == "UNKNOWN"
+
+
+@pytest.mark.parametrize("command", ["health", "remediate"])
+def test_a_missing_ssh_config_is_a_usage_error_before_any_host_is_asked(lab, tmp_path, capsys, command):
+    outcome = run_cli(capsys, command, str(lab), "--stack", "lab", "--ssh-config", str(tmp_path / "nowhere"))
+    _clean(outcome)
+    assert outcome.code == 2 and "--ssh-config" in outcome.err and "no such file" in outcome.err, outcome.err
+    assert not (tmp_path / "state" / "stacks" / "lab" / "remediation.jsonl").exists()
+
+
+@pytest.mark.parametrize("name", ["nowhere", "."])
+def test_remediate_refuses_a_kubeconfig_that_is_no_file(lab, tmp_path, capsys, name):
+    outcome = run_cli(capsys, "remediate", str(lab), "--stack", "lab", "--yes", "--kubeconfig", str(tmp_path / name))
+    _clean(outcome)
+    assert outcome.code == 2 and "--kubeconfig" in outcome.err, outcome.err
+    assert not (tmp_path / "state" / "stacks" / "lab" / "remediation.jsonl").exists()
+
+
+@pytest.mark.parametrize("text", ["just text\n", "[1, 2]\n", "apiVersion: v1\nkind: Config\n", "\udcff"])
+def test_a_kubeconfig_that_is_not_one_is_unreachable_for_usage(tmp_path, text):
+    """The Kubernetes driver opens `--kubeconfig` only when a node changes (after the verdicts): a file that is no
+    kubeconfig is then a usage error naming it (exit 2 through cli._nodes), never a traceback."""
+    from clusterforge.schedulers.driver import Unreachable
+    from clusterforge.schedulers.kubernetes.client import core_api
+
+    path = tmp_path / "kubeconfig"
+    path.write_bytes(text.encode("utf-8", "surrogateescape"))
+    with pytest.raises(Unreachable) as refused:
+        core_api(path, None)
+    assert refused.value.usage and str(refused.value).startswith(f"--kubeconfig {path}: ")
+
+
 def test_remediate_observes_and_records_without_a_lab(lab, tmp_path, capsys):
     outcome = run_cli(capsys, "remediate", str(lab), "--stack", "lab", "--observe", "--format", "json")
     _clean(outcome)

@@ -123,13 +123,29 @@ def test_missing_gpus_in_a_container_are_not_checked_but_on_a_machine_they_fail(
                        "PCI bus: 0 NVIDIA GPU(s)\nnvidia-smi: not installed")
     [in_lab] = doctor_evidence(NODE, [finding], "systemd-nspawn")
     [on_metal] = doctor_evidence(NODE, [finding], None)
-    assert in_lab.status is Status.skip and "systemd-nspawn container with no such hardware" in in_lab.summary
+    assert in_lab.status is Status.skip and "systemd-nspawn container (no GPU passed through)" in in_lab.summary
     assert (on_metal.status, on_metal.action) == (Status.fail, Action.reboot)
     rdma = _finding("ib-links", DoctorStatus.fail, "no RDMA (InfiniBand/RoCE) device", "/sys/class/infiniband is empty")
     assert doctor_evidence(NODE, [rdma], "systemd-nspawn")[0].status is Status.skip
     assert doctor_evidence(NODE, [rdma], None)[0].action is Action.drain
     down = _finding("ib-links", DoctorStatus.fail, "RDMA port(s) not ACTIVE: mlx5_0/1", "mlx5_0/1: DOWN")
     assert doctor_evidence(NODE, [down], "systemd-nspawn")[0].status is Status.fail  # present, and down
+
+
+def test_a_driver_without_its_kernel_module_is_not_checked_in_a_container_but_fails_on_a_machine():
+    """The lab's hosts have the driver's user space (nvidia-smi: the driver role installs no module in a
+    container) and the machine's kernel: nvidia-smi finds no module there, which says nothing about the node."""
+    no_module = _finding("driver-version", DoctorStatus.fail, "the nvidia kernel module is not loaded",
+                         "kernel module: not loaded\nnvidia-smi: NVIDIA-SMI has failed because it couldn't"
+                         " communicate with the NVIDIA driver.")
+    [in_lab] = doctor_evidence(NODE, [no_module], "systemd-nspawn")
+    [on_metal] = doctor_evidence(NODE, [no_module], None)
+    assert (in_lab.status, in_lab.action) == (Status.skip, Action.none)
+    assert "without the NVIDIA module" in in_lab.summary and "not loaded" in in_lab.summary
+    assert (on_metal.status, on_metal.action) == (Status.fail, Action.reboot)
+    mismatch = _finding("driver-version", DoctorStatus.fail, "kernel module 535.104 != user space 535.261",
+                        "kernel module: 535.104\nnvidia-smi: 535.261.03")
+    assert doctor_evidence(NODE, [mismatch], "systemd-nspawn")[0].status is Status.fail  # a module, and wrong
 
 
 def test_an_unreachable_node_and_a_broken_check_are_unknown():

@@ -181,3 +181,81 @@ def test_the_policy_defaults_are_cautious():
     policy = Remediation()
     assert (policy.mode, policy.max_out_per_su, policy.max_out_per_rack) == ("observe", 1, 1)
     assert "reimage" not in policy.automatic and "rma" not in policy.automatic
+
+
+class _Scheduler:
+    """A NodeControl that records what remediate asks of it (the lab test drives the real ones)."""
+
+    scheduler = "fake"
+
+    def __init__(self, nodes: set[str], refuse_resume: bool = False) -> None:
+        self.nodes, self.refuse_resume = nodes, refuse_resume
+        self.calls: list[tuple[str, str, str]] = []
+
+    def manages(self, node: str) -> bool:
+        return node in self.nodes
+
+    def drain(self, node, reason, timeout_s, say):
+        from clusterforge.schedulers import Drained
+
+        self.calls.append(("drain", node, reason))
+        return Drained(self.scheduler, node, "0 pod(s) evicted")
+
+    def rejoin(self, node, rendered, private, say):
+        return None
+
+    def resume(self, node):
+        if self.refuse_resume:
+            raise RuntimeError("the controller does not answer")
+        self.calls.append(("resume", node, ""))
+        return "resumed"
+
+
+def _run(tmp_path, health, states=None):
+    from clusterforge.health.act import Run
+
+    run = Run(None, ACT, Journal(tmp_path / "remediation.jsonl", who="test"), say=lambda _line: None)  # type: ignore[arg-type]
+    run.health = tuple(health.values())
+    decisions = decide(health, DOMAINS, states or {}, ACT, NOW)
+    return run, decisions
+
+
+def test_a_repair_that_does_not_clear_the_fault_leaves_the_node_out_and_a_later_pass_returns_it(tmp_path):
+    """act: drained with remediate's reason, repaired, checked; still failing: it stays out (no resume). The
+    next run, the node passing again: resumed in the scheduler and recorded, and the journal says it is in."""
+    scheduler = _Scheduler({"a1", "a2", "b1", "c1"})
+    health = _cluster(_sick("a1"), _well("a2"), _well("b1"), _well("c1"))
+    run, decisions = _run(tmp_path, health)
+    repaired: list[tuple[str, Action]] = []
+    outcomes = run.carry_out(decisions, [scheduler], lambda n, a: repaired.append((n, a)),
+                             lambda nodes: [health[n] for n in nodes])
+    assert [(o.decision.domain.name, o.result) for o in outcomes] == [("a1", "still-out")]
+    assert repaired == [("a1", Action.drain)]
+    assert scheduler.calls == [("drain", "a1", "clusterforge remediate: a1: CRITICAL -> drain")]
+    entries = run.journal.entries()
+    assert [e["event"] for e in entries] == ["decided", "drained", "repaired", "checked"]
+    assert replay(entries)["a1"].out
+
+    well = _cluster(_well("a1"), _well("a2"), _well("b1"), _well("c1"))
+    again, decisions = _run(tmp_path, well, replay(entries))
+    assert [(d.kind, d.domain.name) for d in decisions] == [("resume", "a1")]
+    outcomes = again.carry_out(decisions, [scheduler], lambda n, a: pytest.fail("nothing to repair"),
+                               lambda nodes: pytest.fail("nothing to check"))
+    assert [(o.decision.domain.name, o.result) for o in outcomes] == [("a1", "returned")]
+    assert scheduler.calls[-1] == ("resume", "a1", "")
+    entries = again.journal.entries()
+    assert (entries[-1]["event"], entries[-1]["nodes"]) == ("resumed", ["a1"]) and not replay(entries)["a1"].out
+
+
+def test_a_scheduler_that_cannot_take_the_node_back_is_a_failed_step_and_the_node_stays_out(tmp_path):
+    earlier = Journal(tmp_path / "remediation.jsonl", who="test")
+    earlier.record("drained", ["a1"], domain="a1", action="drain")
+    earlier.record("repaired", ["a1"], domain="a1", targets=["a1"], action="drain", result="ok")
+    health = _cluster(_well("a1"), _well("a2"), _well("b1"), _well("c1"))
+    run, decisions = _run(tmp_path, health, replay(earlier.entries()))
+    outcomes = run.carry_out(decisions, [_Scheduler({"a1"}, refuse_resume=True)], lambda n, a: None,
+                             lambda nodes: [health[n] for n in nodes])
+    assert [(o.result, o.detail) for o in outcomes] == [("failed", "fake: the controller does not answer")]
+    entries = run.journal.entries()
+    assert [e["event"] for e in entries] == ["drained", "repaired", "failed"]
+    assert replay(entries)["a1"].out  # the next run tries the return again

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from pathlib import Path
 
 from clusterforge.cli._common import usage_error
 
-__all__ = ["check_concerns", "check_tags", "check_stack", "complete_concerns", "inventory_groups"]
+__all__ = ["check_concerns", "check_file", "check_stack", "check_tags", "complete_concerns", "inventory_groups"]
 
 
 def check_concerns(names: Iterable[str]) -> None:
@@ -68,3 +69,11 @@ def check_stack(name: str, derived_from: str = "") -> str:
         usage_error(f"stack name {name[:80]!r}{where} is not allowed: 1-100 of letters, digits, '-', '_' and '.',"
                     " starting with a letter or digit")
     return name
+
+
+def check_file(option: str, path: Path | None) -> Path | None:
+    """A file option (`--kubeconfig`, `--ssh-config`) that names no regular file is a usage error, said before
+    any host is reached; None passes (the option was not given)."""
+    if path is not None and not path.is_file():
+        usage_error(f"{option} {str(path)[:300]}: {'not a file' if path.exists() else 'no such file'}")
+    return path

@@ -13,18 +13,20 @@ from pathlib import Path
 
 import typer
 
-from clusterforge.cli._args import check_stack
+from clusterforge.cli._args import check_file, check_stack
 from clusterforge.cli._common import Format, HostTarget, emit_json, err, format_option, load, out, say, usage_error
 from clusterforge.targets import reach as reach_named
 
 __all__ = ["health_reach", "read_alerts_option", "register"]
 
 
-def health_reach(inventory: Path, target: HostTarget, ssh_config: Path | None, stack: str, verify: bool):
+def health_reach(inventory: Path, target: HostTarget, ssh_config: Path | None, stack: str | None, verify: bool):
     """The declaration loaded (FILE:LINE:COL errors first) and how its nodes are reached."""
     from clusterforge.health.gather import Reach
 
-    check_stack(stack)
+    if stack is not None:
+        check_stack(stack)
+    check_file("--ssh-config", ssh_config)
     spec, plan, _ = load(inventory)
     return spec, Reach(plan, reach_named(HostTarget(target).value), ssh_config, use_verify=verify)
 
@@ -42,7 +44,8 @@ def read_alerts_option(path: Path | None):
 
 def health(
     inventory: Path = typer.Argument(..., help="inventory YAML"),
-    stack: str = typer.Option(..., "--stack", "-s", help="the stack the cluster was brought up as"),
+    stack: str | None = typer.Option(None, "--stack", "-s", help="the stack the cluster was brought up as"
+                                     " (health reads nothing from it: optional)"),
     target: HostTarget = typer.Option(HostTarget.lab, "--target", "-t", help="lab | ssh (real hosts)"),
     ssh_config: Path | None = typer.Option(None, "--ssh-config", help="OpenSSH config (default: the lab's for lab)"),
     node: list[str] = typer.Option([], "--node", "-n", help="only this GPU server (repeatable)"),

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import typer
 
+from clusterforge.cli._args import check_file, check_stack
 from clusterforge.cli._common import Format, HostTarget, emit_json, err, format_option, out, say
 from clusterforge.cli.health import health_reach, read_alerts_option
 
@@ -45,6 +46,8 @@ def remediate(
     from clusterforge.health.journal import Journal, JournalError, journal_path
     from clusterforge.schedulers import Reach as SchedulerReach
 
+    check_stack(stack)
+    check_file("--kubeconfig", kubeconfig)
     spec, reach = health_reach(inventory, target, ssh_config, stack, verify=True)
     policy = spec.remediation
     act = yes and not observe and policy.mode == "act"

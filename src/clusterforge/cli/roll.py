@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from clusterforge.cli._args import check_concerns, check_stack, check_tags, complete_concerns
+from clusterforge.cli._args import check_concerns, check_file, check_stack, check_tags, complete_concerns
 from clusterforge.cli._common import Format, HostTarget, emit_json, err, format_option, load, out, say, usage_error
 from clusterforge.cli._nodes import SLURM_SWITCH, node_controls
 from clusterforge.targets import reach
@@ -52,6 +52,8 @@ def roll(
 
     check_concerns(check)  # before anything is drained or provisioned
     check_tags(tags)
+    check_file("--kubeconfig", kubeconfig)
+    check_file("--ssh-config", ssh_config)
     if stack is not None:
         check_stack(stack)
     where = reach(HostTarget(target).value)

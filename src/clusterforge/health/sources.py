@@ -31,9 +31,15 @@ __all__ = ["NODE_UNITS", "alert_evidence", "doctor_evidence", "service_evidence"
 # doctor check -> the action its failure asks for (the rest: drain)
 DOCTOR_FAIL_ACTIONS = {"gpu-visible": Action.reboot, "driver-version": Action.reboot, "nouveau": Action.reboot,
                        "nvlink": Action.reset_gpu}
-# checks that read hardware a container is given none of (the lab's hosts): check -> what the doctor's
-# evidence says when the hardware is absent; there the check does not apply, and says so
-PASSTHROUGH_CHECKS = {"gpu-visible": "PCI bus: 0 ", "ib-links": "/sys/class/infiniband is empty"}
+# checks that read what a container is given none of (the lab's hosts): check -> (what the doctor's evidence
+# says when it is absent, what the container lacks); there the check does not apply, and says so. A container
+# runs on its machine's kernel: the NVIDIA kernel module is the machine's to load (the driver role installs
+# only the user space in a container), so nvidia-smi there finds no module.
+PASSTHROUGH_CHECKS = {
+    "gpu-visible": ("PCI bus: 0 ", "no GPU passed through"),
+    "ib-links": ("/sys/class/infiniband is empty", "no RDMA device passed through"),
+    "driver-version": ("kernel module: not loaded", "the machine's kernel, without the NVIDIA module"),
+}
 _DOCTOR_STATUS = {DoctorStatus.ok: Status.ok, DoctorStatus.warn: Status.warn, DoctorStatus.fail: Status.fail,
                   DoctorStatus.skip: Status.skip}
 # the daemons a GPU server's roles enable, checked when enabled
@@ -48,8 +54,9 @@ def unreachable_evidence(node: str, source: str, why: str) -> Evidence:
 
 def doctor_evidence(node: str, findings: Iterable[Finding], container: str | None) -> list[Evidence]:
     """The doctor's findings on `node`; `container`: the container technology the node runs in (the lab's
-    nspawn hosts), None on a machine. GPUs or RDMA devices planned but absent in a container are not checked
-    (the lab passes none through), and say so; on a machine their absence fails."""
+    nspawn hosts), None on a machine. GPUs or RDMA devices planned but absent in a container, and the NVIDIA
+    kernel module it cannot load, are not checked (the lab passes no device through), and say so; on a
+    machine their absence fails."""
     evidence = []
     for f in findings:
         if f.check == "reachable":
@@ -57,10 +64,10 @@ def doctor_evidence(node: str, findings: Iterable[Finding], container: str | Non
             continue
         status = _DOCTOR_STATUS[f.status]
         summary = f.summary
-        absent = PASSTHROUGH_CHECKS.get(f.check)
-        if status is Status.fail and container and absent is not None and absent in f.evidence:
+        marker, lacking = PASSTHROUGH_CHECKS.get(f.check, ("", ""))
+        if status is Status.fail and container and marker and marker in f.evidence:
             status = Status.skip
-            summary = f"not checked: a {container} container with no such hardware passed through ({summary})"
+            summary = f"not checked: a {container} container ({lacking}): {summary}"
         if f.summary.startswith("the check could not run"):
             status = Status.unknown
         action = DOCTOR_FAIL_ACTIONS.get(f.check, Action.drain) if status is Status.fail else Action.none

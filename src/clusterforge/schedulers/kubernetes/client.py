@@ -29,17 +29,32 @@ def stack_api(text: str) -> Any:
 
 
 def core_api(kubeconfig: Path | None, stack: str | None) -> Any | None:
-    """A CoreV1Api for `kubeconfig` or the `stack`'s own kubeconfig, None when neither is given, and
-    None with the reason when the stack has none."""
+    """A CoreV1Api for `kubeconfig` or the `stack`'s own kubeconfig, None when neither is given. Raises
+    Unreachable: with `usage` for a `kubeconfig` that is not a readable kubeconfig file (the operator named
+    it), without for a stack that has none or cannot be read (the engine, the state)."""
     from kubernetes import client, config
 
+    from clusterforge.schedulers.driver import Unreachable
+
     if kubeconfig is not None:
-        return client.CoreV1Api(config.new_client_from_config(str(kubeconfig)))
+        shown = str(kubeconfig)[:300]
+        if not kubeconfig.is_file():
+            raise Unreachable(f"--kubeconfig {shown}: not a file", usage=True)
+        try:
+            return client.CoreV1Api(config.new_client_from_config(str(kubeconfig)))
+        except (OSError, UnicodeDecodeError) as exc:
+            raise Unreachable(f"--kubeconfig {shown}: cannot be read: {exc}", usage=True) from None
+        except Exception as exc:  # the client's own ConfigException, or a TypeError on a document of another shape
+            why = str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__
+            raise Unreachable(f"--kubeconfig {shown}: not a usable kubeconfig: {why}", usage=True) from None
     if stack is None:
         return None
-    text = stack_kubeconfig(stack)
+    try:
+        text = stack_kubeconfig(stack)
+    except Exception as exc:  # the engine or the stack is missing: reported, not a traceback
+        why = str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__
+        raise Unreachable(f"stack {stack}: its kubeconfig cannot be read: {why} (or pass --kubeconfig FILE)") from None
     if text is None:
-        from clusterforge.schedulers.driver import Unreachable
-
-        raise Unreachable(f"stack {stack} has no kubeconfig (no control nodes, or `up` has not applied them)")
+        raise Unreachable(f"stack {stack} has no kubeconfig (no control nodes, or `up` has not applied them);"
+                          " pass --kubeconfig FILE")
     return client.CoreV1Api(stack_api(text))

@@ -1,0 +1,211 @@
+"""`clusterforge health` and `clusterforge remediate` on the session's lab: real hosts (systemd-nspawn), real
+kubelets and a real Slurm (the kube_cluster and slurm_cluster fixtures, on the converged lab), reached the way
+an operator reaches a cluster that is not a stack of this machine: `--ssh-config` and `--kubeconfig`.
+
+One scenario, in order, everything restored at the end (the fixtures are shared by the session):
+
+1. every GPU server PASS, exit 0;
+2. two faults in SU 1: rail0 down on one server (rack 1), the node exporter stopped on another (rack 2):
+   both CRITICAL with the evidence that names the fault and the action drain, exit 1;
+3. `remediate --observe`: both decisions printed (one act, one held by `max_out_per_su: 1`), nothing
+   changes: both nodes schedulable in Kubernetes, not drained in Slurm;
+4. `remediate --yes` (the copy's `remediation: {mode: act}`): the first server is cordoned in Kubernetes and
+   DRAIN in Slurm with remediate's reason, its configuration is applied again (the site playbook, which does
+   not bring a link an operator set down back up: it stays out), the second is held by the SU limit and
+   left in service;
+5. both repaired by hand: every server PASS;
+6. `remediate --yes` returns the first server to service (uncordoned, resumed), recorded in the journal.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = [pytest.mark.lab, pytest.mark.slow]
+
+kubernetes = pytest.importorskip("kubernetes")
+from kubernetes.client import CoreV1Api  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+LINK_DOWN = "su01-r01-gpu01"  # rack 1: rail0 set down
+EXPORTER_STOPPED = "su01-r02-gpu01"  # rack 2, the same SU: the node exporter stopped
+EXPORTER = "prometheus-node-exporter"
+STATE_SAVE = "/var/lib/slurm/slurmctld"  # slurmctld's StateSaveLocation (render/slurm/slurm_conf.py)
+
+
+def _declaration(directory: Path) -> Path:
+    """inventory/lab.yaml beside a copy of its catalog, with `remediation: {mode: act}` (the defaults else:
+    one failure domain out per SU and per rack)."""
+    (directory / "inv").mkdir()
+    shutil.copytree(ROOT / "inventory" / "catalog", directory / "inv" / "catalog")
+    text = (ROOT / "inventory" / "lab.yaml").read_text()
+    assert "\nremediation:" not in text
+    path = directory / "inv" / "lab.yaml"
+    path.write_text(text + "\nremediation: {mode: act, max_out_per_su: 1, max_out_per_rack: 1}\n")
+    return path
+
+
+def _cli(state: Path, *args: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")]),
+           "CLUSTERFORGE_STATE_DIR": str(state)}
+    return subprocess.run([sys.executable, "-m", "clusterforge.cli", *args], capture_output=True, text=True,
+                          env=env, timeout=timeout, stdin=subprocess.DEVNULL)
+
+
+def _verdicts(run: subprocess.CompletedProcess[str]) -> dict[str, dict]:
+    document = json.loads(run.stdout)
+    assert document["schema"] == "clusterforge.health/1"
+    return {n["name"]: n for n in document["nodes"]}
+
+
+def _bad(node: dict) -> list[str]:
+    return [f"{e['status']} {e['check']}: {e['summary']}" for e in node["evidence"]
+            if e["status"] in ("warn", "fail", "unknown")]
+
+
+def _slurm(slurm_cluster, node: str) -> str:
+    rc, out, err = slurm_cluster.sh(f"scontrol --oneliner show node {node}")
+    assert rc == 0, err
+    return out
+
+
+def _slurm_state(slurm_cluster, node: str) -> str:
+    return next(w.removeprefix("State=") for w in _slurm(slurm_cluster, node).split() if w.startswith("State="))
+
+
+def _schedulable(core: CoreV1Api, node: str) -> bool:
+    return not core.read_node(node).spec.unschedulable
+
+
+def _saved_after(slurm_cluster, since: float, timeout_s: float = 30.0) -> None:
+    """Wait until slurmctld has saved its node state after `since` (its clock): a later test that kills
+    slurmctld must not bring back a DRAIN this test left behind (tests/lab_cluster/test_slurm.py)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        rc, out, _ = slurm_cluster.sh(f"date -r {STATE_SAVE}/node_state +%s.%N")
+        if rc == 0 and float(out) > since:
+            return
+        time.sleep(0.5)
+
+
+def test_health_and_remediate_on_the_lab(lab_converged, kube_cluster, slurm_cluster, lab_cluster, tmp_path):
+    declaration = _declaration(tmp_path)
+    state = tmp_path / "state"
+    core = CoreV1Api(kube_cluster.api)
+    where = ["--target", "lab", "--ssh-config", str(lab_cluster.ssh_config)]
+    remediate = ["remediate", str(declaration), "--stack", "lab-health", *where,
+                 "--kubeconfig", str(kube_cluster.kubeconfig)]
+    servers = set(lab_cluster.hosts)
+    assert {LINK_DOWN, EXPORTER_STOPPED} <= servers
+    for node in (LINK_DOWN, EXPORTER_STOPPED):  # what the end restores
+        assert _schedulable(core, node), f"{node} is cordoned before the test"
+        assert _slurm_state(slurm_cluster, node) == "IDLE", _slurm(slurm_cluster, node)
+
+    def sh(host: str, command: str) -> str:
+        rc, out, err = kube_cluster.sh(host, command)
+        assert rc == 0, f"{host}: {command}: {err}"
+        return out
+
+    try:
+        # 1. all healthy
+        healthy = _cli(state, "health", str(declaration), *where, "--format", "json")
+        verdicts = _verdicts(healthy)
+        assert set(verdicts) == servers
+        assert {n: v["verdict"] for n, v in verdicts.items()} == dict.fromkeys(servers, "PASS"), \
+            {n: _bad(v) for n, v in verdicts.items()}
+        assert healthy.returncode == 0, healthy.stderr[-3000:]
+        for node in verdicts.values():  # what the lab cannot check says so: no GPU passed through
+            checks = {e["check"]: e for e in node["evidence"]}
+            assert checks["doctor:gpu-visible"]["status"] == "skip"
+            assert checks["doctor:data-links"]["status"] == "ok"
+            assert checks["services:kubelet"]["status"] == "ok" and checks["services:slurmd"]["status"] == "ok"
+
+        # 2. two faults in SU 1
+        sh(LINK_DOWN, "ip link set rail0 down")
+        sh(EXPORTER_STOPPED, f"systemctl stop {EXPORTER}")
+        broken = _cli(state, "health", str(declaration), *where, "--format", "json")
+        verdicts = _verdicts(broken)
+        assert broken.returncode == 1, broken.stderr[-3000:]
+        link = verdicts[LINK_DOWN]
+        assert (link["verdict"], link["action"]) == ("CRITICAL", "drain"), _bad(link)
+        links = {e["check"]: e for e in link["evidence"]}["doctor:data-links"]
+        assert (links["status"], links["action"]) == ("fail", "drain") and "rail0 is down" in links["summary"], links
+        assert any(e["check"].startswith("verify:") and e["status"] == "fail" and "rail0" in e["check"] + e["summary"]
+                   for e in link["evidence"]), _bad(link)
+        exporter = verdicts[EXPORTER_STOPPED]
+        assert (exporter["verdict"], exporter["action"]) == ("CRITICAL", "drain"), _bad(exporter)
+        stopped = {e["check"]: e for e in exporter["evidence"]}[f"services:{EXPORTER}"]
+        assert stopped["status"] == "fail" and stopped["action"] == "drain", stopped
+        assert {n: v["verdict"] for n, v in verdicts.items() if n not in (LINK_DOWN, EXPORTER_STOPPED)} == \
+            dict.fromkeys(servers - {LINK_DOWN, EXPORTER_STOPPED}, "PASS")
+
+        # 3. observe: said, recorded, nothing changed
+        observed = _cli(state, *remediate, "--observe")
+        assert observed.returncode == 1, observed.stdout + observed.stderr[-3000:]
+        lines = observed.stdout.splitlines()
+        assert any(line.startswith(f"OBSERVED  {LINK_DOWN} (act drain): ") for line in lines), lines
+        assert any(line.startswith(f"OBSERVED  {EXPORTER_STOPPED} (hold drain): ") and "max_out_per_su: 1" in line
+                   for line in lines), lines
+        assert "would act (observe" in observed.stdout
+        for node in (LINK_DOWN, EXPORTER_STOPPED):
+            assert _schedulable(core, node)
+            assert _slurm_state(slurm_cluster, node) == "IDLE", _slurm(slurm_cluster, node)
+
+        # 4. act: the first server out in both schedulers, the second held by the SU limit
+        acted = _cli(state, *remediate, "--yes", "--format", "json", timeout=1500)
+        assert acted.returncode == 1, acted.stdout[-3000:] + acted.stderr[-3000:]
+        document = json.loads(acted.stdout)
+        assert document["mode"] == "act"
+        decisions = {d["domain"]: d for d in document["decisions"]}
+        assert (decisions[LINK_DOWN]["kind"], decisions[LINK_DOWN]["result"]) == ("act", "still-out"), decisions
+        assert (decisions[EXPORTER_STOPPED]["kind"], decisions[EXPORTER_STOPPED]["result"]) == ("hold", "held")
+        assert "SU 1 already has 1 failure domain(s) out" in decisions[EXPORTER_STOPPED]["why"]
+        assert not _schedulable(core, LINK_DOWN)
+        assert _schedulable(core, EXPORTER_STOPPED)
+        shown = _slurm(slurm_cluster, LINK_DOWN)
+        assert "DRAIN" in _slurm_state(slurm_cluster, LINK_DOWN) and "Reason=clusterforge remediate:" in shown, shown
+        rc, sinfo, _ = slurm_cluster.sh(f"sinfo --noheader --Node --nodes={LINK_DOWN} --format='%T|%E'")
+        assert rc == 0 and sinfo.split("\n")[0].startswith("drained|clusterforge remediate: "), sinfo
+        assert "DRAIN" not in _slurm_state(slurm_cluster, EXPORTER_STOPPED)
+        journal = state / "stacks" / "lab-health" / "remediation.jsonl"
+        events = [(e["event"], e["domain"]) for e in map(json.loads, journal.read_text().splitlines())]
+        assert [e for e, d in events if d == LINK_DOWN][-4:] == ["decided", "drained", "repaired", "checked"], events
+
+        # 5. repaired by hand: every server PASS
+        sh(LINK_DOWN, "ip link set rail0 up")
+        sh(EXPORTER_STOPPED, f"systemctl start {EXPORTER}")
+        repaired = _cli(state, "health", str(declaration), *where, "--format", "json")
+        verdicts = _verdicts(repaired)
+        assert {n: v["verdict"] for n, v in verdicts.items()} == dict.fromkeys(servers, "PASS"), \
+            {n: _bad(v) for n, v in verdicts.items()}
+        assert repaired.returncode == 0
+
+        # 6. remediate returns the server it took out
+        returned = _cli(state, *remediate, "--yes", "--format", "json")
+        assert returned.returncode == 0, returned.stdout[-3000:] + returned.stderr[-3000:]
+        (decision,) = json.loads(returned.stdout)["decisions"]
+        assert (decision["domain"], decision["kind"], decision["result"]) == (LINK_DOWN, "resume", "returned")
+        assert _schedulable(core, LINK_DOWN)
+        assert _slurm_state(slurm_cluster, LINK_DOWN) == "IDLE", _slurm(slurm_cluster, LINK_DOWN)
+        last = json.loads(journal.read_text().splitlines()[-1])
+        assert (last["event"], last["nodes"], last["result"]) == ("resumed", [LINK_DOWN], "schedulable"), last
+        again = _cli(state, *remediate, "--yes", "--format", "json")
+        assert again.returncode == 0 and json.loads(again.stdout)["decisions"] == [], again.stdout
+    finally:
+        kube_cluster.sh(LINK_DOWN, "ip link set rail0 up")
+        kube_cluster.sh(EXPORTER_STOPPED, f"systemctl start {EXPORTER}")
+        since = float(slurm_cluster.sh("date +%s.%N")[1] or 0)
+        for node in (LINK_DOWN, EXPORTER_STOPPED):
+            if not _schedulable(core, node):
+                core.patch_node(node, {"spec": {"unschedulable": None}})
+            if "DRAIN" in _slurm_state(slurm_cluster, node):
+                slurm_cluster.sh(f"scontrol update NodeName={node} State=RESUME")
+        _saved_after(slurm_cluster, since)
