@@ -41,7 +41,8 @@ SCRATCH_ERRORS = re.compile(
     r"|accounting information gathered, but not stored|you have asked for it not to be stored"
     r"|mpi/pmix|MPI: Cannot create context")
 
-SLURM_ON = "\ncontrol:\n  nodes: 1\n  server_model: control-1u\nschedulers: [kubernetes, slurm]\n"  # the examples declare Kubernetes settings
+# the examples declare Kubernetes settings: they stay declared beside Slurm
+SLURM_ON = "\ncontrol:\n  nodes: 1\n  server_model: control-1u\nschedulers: [kubernetes, slurm]\n"
 
 
 def plan_of(tmp_path: Path, example: str, extra: str = "") -> Plan:
