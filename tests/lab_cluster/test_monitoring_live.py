@@ -98,8 +98,10 @@ def test_every_planned_node_exporter_is_up_with_its_planned_identity(monitoring_
         assert target["labels"]["instance"] == host
         for key, value in planned.labels:  # host, role, rack and (GPU servers) su
             assert target["labels"].get(key) == value, (host, key, target["labels"])
-    # the series come from the host the labels name: node_exporter reports its own host name
-    query = urllib.parse.urlencode({"query": 'node_uname_info{job="node"}'})
+    # the series come from the host the labels name: node_exporter reports its own host name. (Series without a
+    # host label are the Debian package's own config's, which scraped localhost from the image's boot until the
+    # playbook replaced it; a restart leaves them no staleness marker, so they stay visible for 5 minutes.)
+    query = urllib.parse.urlencode({"query": 'node_uname_info{job="node",host!=""}'})
     series = _get(f"{monitoring_cluster.prometheus}/api/v1/query?{query}")["data"]["result"]
     names = {s["metric"]["host"]: s["metric"]["nodename"].split(".")[0] for s in series}
     assert names == {host: host for host in NODE_TARGETS}
@@ -140,8 +142,9 @@ def test_a_stopped_node_exporter_raises_node_down_for_its_host_and_a_restart_res
         assert {k: labels.get(k) for k in planned} == planned  # host, role, rack, su of the plan
         assert host in alerts[host]["annotations"]["summary"]
         assert set(alerts) == {host}, f"only {host}'s exporter stopped, NodeDown fired for {sorted(alerts)}"
-        # the lab's NodeDown waits 15 s: an alert much sooner would not be the rule's `for` at work
-        assert fired_s >= 15, f"NodeDown reached Alertmanager {fired_s:.0f} s after the stop"
+        # the lab's NodeDown waits 15 s (less a scrape in flight and the ssh round trip when measured from here):
+        # an alert much sooner would not be the rule's `for` at work
+        assert fired_s >= 12, f"NodeDown reached Alertmanager {fired_s:.0f} s after the stop"
     finally:
         rc, _, err = monitoring_cluster.sh(host, f"systemctl start {EXPORTER_UNIT}")
     assert rc == 0, err
@@ -149,4 +152,7 @@ def test_a_stopped_node_exporter_raises_node_down_for_its_host_and_a_restart_res
     while host in _node_down(monitoring_cluster.alertmanager):
         assert time.monotonic() - started < RESOLVE_WITHIN_S, f"NodeDown for {host} not resolved"
         time.sleep(2)
+    resolved_s = time.monotonic() - started
+    print(f"NodeDown for {host}: in Alertmanager {fired_s:.1f} s after the stop, resolved {resolved_s:.1f} s after"
+          " the start")
     assert _node_targets(monitoring_cluster.prometheus)[host]["health"] == "up"
