@@ -3,6 +3,7 @@
 ``lab_cluster``: inventory/lab.yaml rendered, brought up as real hosts (systemd-nspawn, FRR,
 bridges), torn down at the end of the session (also on failure); skips where the lab cannot run.
 ``lab_converged``: the site playbook run twice on the lab's servers through ansible-runner.
+``monitoring_cluster``: playbooks/monitoring.yml run twice on the lab's control node after the converge.
 
 The test session keeps its labs in their own home (``<lab home>-test``, or $CLUSTERFORGE_TEST_LAB_HOME),
 sharing only the rootfs and apt caches, and never touches a lab another home runs (``make up``'s):
@@ -258,3 +259,51 @@ def slurm_cluster(lab_cluster: LabCluster, tmp_path_factory: pytest.TempPathFact
         pytest.fail(f"playbooks/slurm.yml failed on the lab: {first.failed_hosts or first.status}")
     second = run()
     return SlurmCluster(first, second, key, control.name, run, sh)
+
+
+@dataclass(frozen=True)
+class MonitoringCluster:
+    """The lab's monitoring (playbooks/monitoring.yml on ctl-01, run twice after the site converge: node_exporter
+    there, Prometheus and Alertmanager with the rendered monitoring/ files) and where to reach it."""
+
+    first: object  # ProvisionResult of the first run
+    second: object
+    host: str  # the monitoring host (plan.monitoring.host)
+    prometheus: str  # http://<management address>:9090
+    alertmanager: str  # http://<management address>:9093
+    sh: object  # (host, command) -> (rc, stdout, stderr) over the lab's SSH
+
+
+@pytest.fixture(scope="session")
+def monitoring_cluster(lab_converged: Converged, lab_cluster: LabCluster,
+                       tmp_path_factory: pytest.TempPathFactory) -> MonitoringCluster:
+    """One monitoring per test session (never one per test): the GPU and storage servers' node_exporter comes
+    from the site converge, the control node's and the monitoring host's daemons from the monitoring playbook."""
+    import subprocess
+
+    from clusterforge.loading import load_and_plan
+    from clusterforge.provision import run_site
+
+    _, plan, _ = load_and_plan(LAB_INVENTORY)
+    if plan.monitoring is None:
+        pytest.skip(f"{LAB_INVENTORY.name} plans no monitoring")
+    private = tmp_path_factory.mktemp("monitoring-runner")
+    inventory = lab_cluster.inventory_dir / "ansible" / "inventory.yml"
+
+    def run():
+        return run_site(inventory, private, limit="control_nodes", extravars=LAB_EXTRAVARS,
+                        ssh_config=lab_cluster.ssh_config, playbook="monitoring.yml")
+
+    def sh(host: str, command: str) -> tuple[int, str, str]:
+        proc = subprocess.run(["ssh", "-F", str(lab_cluster.ssh_config), "-o", "BatchMode=yes", host, command],
+                              capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+        return proc.returncode, proc.stdout, proc.stderr
+
+    first = run()
+    if not first.ok:
+        pytest.fail(f"playbooks/monitoring.yml failed on the lab: {first.failed_hosts or first.status}")
+    second = run()
+    monitoring = plan.monitoring
+    return MonitoringCluster(first, second, monitoring.host,
+                             f"http://{monitoring.address}:{monitoring.prometheus_port}",
+                             f"http://{monitoring.address}:{monitoring.alertmanager_port}", sh)

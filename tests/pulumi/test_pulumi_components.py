@@ -278,3 +278,22 @@ def test_both_schedulers_wait_for_the_hosts_and_not_for_each_other(monkeypatch, 
     for step in steps:
         assert {"lab", "su01-provision", "storage-provision"} <= seen[step], seen[step]
         assert not seen[step] & {"su01", "su01-verify", *steps}, seen[step]
+
+
+def test_monitoring_runs_on_the_control_node_after_the_hosts_and_both_schedulers(monkeypatch, tmp_path):
+    """The lab plans monitoring on ctl-01: one HostProvision of playbooks/monitoring.yml over control_nodes (its own
+    artifacts directory, the exporter's, Prometheus's and Alertmanager's units probed), after every SU's provisioning,
+    the storage servers and both schedulers' steps (the same control node)."""
+    from clusterforge.pulumi.monitoring import MONITORING_UNITS
+
+    mocks, plan = _declare(tmp_path / "lab", target="lab", provision=True, image=False)
+    (step,) = [r for r in mocks.resources if r.name == "monitoring"]
+    assert plan.monitoring is not None and step.inputs["hosts"] == [plan.monitoring.host]
+    assert step.inputs["group"] == "control_nodes" and step.inputs["playbook"].endswith("playbooks/monitoring.yml")
+    assert step.inputs["services"] == list(MONITORING_UNITS) and step.inputs["extravars"]["cf_lab"] is True
+    assert step.inputs["private_data_dir"].endswith("provision/monitoring")
+    seen = _depends_on(monkeypatch, tmp_path / "deps", target="lab")
+    assert {"lab", "su01-provision", "storage-provision", "kubernetes", "slurm"} <= seen["monitoring"]
+    # and no step without provisioning by the site playbook
+    off, _ = _declare(tmp_path / "off", target="lab", provision=False)
+    assert not [r for r in off.resources if r.name == "monitoring"]

@@ -155,6 +155,12 @@ def test_control_image_profile_holds_software_only(tmp_path):
     assert control_image(["ctl-01"], kubernetes=False, slurm=False, bin_dir=bin_dir, inputs_hash="h",
                          rootfs_hash="r") is None
     assert control_image([], kubernetes=True, slurm=True, bin_dir=bin_dir, inputs_hash="h", rootfs_hash="r") is None
+    # monitoring planned: node_exporter, Prometheus and Alertmanager in the image (playbooks/image-control.yml),
+    # an image even without a scheduler; without it the profile (and so the name) is what it was before
+    watched = control_image(["ctl-01"], kubernetes=False, slurm=False, bin_dir=None, inputs_hash="h", rootfs_hash="r",
+                            monitoring=True)
+    assert watched is not None and watched.profile["cf_image_monitoring"] is True
+    assert "cf_image_monitoring" not in spec.profile
 
 
 def test_control_image_name_follows_binaries_schedulers_roles_and_rootfs_not_hosts(tmp_path):
@@ -173,6 +179,9 @@ def test_control_image_name_follows_binaries_schedulers_roles_and_rootfs_not_hos
     base = name()
     assert name(hosts=("ctl-01", "ctl-02", "ctl-03")) == base  # the same software on every control node
     assert len({base, name(kubernetes=False), name(slurm=False), name(inputs="h2"), name(rootfs="r2")}) == 5
+    watched = control_image(["ctl-01"], kubernetes=True, slurm=True, bin_dir=bin_dir, inputs_hash="h",
+                            rootfs_hash="r", monitoring=True)
+    assert watched is not None and watched.name != base
     st = (bin_dir / "kubectl").stat()
     os.utime(bin_dir / "kubectl", ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))  # a rebuilt binary
     assert name() != base
@@ -184,7 +193,7 @@ def test_control_inputs_hash_follows_the_control_roles_only(tmp_path):
     shutil.copytree(paths.playbooks_dir(), tmp_path / "playbooks")
     shutil.copytree(paths.roles_dir(), tmp_path / "roles")
     control_roles = image_roles(tmp_path / "playbooks" / CONTROL_IMAGE_PLAYBOOK)
-    assert control_roles == ["time_sync", "k8s_control_plane", "slurm_controller"]
+    assert control_roles == ["time_sync", "k8s_control_plane", "slurm_controller", "node_exporter", "monitoring"]
 
     def inputs(playbook=CONTROL_IMAGE_PLAYBOOK):
         return build_inputs_hash(tmp_path / "playbooks", tmp_path / "roles", tmp_path, playbook)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 from functools import cache
 from pathlib import Path
@@ -21,9 +22,13 @@ def lab() -> Plan:
 
 
 def _declared(tmp_path: Path, extra: str, base: str = "lab.yaml") -> Path:
+    """``base`` with ``extra`` appended; a ``monitoring:`` block in ``extra`` replaces the declaration's own."""
     shutil.copytree(REPO / "inventory" / "catalog", tmp_path / "catalog")
     path = tmp_path / base
-    path.write_text((REPO / "inventory" / base).read_text() + extra)
+    text = (REPO / "inventory" / base).read_text()
+    if extra.startswith("monitoring:"):
+        text = re.sub(r"(?m)^monitoring:\n(?:[ #].*\n|\n)*", "", text)
+    path.write_text(text + extra)
     return path
 
 
@@ -77,7 +82,9 @@ def test_disk_follows_series_interval_and_retention() -> None:
 
 
 def test_declared_host_and_retention_are_used(tmp_path: Path) -> None:
-    plan = load_and_plan(_declared(tmp_path, "monitoring:\n  host: ctl-01\n  retention_days: 30\n"))[1]
+    interval = lab().monitoring.scrape_interval_s  # the lab's own (inventory/lab.yaml)
+    plan = load_and_plan(_declared(tmp_path, f"monitoring:\n  host: ctl-01\n  retention_days: 30\n"
+                                             f"  scrape_interval_s: {interval}\n"))[1]
     assert plan.monitoring is not None and plan.monitoring.retention_days == 30
     assert plan.monitoring.retention_bytes == pytest.approx(2 * lab().monitoring.retention_bytes, abs=2)
 

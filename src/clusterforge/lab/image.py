@@ -38,6 +38,11 @@ SCRUB = (
     # the key the munge package generates at install, and munged's PRNG seed: secrets never go into an image
     # (the Slurm roles write the cluster's key on each host)
     "etc/munge/munge.key", "var/lib/munge/munged.seed",
+    # what the builder's Prometheus and Alertmanager (started by their packages) stored: its own samples and
+    # alert state, never a host's (the directories, owned by the prometheus user, stay)
+    "var/lib/prometheus/metrics2/wal", "var/lib/prometheus/metrics2/chunks_head", "var/lib/prometheus/metrics2/lock",
+    "var/lib/prometheus/metrics2/queries.active", "var/lib/prometheus/alertmanager/nflog",
+    "var/lib/prometheus/alertmanager/silences",
 )  # fmt: skip
 
 

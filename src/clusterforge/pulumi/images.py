@@ -10,10 +10,11 @@ A server that is a Slurm node also has slurmd's and MUNGE's packages in its imag
 its configuration and the cluster's key are written on each host by playbooks/slurm.yml.
 
 The control nodes boot an image of their own (``ctl-<hash>``, `playbooks/image-control.yml`): the
-Kubernetes control-plane binaries at their install paths and the Slurm controller's packages. Its
-profile is what of that the plan runs (Kubernetes, Slurm) and which binaries (their build directory,
-sizes and modification times: a rebuilt binary is a new image); host configuration, certificates,
-kubeconfigs and keys stay out of it and are written on each host.
+Kubernetes control-plane binaries at their install paths, the Slurm controller's packages, and with
+monitoring planned Debian's node_exporter, Prometheus and Alertmanager. Its profile is what of that the
+plan runs (Kubernetes, Slurm, monitoring) and which binaries (their build directory, sizes and modification
+times: a rebuilt binary is a new image); host configuration, certificates, kubeconfigs, keys and the scrape
+configuration stay out of it and are written on each host.
 """
 
 from __future__ import annotations
@@ -109,13 +110,16 @@ def binaries_stamp(bin_dir: Path) -> dict[str, Any]:
 
 
 def control_image(hosts: Sequence[str], *, kubernetes: bool, slurm: bool, bin_dir: Path | None, inputs_hash: str,
-                  rootfs_hash: str) -> ImageSpec | None:
-    """The image the control nodes boot: the control-plane binaries (with ``kubernetes`` and ``bin_dir``)
-    and the Slurm controller's packages (with ``slurm``); None when there is neither or no control node."""
+                  rootfs_hash: str, monitoring: bool = False) -> ImageSpec | None:
+    """The image the control nodes boot: the control-plane binaries (with ``kubernetes`` and ``bin_dir``),
+    the Slurm controller's packages (with ``slurm``) and node_exporter, Prometheus and Alertmanager (with
+    ``monitoring``); None when there is none of them or no control node."""
     kubernetes = kubernetes and bin_dir is not None
-    if not hosts or not (kubernetes or slurm):
+    if not hosts or not (kubernetes or slurm or monitoring):
         return None
     profile: dict[str, Any] = {"cf_image_kubernetes": kubernetes, "cf_image_slurm": slurm}
+    if monitoring:  # absent when off: the images of plans without monitoring keep their names
+        profile["cf_image_monitoring"] = True
     if kubernetes:
         assert bin_dir is not None
         profile["cf_image_k8s_binaries"] = binaries_stamp(bin_dir)
@@ -147,7 +151,7 @@ def lab_images(plan: Any, tree: Any) -> tuple[ImageSpec, ...]:
     k8s_nodes = frozenset(n.name for n in plan.kubernetes.nodes) if plan.kubernetes is not None else frozenset()
     specs = plan_images(servers, inputs, rootfs, slurm_nodes, k8s_nodes if controls else frozenset(), bin_dir)
     control = control_image(controls, kubernetes="kubernetes" in plan.schedulers, slurm="slurm" in plan.schedulers,
-                            bin_dir=bin_dir, rootfs_hash=rootfs,
+                            bin_dir=bin_dir, rootfs_hash=rootfs, monitoring=plan.monitoring is not None,
                             inputs_hash=build_inputs_hash(paths.playbooks_dir(), paths.roles_dir(), paths.data_root(),
                                                           CONTROL_IMAGE_PLAYBOOK))
     return specs + ((control,) if control is not None else ())

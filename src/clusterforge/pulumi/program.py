@@ -19,6 +19,9 @@ picks each resource's delivery target from the settings. Declaration order, top 
                                  KubeGpuLayer: what `destroy` removes from the API server)
   9. Slurm                       MungeKey, the controller, then slurmd on the GPU servers, after every SU
                                  (and Kubernetes), when the declaration asks for Slurm
+ 10. monitoring HostProvision    playbooks/monitoring.yml on the control nodes (node_exporter; Prometheus and
+                                 Alertmanager on the monitoring host), after every SU and the schedulers' steps,
+                                 when the plan has monitoring
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ from clusterforge.pulumi.kube.component import (
 )
 from clusterforge.pulumi.kube.gpu_layer import planned_layer, role_defaults
 from clusterforge.pulumi.metal import metal_servers
+from clusterforge.pulumi.monitoring import monitoring_args
 from clusterforge.pulumi.network import NetworkArgs
 from clusterforge.pulumi.providers.host_image import HostImageArgs
 from clusterforge.pulumi.providers.host_provision import HostProvisionArgs
@@ -230,11 +234,11 @@ def _kubernetes_args(plan: Plan, tree: RenderedTree, settings: StackSettings,
 
 
 def write_rendered_inventory(tree: RenderedTree, settings: StackSettings) -> None:
-    """The Ansible tree HostProvision and Verification read, and the Slurm files beside it (cf_slurm's
-    config_dir). Written on real runs only, never by previews."""
+    """The Ansible tree HostProvision and Verification read, and the Slurm and monitoring files beside it
+    (cf_slurm's and cf_monitoring's config_dir). Written on real runs only, never by previews."""
     from clusterforge.render import write_tree
 
-    write_tree(settings.rendered_dir, {**tree.ansible_files(), **tree.slurm_files()})
+    write_tree(settings.rendered_dir, {**tree.ansible_files(), **tree.slurm_files(), **tree.monitoring_files()})
 
 
 def declare_cluster(plan: Plan, tree: RenderedTree, settings: StackSettings) -> Site:
@@ -290,4 +294,5 @@ def declare_cluster(plan: Plan, tree: RenderedTree, settings: StackSettings) -> 
         fabric_config=fabric_config,
         storage_provision=storage_provision, storage_verification=storage_verification, kubernetes=kubernetes,
         slurm=slurm_args(plan, tree, settings, roles_hash),
+        monitoring=monitoring_args(plan, tree, settings, roles_hash),
     ))  # fmt: skip

@@ -1,5 +1,5 @@
 """Site component: the root — networks, the lab (on the lab target), site racks, scalable units, Kubernetes,
-Slurm."""
+Slurm, monitoring."""
 
 from __future__ import annotations
 
@@ -42,6 +42,7 @@ class SiteArgs:
     kubernetes: KubernetesArgs | None = None  # control nodes declared and provisioning on
     metal: tuple[MetalServerArgs, ...] = ()  # bare-metal servers installed through their BMCs (after the lab)
     slurm: SlurmArgs | None = None  # the declaration asks for Slurm, control nodes declared, provisioning on
+    monitoring: HostProvisionArgs | None = None  # the plan has monitoring (a control node), provisioning on
 
 
 class Site(pulumi.ComponentResource):
@@ -82,6 +83,15 @@ class Site(pulumi.ComponentResource):
         self.slurm = (Slurm("slurm", args.slurm, child, after=after_hosts,
                             ssh_config=self.lab.ssh_config if self.lab is not None else None)
                       if args.slurm is not None else None)
+        # after the schedulers' steps, which reach the same control node (apt's lock where nothing is in an image)
+        self.monitoring = None
+        if args.monitoring is not None:
+            schedulers = [s for s in (self.kubernetes, self.slurm) if s is not None]
+            m = args.monitoring
+            if self.lab is not None:
+                m = dataclasses.replace(m, ssh_config=self.lab.ssh_config)
+            self.monitoring = HostProvision("monitoring", m, pulumi.ResourceOptions(
+                parent=self, depends_on=[*after_hosts, *schedulers]))
         self.register_outputs({
             "cluster": args.cluster, "site": args.site, "summary": dict(args.summary),
             "networks": [n.plane for n in args.networks], "scalable_units": [u.su for u in args.units],
