@@ -96,6 +96,17 @@ def _saved_after(slurm_cluster, since: float, timeout_s: float = 30.0) -> None:
         time.sleep(0.5)
 
 
+def _link_up_command(lab_cluster, host: str, dev: str = "rail0") -> str:
+    """`ip link set DEV up` and the host's planned routes through DEV again: setting a link down flushes its IPv4
+    routes, and nothing in the lab re-adds them (a real host's network manager would); the fabric tests that
+    share this cluster route over every rail."""
+    (lab_host,) = [h for h in lab_cluster.topology.hosts if h.name == host]
+    routes = [f"ip route replace {r.dst} via {r.via} dev {r.dev}" + (f" metric {r.metric}" if r.metric else "")
+              for r in lab_host.routes if r.dev == dev]
+    assert routes, f"{host} has no planned route through {dev}"
+    return " && ".join([f"ip link set {dev} up", *routes])
+
+
 def test_health_and_remediate_on_the_lab(lab_converged, kube_cluster, slurm_cluster, lab_cluster, tmp_path):
     declaration = _declaration(tmp_path)
     state = tmp_path / "state"
@@ -180,7 +191,7 @@ def test_health_and_remediate_on_the_lab(lab_converged, kube_cluster, slurm_clus
         assert [e for e, d in events if d == LINK_DOWN][-4:] == ["decided", "drained", "repaired", "checked"], events
 
         # 5. repaired by hand: every server PASS
-        sh(LINK_DOWN, "ip link set rail0 up")
+        sh(LINK_DOWN, _link_up_command(lab_cluster, LINK_DOWN))
         sh(EXPORTER_STOPPED, f"systemctl start {EXPORTER}")
         repaired = _cli(state, "health", str(declaration), *where, "--format", "json")
         verdicts = _verdicts(repaired)
@@ -200,7 +211,7 @@ def test_health_and_remediate_on_the_lab(lab_converged, kube_cluster, slurm_clus
         again = _cli(state, *remediate, "--yes", "--format", "json")
         assert again.returncode == 0 and json.loads(again.stdout)["decisions"] == [], again.stdout
     finally:
-        kube_cluster.sh(LINK_DOWN, "ip link set rail0 up")
+        kube_cluster.sh(LINK_DOWN, _link_up_command(lab_cluster, LINK_DOWN))
         kube_cluster.sh(EXPORTER_STOPPED, f"systemctl start {EXPORTER}")
         since = float(slurm_cluster.sh("date +%s.%N")[1] or 0)
         for node in (LINK_DOWN, EXPORTER_STOPPED):
