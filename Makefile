@@ -21,7 +21,7 @@ down:
 
 # Every test: unit, property, golden, FRR, Pulumi engine, lab (real hosts), roles; GPU tests skip without a GPU.
 test: setup
-	$(ENV) ruff check src tests benchmarks && mypy && pytest -ra -p no:cacheprovider tests
+	$(ENV) ruff check src tests benchmarks && mypy && pytest -ra --durations=40 -p no:cacheprovider tests
 
 lint:
 	$(ENV) ruff check src tests benchmarks && mypy

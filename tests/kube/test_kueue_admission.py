@@ -31,6 +31,7 @@ from clusterforge.pulumi.kube.teardown import api_client  # noqa: E402
 GROUP, VERSION = "kueue.x-k8s.io", "v1beta2"
 RACK_LABEL = "topology.clusterforge.io/rack"
 WAIT_S = 60.0
+RETRY_429_S = 30.0
 PENDING_S = 8.0  # how long a job that must wait is watched not being admitted
 
 
@@ -62,21 +63,42 @@ def lab_queues(kueue_api, tmp_path_factory) -> Iterator[dict]:
         kueue.stop()
 
 
+class RetryingOn429:
+    """An API object whose calls are retried while the API server answers 429 "storage is (re)initializing".
+
+    Kueue's certificate controller writes its CA into the CRDs' conversion webhook after it starts; each such CRD
+    update re-initialises that resource's storage, and for a moment every request for it gets 429 with
+    Retry-After (seen in CI on the first Workload list). Any other error, or a 429 lasting RETRY_429_S, is raised.
+    """
+
+    def __init__(self, api: object) -> None:
+        self._api = api
+
+    def __getattr__(self, name: str) -> Callable:
+        call = getattr(self._api, name)
+
+        def retried(*args, **kwargs):
+            deadline = time.monotonic() + RETRY_429_S
+            while True:
+                try:
+                    return call(*args, **kwargs)
+                except ApiException as exc:
+                    if exc.status != 429 or time.monotonic() > deadline:
+                        raise
+                    time.sleep(1)
+
+        return retried
+
+
 class Queues:
     def __init__(self, api, kueue) -> None:
         client = api_client(api.kubeconfig)
-        self.batch, self.custom, self.kueue = BatchV1Api(client), CustomObjectsApi(client), kueue
+        self.batch, self.custom = RetryingOn429(BatchV1Api(client)), RetryingOn429(CustomObjectsApi(client))
+        self.kueue = kueue
         self.jobs: list[tuple[str, str]] = []
 
     def submit(self, job: dict) -> None:
-        for attempt in range(20):
-            try:
-                self.batch.create_namespaced_job(job["metadata"]["namespace"], job)
-                break
-            except ApiException as exc:  # 429 "storage is (re)initializing" while a new CRD's storage starts
-                if exc.status != 429 or attempt == 19:
-                    raise
-                time.sleep(1)
+        self.batch.create_namespaced_job(job["metadata"]["namespace"], job)
         self.jobs.append((job["metadata"]["namespace"], job["metadata"]["name"]))
 
     def workload(self, team: str, job: str) -> dict | None:
