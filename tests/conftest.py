@@ -110,6 +110,24 @@ def lab_cluster(tmp_path_factory: pytest.TempPathFactory, request: pytest.Fixtur
     return LabCluster(out, result.ssh_config, servers, topology.name, topology)
 
 
+def _lab_ssh(lab_cluster: LabCluster, host: str, command: str, timeout_s: int) -> tuple[int, str, str]:
+    """One command on a lab host over the lab's SSH config: (rc, stdout, stderr)."""
+    import subprocess
+
+    proc = subprocess.run(["ssh", "-F", str(lab_cluster.ssh_config), "-o", "BatchMode=yes", host, command],
+                          capture_output=True, text=True, timeout=timeout_s, stdin=subprocess.DEVNULL)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def _run_twice(run, what: str):
+    """A playbook run and its second run (the idempotence the tests check); a failed first run fails the session's
+    fixture with the hosts that failed."""
+    first = run()
+    if not first.ok:
+        pytest.fail(f"{what} failed on the lab: {first.failed_hosts or first.status}")
+    return first, run()
+
+
 @pytest.fixture(scope="session")
 def lab_converged(lab_cluster: LabCluster, tmp_path_factory: pytest.TempPathFactory) -> Converged:
     from clusterforge.provision import run_site
@@ -149,7 +167,6 @@ class KubeCluster:
 @pytest.fixture(scope="session")
 def kube_cluster(lab_cluster: LabCluster, tmp_path_factory: pytest.TempPathFactory) -> KubeCluster:
     """One cluster per test session, shared by every Kubernetes test (never one per test)."""
-    import subprocess
 
     kubernetes = pytest.importorskip("kubernetes")
     from clusterforge.provision import run_site
@@ -193,14 +210,9 @@ def kube_cluster(lab_cluster: LabCluster, tmp_path_factory: pytest.TempPathFacto
             vars_file.unlink(missing_ok=True)
 
     def sh(host: str, command: str) -> tuple[int, str, str]:
-        proc = subprocess.run(["ssh", "-F", str(lab_cluster.ssh_config), "-o", "BatchMode=yes", host, command],
-                              capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL)
-        return proc.returncode, proc.stdout, proc.stderr
+        return _lab_ssh(lab_cluster, host, command, timeout_s=180)
 
-    first = run()
-    if not first.ok:
-        pytest.fail(f"the Kubernetes playbooks failed on the lab: {first.failed_hosts or first.status}")
-    second = run()
+    first, second = _run_twice(run, "the Kubernetes playbooks")
     path = tmp_path_factory.mktemp("kube") / "kubeconfig"
     path.touch(mode=0o600)
     path.write_text(admin_kubeconfig(plan.cluster, control.management_ip, bundle))
@@ -223,7 +235,6 @@ class SlurmCluster:
 @pytest.fixture(scope="session")
 def slurm_cluster(lab_cluster: LabCluster, tmp_path_factory: pytest.TempPathFactory) -> SlurmCluster:
     """One Slurm per test session, shared by every Slurm test (never one per test)."""
-    import subprocess
 
     from clusterforge.loading import load_and_plan
     from clusterforge.provision import run_site
@@ -250,14 +261,9 @@ def slurm_cluster(lab_cluster: LabCluster, tmp_path_factory: pytest.TempPathFact
             vars_file.unlink(missing_ok=True)
 
     def sh(command: str) -> tuple[int, str, str]:
-        proc = subprocess.run(["ssh", "-F", str(lab_cluster.ssh_config), "-o", "BatchMode=yes", control.name, command],
-                              capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
-        return proc.returncode, proc.stdout, proc.stderr
+        return _lab_ssh(lab_cluster, control.name, command, timeout_s=120)
 
-    first = run()
-    if not first.ok:
-        pytest.fail(f"playbooks/slurm.yml failed on the lab: {first.failed_hosts or first.status}")
-    second = run()
+    first, second = _run_twice(run, "playbooks/slurm.yml")
     return SlurmCluster(first, second, key, control.name, run, sh)
 
 
@@ -279,7 +285,6 @@ def monitoring_cluster(lab_converged: Converged, lab_cluster: LabCluster,
                        tmp_path_factory: pytest.TempPathFactory) -> MonitoringCluster:
     """One monitoring per test session (never one per test): the GPU and storage servers' node_exporter comes
     from the site converge, the control node's and the monitoring host's daemons from the monitoring playbook."""
-    import subprocess
 
     from clusterforge.loading import load_and_plan
     from clusterforge.provision import run_site
@@ -295,14 +300,9 @@ def monitoring_cluster(lab_converged: Converged, lab_cluster: LabCluster,
                         ssh_config=lab_cluster.ssh_config, playbook="monitoring.yml")
 
     def sh(host: str, command: str) -> tuple[int, str, str]:
-        proc = subprocess.run(["ssh", "-F", str(lab_cluster.ssh_config), "-o", "BatchMode=yes", host, command],
-                              capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
-        return proc.returncode, proc.stdout, proc.stderr
+        return _lab_ssh(lab_cluster, host, command, timeout_s=120)
 
-    first = run()
-    if not first.ok:
-        pytest.fail(f"playbooks/monitoring.yml failed on the lab: {first.failed_hosts or first.status}")
-    second = run()
+    first, second = _run_twice(run, "playbooks/monitoring.yml")
     monitoring = plan.monitoring
     return MonitoringCluster(first, second, monitoring.host,
                              f"http://{monitoring.address}:{monitoring.prometheus_port}",
