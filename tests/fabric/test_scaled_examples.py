@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 
 from clusterforge.model import ClusterSpec, load_cluster
+from clusterforge.model.checks import semantic_problems
+from clusterforge.model.cluster import cross_problems
 from clusterforge.model.scale import scaled
 from clusterforge.plan import PlanError, plan_cluster
 from clusterforge.plan.fabric_checks import check_fabric
@@ -53,6 +55,8 @@ def test_every_example_is_covered():
 @pytest.mark.parametrize("name", EXAMPLES)
 def test_scaled_example_plans_three_tiers_and_passes_fabric_checks(name, sus, chassis):
     spec = scaled(example_spec(name), sus, chassis_cores=chassis)
+    # what the loader checks of a written-out what-if (make bench loads them): disjoint pools, pod blocks enough
+    assert cross_problems(spec) + semantic_problems(spec) == []
     plan = plan_cluster(spec)
     assert plan.summary.scalable_units == tuple(range(1, sus + 1))
     assert check_fabric(plan) == []

@@ -25,7 +25,21 @@ CHASSIS_PORTS = 576
 SCALED_POOLS = {
     "data": "10.0.0.0/11", "fabric_links": "10.32.0.0/11", "storage": "10.64.0.0/12",
     "management": "10.80.0.0/12", "oob": "10.96.0.0/12", "loopbacks": "10.112.0.0/14",
+    "kubernetes_services": "10.116.0.0/16", "kubernetes_pods": "10.128.0.0/9",
 }
+POD_POOL_BITS = 9  # the prefix length of SCALED_POOLS["kubernetes_pods"]
+
+
+def _kubernetes_ranges(data: dict, sus: int) -> None:
+    """The examples' Kubernetes ranges (10.96.0.0/16 services) overlap the scaled oob pool: give services and
+    pods slices of their own, and each node a pod block as long as the envelope's servers need (/24 while
+    they fit, longer past that)."""
+    if "kubernetes" not in data["schedulers"]:
+        return
+    servers = sus * data["envelope"]["max_nodes_per_su"]
+    prefix = max(data["kubernetes"]["node_pod_prefix"], POD_POOL_BITS + max(servers - 1, 1).bit_length())
+    data["kubernetes"].update(pod_cidr=SCALED_POOLS["kubernetes_pods"],
+                              service_cidr=SCALED_POOLS["kubernetes_services"], node_pod_prefix=prefix)
 
 
 def _chassis(spine: dict) -> dict:
@@ -73,6 +87,9 @@ def scaled(spec: ClusterSpec, sus: int, chassis_cores: bool = False) -> ClusterS
     declared = sorted(spec.scalable_units, key=lambda unit: unit.id)
     units = [declared[(k - 1) % len(declared)].model_copy(update={"id": k}) for k in range(1, sus + 1)]
     data = spec.model_dump()
+    for key in ("slurm", "kubernetes"):  # a scheduler's defaults dumped out would read as declared, never applied
+        if key not in spec.model_fields_set and key not in spec.schedulers:
+            del data[key]
     data["envelope"]["max_sus"] = sus
     data["scalable_units"] = [u.model_dump() for u in units]
     data["teams"] = []  # team quotas are per declared GPU count; a what-if has none
@@ -81,6 +98,7 @@ def scaled(spec: ClusterSpec, sus: int, chassis_cores: bool = False) -> ClusterS
         nets[name]["supernet"] = SCALED_POOLS[name]
     nets["fabric_links"], nets["loopbacks"] = SCALED_POOLS["fabric_links"], SCALED_POOLS["loopbacks"]
     _access_cores(data, sus)
+    _kubernetes_ranges(data, sus)
     if chassis_cores:
         for name in ("data", "storage"):
             spine = nets[name]["spine_model"]
