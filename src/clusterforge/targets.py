@@ -10,7 +10,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Reach", "Target", "REACHES", "TARGETS", "LAB", "SSH", "LOCAL", "reach", "target"]
+__all__ = ["Reach", "Target", "REACHES", "SIMULATED_PARTS", "TARGETS", "LAB", "SSH", "LOCAL", "reach", "target"]
+
+# The parts of a host the lab twin knowingly simulates (it has no such hardware), each with what stands in for it.
+# A host check that cannot read a planned fact names the part it needs; where the reach simulates that part the
+# check's outcome is SIMULATED (never a pass), elsewhere it fails (see Reach.fails_unchecked).
+SIMULATED_PARTS = {
+    "gpus": "GPUs: the lab's servers have none (userland-only driver, no /dev/nvidia*, no NVSwitch; Kubernetes "
+            "counts them through cf-sim-gpu-plugin, Slurm through placeholder device files)",
+    "rdma_nics": "RDMA NICs: the lab's data-plane links are veth pairs (no /sys/class/infiniband, no DCQCN knobs)",
+    "host_kernel": "the host's own kernel: a lab host is a systemd-nspawn container on the lab machine's kernel "
+                   "(no initramfs, clock or kernel module of its own)",
+}
 
 
 @dataclass(frozen=True)
@@ -21,10 +32,17 @@ class Reach:
     lab: bool  # the lab's hosts: by name through the lab's ssh_config (`lab up` writes it), the lab's Ansible variables
     local: bool  # this machine, checked as exactly one inventory host: no SSH
     says: str  # in words, for help and reports
+    simulates: frozenset[str] = frozenset()  # keys of SIMULATED_PARTS its hosts lack and the lab stands in for
 
     @property
     def uses_ssh(self) -> bool:
         return not self.local
+
+    @property
+    def fails_unchecked(self) -> bool:
+        """A planned fact its checks cannot read (a part it does not simulate) fails the run: every reach but the
+        lab's, whose other unchecked facts stay skips with their reason."""
+        return not self.lab
 
 
 @dataclass(frozen=True)
@@ -39,7 +57,8 @@ class Target:
     verifies: str  # what its checks can show, in words
 
 
-LAB = Reach("lab", lab=True, local=False, says="the lab's hosts, through the lab's ssh_config")
+LAB = Reach("lab", lab=True, local=False, says="the lab's hosts, through the lab's ssh_config",
+            simulates=frozenset(SIMULATED_PARTS))
 SSH = Reach("ssh", lab=False, local=False, says="real hosts over SSH (the operator's ssh_config)")
 LOCAL = Reach("local", lab=False, local=True, says="this machine, as one inventory host")
 REACHES = {r.name: r for r in (LAB, SSH, LOCAL)}

@@ -123,7 +123,7 @@ def checks(monkeypatch: pytest.MonkeyPatch):
         HOSTS[0]: HostResult(passed=5),
         HOSTS[1]: HostResult(passed=4, failed=1, failures=[{"test": "kernel::test_nouveau_blacklisted",
                                                            "message": "no blacklist line"}]),
-    }, passed=9, failed=1, skipped=2)
+    }, passed=9, failed=1, skipped=2, simulated=3)
 
     def fake_run_checks(inventory_dir, target, hosts, ssh_config, report_json, **_):
         calls.append((inventory_dir, target, hosts, ssh_config, report_json))
@@ -141,7 +141,7 @@ def test_failed_checks_fail_the_update_naming_each(checks, tmp_path: Path) -> No
 
 def test_allowed_failures_are_recorded_as_counts(checks, tmp_path: Path) -> None:
     outs = VerificationProvider().create(_verify_props(tmp_path, allow_failures=True)).outs
-    assert (outs["passed"], outs["failed"], outs["skipped"]) == (9, 1, 2)
+    assert (outs["passed"], outs["failed"], outs["skipped"], outs["simulated"]) == (9, 1, 2, 3)
 
 
 def test_checks_run_on_the_group_hosts_over_the_lab_ssh_config(checks, tmp_path: Path) -> None:

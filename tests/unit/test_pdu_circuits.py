@@ -7,7 +7,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from hostile_fixtures import assert_refused, line_of, run_cli, workdir
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 from test_plan_properties import SETTINGS, base_spec, clusters
 
@@ -155,13 +155,13 @@ def test_small_circuits_get_as_many_pairs_as_the_load_needs(units):
 @SETTINGS
 @given(clusters(), st.integers(1, 6), st.booleans())
 def test_adding_an_su_creates_pdus_and_changes_none(units, new_id, small):
-    if new_id in {u.id for u in units}:
-        return
+    assume(new_id not in {u.id for u in units})  # an SU id already taken is not an addition
     make = small_circuits if small else (lambda us: base_spec().model_copy(update={"scalable_units": us}))
     extra = ScalableUnit(id=new_id, server_model="hgx-h200-2gpu", nodes=8, racks=4, nodes_per_rack=2)
     try:
         before, after = plan_cluster(make(units)), plan_cluster(make([*units, extra]))
-    except PlanError:
+    except PlanError as exc:  # refusing is allowed (a rack over its budget); it must say by how much
+        assert all("exceeds" in message for _, message in exc.problems), exc.problems
         return
     new = {p.name: p for p in after.pdus}
     for pdu in before.pdus:  # identity and address never move (a shared rack's load may grow)

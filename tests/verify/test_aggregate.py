@@ -71,7 +71,7 @@ def test_report_json(tmp_path):
     write_report(result, path, started="t0")
     data = json.loads(path.read_text())
     assert data["ok"] is False and data["target"] == "lab" and data["started"] == "t0"
-    assert data["totals"] == {"passed": 2, "failed": 1, "skipped": 1}
+    assert data["totals"] == {"passed": 2, "failed": 1, "simulated": 0, "skipped": 1}
     assert data["hosts"]["a"]["failed"] == 1 and len(data["records"]) == 4
 
 

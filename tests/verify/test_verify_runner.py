@@ -34,6 +34,7 @@ def test_local_run_fails_where_this_machine_is_not_the_planned_host(local_result
 
 def test_local_run_counts_add_up(local_result):
     result, _ = local_result
+    assert result.simulated == 0  # the local target simulates nothing
     assert result.passed + result.failed + result.skipped == len(result.records) > 0
 
 

@@ -109,5 +109,7 @@ def print_layer_checks(layer: str, title: str, checks: list | None, why: str) ->
     for column in ("check", "outcome", "detail"):
         table.add_column(column)
     for c in checks:
-        table.add_row(c.name, "ok" if c.ok else "FAIL", c.detail, style=None if c.ok else "red")
+        outcome = {"passed": "ok", "failed": "FAIL", "simulated": "SIMULATED"}[c.outcome]
+        detail = f"{c.detail}; simulated: {c.simulated}" if c.simulated else c.detail
+        table.add_row(c.name, outcome, detail, style={"FAIL": "red", "SIMULATED": "cyan"}.get(outcome))
     out.print(table)

@@ -16,7 +16,8 @@ __all__ = ["check_names", "print_layer", "results_table", "throughput_table"]
 
 
 def results_table(result, kinds: dict[str, str] | None = None) -> Table:
-    """One row per host (GPU servers and storage servers, with their kind), then the totals."""
+    """One row per host (GPU servers and storage servers, with their kind), then the totals: passed, failed,
+    simulated (the lab stood in for a part the check needs) and skipped, each apart."""
     from rich.table import Table
 
     kinds = kinds or {}
@@ -25,10 +26,12 @@ def results_table(result, kinds: dict[str, str] | None = None) -> Table:
     table.add_column("kind")
     table.add_column("passed", justify="right", style="green")
     table.add_column("failed", justify="right", style="red")
+    table.add_column("simulated", justify="right", style="cyan")
     table.add_column("skipped", justify="right", style="yellow")
     for host, hr in result.per_host.items():
-        table.add_row(host, kinds.get(host, ""), str(hr.passed), str(hr.failed), str(hr.skipped))
-    table.add_row("total", "", str(result.passed), str(result.failed), str(result.skipped), style="bold")
+        table.add_row(host, kinds.get(host, ""), str(hr.passed), str(hr.failed), str(hr.simulated), str(hr.skipped))
+    table.add_row("total", "", str(result.passed), str(result.failed), str(result.simulated), str(result.skipped),
+                  style="bold")
     return table
 
 

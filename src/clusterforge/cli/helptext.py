@@ -31,7 +31,7 @@ SUMMARIES: dict[str, str] = {
     "roll": "Roll a driver/CUDA change batch by batch.",
     "health": "One verdict and action per GPU server; exit by worst.",
     "remediate": "Drain, repair, re-check, return nodes under the policy.",
-    "verify": "Check hosts with testinfra; exit 1 on a failure.",
+    "verify": "Check hosts with testinfra; exit 1 on a failure or an unchecked planned fact.",
     "accept": "GPU acceptance against the catalog's figures.",
     "report": "Write the HTML report: racks, fabrics, power, BOM.",
     "diff": "Compare two declarations (PR-comment Markdown).",

@@ -90,6 +90,7 @@ def _report(done, format: Format) -> None:
         emit_json({"host": host, "ok": checked.ok, "provision": {"status": result.status,
                    "changed": result.changed_per_host.get(host, 0), "seconds": round(result.duration_s, 1)},
                    "checks": {"passed": checked.passed, "failed": checked.failed, "skipped": checked.skipped,
+                              "simulated": checked.simulated,
                               "failures": checked.failures}})
         if not checked.ok:
             raise typer.Exit(1)

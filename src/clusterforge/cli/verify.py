@@ -1,6 +1,12 @@
 """`clusterforge verify`: the testinfra host checks, then each declared scheduler's layer checks.
 
-Exit codes as in clusterforge.cli._common: 0 ok, 1 the cluster (or declaration) is wrong, 2 usage error,
+Each host check ends passed, failed, SIMULATED (on the lab: the planned fact needs a part the lab simulates, and
+the output says which) or skipped (nothing planned to check; on the lab, a fact it cannot read, with the reason);
+the four are counted apart. On a real target (ssh, local) a planned fact that cannot be checked is a failure
+naming the host, the fact and why.
+
+Exit codes as in clusterforge.cli._common: 0 ok (no failure: simulated and skipped checks do not fail), 1 the
+cluster (or declaration) is wrong, or a planned fact could not be checked outside the lab, 2 usage error,
 3 environment problem (checks cannot run).
 """
 
@@ -41,7 +47,8 @@ def verify(
              "network, roce, mounts, tiers, storage, time"),
     workers: int | None = typer.Option(
         None, "--workers", "-n", help="parallel pytest workers (default: one per 8 hosts, at most one per CPU, 8)"),
-    show_skips: bool = typer.Option(False, "--show-skips", help="also list every skipped check with its reason"),
+    show_skips: bool = typer.Option(False, "--show-skips",
+                                    help="also list every skipped and SIMULATED check with its reason"),
     stack: str | None = typer.Option(
         None, "--stack", "-s",
         help="check the Kubernetes layer through this stack's kubeconfig [default: the inventory's stem]"),
@@ -52,7 +59,11 @@ def verify(
     format: Format = format_option(),
 ) -> None:
     """Check hosts against the rendered inventory with testinfra, then the Kubernetes layer (nodes, GPU
-    counts, RuntimeClass, device-plugin DaemonSet, team quotas, a live quota probe); exit 1 on any failure."""
+    counts, RuntimeClass, device-plugin DaemonSet, team quotas, a live quota probe) and the Slurm layer.
+
+    Counts passed, failed, SIMULATED (the lab simulates the part: said which) and skipped checks apart. Exit 0
+    with no failure; 1 on any failure, including a planned fact that cannot be checked outside the lab (ssh,
+    local); 2 usage error; 3 the checks cannot run."""
     from clusterforge.render import render_all, write_tree
     from clusterforge.verify.runner import CONCERNS, VerifyError, run_checks
 
@@ -106,8 +117,15 @@ def _print_result(result: Any, layers: dict[str, Any], kinds: dict[str, str], sh
         for f in hr.failures:
             say(out, f"FAIL {host_name} {f['test']}: {f['message']}")
         if show_skips:
+            for s in hr.simulations:
+                say(out, f"SIMULATED {host_name} {s['test']}: {s['message']}")
             for s in hr.skips:
                 say(out, f"skip {host_name} {s['test']}: {s['message']}")
+    for what, hosts in result.simulated_parts.items():
+        count = sum(1 for h in hosts for s in result.per_host[h].simulations if s["simulated"] == what)
+        say(out, f"SIMULATED {count} check(s) on {len(hosts)} host(s) ({', '.join(hosts)}): {what}")
+    if result.skipped and not show_skips:
+        say(out, f"{result.skipped} check(s) skipped with a reason (--show-skips lists them)")
     for problem in result.errors:
         say(err, f"error: {problem}")
     if json_path:

@@ -10,7 +10,7 @@ __all__ = ["verify_lines"]
 
 
 def verify_lines(work_dir: Path, since: _dt.datetime) -> list[str]:
-    """One line per group checked at or after ``since`` (passed/failed/skipped, unreachable hosts)."""
+    """One line per group checked at or after ``since`` (passed/failed/simulated/skipped, unreachable hosts)."""
     lines = []
     for report in sorted((work_dir / "verify").glob("*.json")):
         try:
@@ -23,7 +23,8 @@ def verify_lines(work_dir: Path, since: _dt.datetime) -> list[str]:
         totals = data.get("totals") or {}
         hosts = data.get("hosts") or {}
         lines.append(f"verify {report.stem}: {len(hosts)} host(s), {totals.get('passed', 0)} passed,"
-                     f" {totals.get('failed', 0)} failed, {totals.get('skipped', 0)} skipped ({report})")
+                     f" {totals.get('failed', 0)} failed, {totals.get('simulated', 0)} simulated,"
+                     f" {totals.get('skipped', 0)} skipped ({report})")
         for host, result in sorted(hosts.items()):
             if result.get("unreachable"):
                 lines.append(f"  host {host} unreachable: {result['unreachable']}")

@@ -28,6 +28,7 @@ QUOTA = "gpu-quota"
 PROBE_POD = "clusterforge-verify-probe"
 PROBE_IMAGE = "clusterforge/cf-gpu-probe:1"  # in the cluster registry (roles/k8s_registry)
 SIMULATED_PLUGIN = ("clusterforge.io/gpu-plugin", "simulated")
+SIMULATED_GPUS = "GPUs: nvidia.com/gpu advertised by the lab's cf-sim-gpu-plugin (the lab has no GPUs)"
 
 
 def probe_image(expected: Mapping[str, Any]) -> str:
@@ -74,8 +75,8 @@ def _nodes(core: Any, expected: Mapping[str, Any], timeout_s: float,
         capacity = (got.status.capacity or {}).get("nvidia.com/gpu", "0")
         info = got.status.node_info
         kubelet, runtime = info.kubelet_version, info.container_runtime_version
-        simulated = " (SIMULATED GPUs: the lab's device plugin)" if labels.get(SIMULATED_PLUGIN[0]) == \
-            SIMULATED_PLUGIN[1] else ""
+        sim_plugin = labels.get(SIMULATED_PLUGIN[0]) == SIMULATED_PLUGIN[1]
+        simulated = " (SIMULATED GPUs: the lab's device plugin)" if sim_plugin else ""
         wrong = {k: labels.get(k) for k, v in (node.get("labels") or {}).items() if labels.get(k) != v}
         pinned = (versions or {}).get("kubelet")
         ok = capacity == gpus and not wrong and (pinned is None or kubelet == pinned) and runtime.startswith(
@@ -84,7 +85,7 @@ def _nodes(core: Any, expected: Mapping[str, Any], timeout_s: float,
                   f" nvidia.com/gpu {capacity}, planned {gpus}{simulated}")
         if wrong:
             detail += f"; labels not as planned: {wrong}"
-        out.append(KubeCheck(f"node {name}", ok, detail))
+        out.append(KubeCheck(f"node {name}", ok, detail, SIMULATED_GPUS if sim_plugin else ""))
     return out
 
 
@@ -105,7 +106,7 @@ def _daemonset(apps: Any, core: Any, expected: Mapping[str, Any], timeout_s: flo
     simulated = [n.metadata.name for n in core.list_node(label_selector="=".join(SIMULATED_PLUGIN)).items]
     if want and sorted(simulated) == want:
         return KubeCheck("device plugin", True, "SIMULATED: cf-sim-gpu-plugin on each GPU node (no GPUs in the lab);"
-                         " the node checks read what it advertises through the kubelet")
+                         " the node checks read what it advertises through the kubelet", SIMULATED_GPUS)
 
     def rolled_out() -> tuple[int, int, list[str]] | None:
         try:

@@ -1,6 +1,12 @@
 """Run the testinfra host checks (``clusterforge.verify.hosts``) in a pytest subprocess and
 aggregate the per-check records into a per-host result and a JSON report.
 
+Each check ends passed, failed, skipped (nothing planned to check, or on the lab a fact it cannot read, with the
+reason) or SIMULATED (on the lab, a planned fact that needs a part the lab simulates: the record says which,
+``clusterforge.targets.SIMULATED_PARTS``). Outside the lab a planned fact that cannot be checked is a failure
+naming the host, the fact and why (``verify.hosts._gates``). The four are counted apart; only failures (and run
+errors) make the result not ok.
+
 The subprocess keeps pytest's state (assertion rewriting, plugins, testinfra's connection cache)
 out of the caller — the CLI, a Pulumi dynamic provider, a test. Records come back through a
 small plugin (``verify.hosts._report``), not by parsing pytest's console output.
@@ -22,7 +28,7 @@ from typing import Any, Literal
 
 from clusterforge import paths
 from clusterforge.sshmux import CONTROL_PATH, ansible_env, private_control_dir
-from clusterforge.targets import LAB, REACHES, SSH
+from clusterforge.targets import LAB, REACHES, SSH, Reach
 from clusterforge.verify.hosts import CONCERNS
 from clusterforge.verify.hosts._inventory import InventoryError, load_inventory
 
@@ -53,8 +59,10 @@ class HostResult:
     passed: int = 0
     failed: int = 0
     skipped: int = 0
+    simulated: int = 0
     failures: list[dict[str, str]] = field(default_factory=list)  # {test, message}
     skips: list[dict[str, str]] = field(default_factory=list)  # {test, message}
+    simulations: list[dict[str, str]] = field(default_factory=list)  # {test, message, simulated: what}
     unreachable: str | None = None  # why the host did not answer; its checks count as one failure
 
 
@@ -64,6 +72,7 @@ class VerifyResult:
     passed: int = 0
     failed: int = 0
     skipped: int = 0
+    simulated: int = 0
     errors: list[str] = field(default_factory=list)  # problems not tied to one host (collection errors)
     records: list[dict[str, Any]] = field(default_factory=list)
     target: str = ""
@@ -77,6 +86,17 @@ class VerifyResult:
     def unreachable(self) -> dict[str, str]:
         """host -> why it did not answer."""
         return {h: hr.unreachable for h, hr in self.per_host.items() if hr.unreachable is not None}
+
+    @property
+    def simulated_parts(self) -> dict[str, list[str]]:
+        """What the lab simulated -> the hosts whose checks it stood in for (in order)."""
+        parts: dict[str, list[str]] = {}
+        for h, hr in self.per_host.items():
+            for s in hr.simulations:
+                hosts = parts.setdefault(s["simulated"], [])
+                if h not in hosts:
+                    hosts.append(h)
+        return parts
 
     @property
     def failures(self) -> list[str]:
@@ -94,19 +114,23 @@ class VerifyResult:
             "inventory": self.inventory,
             "target": self.target,
             "ok": self.ok,
-            "totals": {"passed": self.passed, "failed": self.failed, "skipped": self.skipped},
+            "totals": {"passed": self.passed, "failed": self.failed, "simulated": self.simulated,
+                       "skipped": self.skipped},
             "hosts": {h: asdict(r) for h, r in self.per_host.items()},
             "errors": list(self.errors),
             "records": list(self.records),
         }
 
 
-def aggregate(records: Iterable[Mapping[str, Any]], hosts: Sequence[str] = ()) -> VerifyResult:
+def aggregate(records: Iterable[Mapping[str, Any]], hosts: Sequence[str] = (),
+              reach: Reach | None = None) -> VerifyResult:
     """Per-host counts and failure lists from check records ({host, test, outcome, message}).
 
     Every host in ``hosts`` appears even with no record. A failed record without a host (a
     module that did not import) is an error of the whole run. The checks of a host that did not
     answer (records marked ``unreachable``) count as one failure of that host, not one per check.
+    A simulated record under a ``reach`` that simulates nothing (a real target) is a failure: nothing
+    there may stand in for a fact.
     """
     result = VerifyResult(per_host={h: HostResult() for h in hosts})
     for rec in records:
@@ -138,6 +162,15 @@ def aggregate(records: Iterable[Mapping[str, Any]], hosts: Sequence[str] = ()) -
             hr.skipped += 1
             hr.skips.append(entry)
             result.skipped += 1
+        elif outcome == "simulated" and reach is not None and not reach.simulates:
+            entry["message"] = (f"SIMULATED on target {reach.name}, which simulates nothing: {entry['message']}")
+            hr.failed += 1
+            hr.failures.append(entry)
+            result.failed += 1
+        elif outcome == "simulated":
+            hr.simulated += 1
+            hr.simulations.append({**entry, "simulated": str(rec.get("simulated", ""))})
+            result.simulated += 1
         else:
             raise ValueError(f"unknown outcome {outcome!r} in {rec}")
     return result
@@ -298,7 +331,7 @@ def run_checks(
         if proc.returncode not in (*_RAN, _NO_TESTS) or not records_json.is_file():
             raise VerifyError(f"the host checks could not run (pytest exit {proc.returncode}):\n{output[-3000:]}")
         data = json.loads(records_json.read_text())
-    result = aggregate(data["records"], selected)
+    result = aggregate(data["records"], selected, where)
     result.target, result.inventory = target, str(inventory.path)
     if proc.returncode == _NO_TESTS:
         result.errors.append("no checks were collected")

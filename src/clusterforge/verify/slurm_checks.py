@@ -33,6 +33,7 @@ Runner = Callable[[str], tuple[int, str, str]]
 
 
 SlurmCheck = LayerCheck
+SIMULATED_GPUS = "GPUs: gres/gpu counted from placeholder device files (the lab has no GPUs)"
 
 
 def parse_fields(line: str) -> dict[str, str]:
@@ -85,7 +86,8 @@ def _nodes(run: Runner, expected: Mapping[str, Any], simulated: bool, timeout_s:
         state, got = fields.get("State", "?"), _gpus(fields.get("Gres", ""))
         reason = f", reason {fields['Reason']}" if fields.get("Reason") else ""
         out.append(SlurmCheck(f"node {name}", state == "IDLE" and got == gpus,
-                              f"{state}{reason}, gres/gpu {got}, planned {gpus}{gres_kind}"))
+                              f"{state}{reason}, gres/gpu {got}, planned {gpus}{gres_kind}",
+                              SIMULATED_GPUS if simulated else ""))
     return out
 
 

@@ -58,7 +58,8 @@ def _run(props: Mapping[str, Any]) -> dict[str, Any]:
                  for host, per_host in sorted(result.per_host.items()) for failure in per_host.failures]
     failures += [f"error: {error}" for error in result.errors]  # e.g. nothing was collected
     return {"passed": int(result.passed), "failed": int(result.failed) + len(result.errors),
-            "skipped": int(result.skipped), "failures": failures[:MAX_REPORTED_FAILURES]}
+            "skipped": int(result.skipped), "simulated": int(result.simulated),
+            "failures": failures[:MAX_REPORTED_FAILURES]}
 
 
 def failure_line(group: str, counts: Mapping[str, Any]) -> str:
@@ -114,6 +115,6 @@ class Verification(Resource, module="clusterforge", name="Verification"):
             "target": args.target, "report_path": args.report_path, "suite_hash": args.suite_hash,
             "provision_runs": args.provision_runs, "ssh_config": args.ssh_config,
             "allow_failures": args.allow_failures, "run": args.run,
-            "passed": None, "failed": None, "skipped": None, "failures": None,
+            "passed": None, "failed": None, "skipped": None, "simulated": None, "failures": None,
         }
         super().__init__(VerificationProvider(), name, props, opts)

@@ -1,5 +1,8 @@
 """pytest plugin: write one JSON record per check (host, test, outcome, message) for the runner.
 
+Outcomes: passed, failed, skipped, and simulated (a skip the lab's reach resolved as SIMULATED: the record's
+``simulated`` says what was simulated). A failure of a planned fact not read carries ``unchecked`` (the fact).
+
 Loaded with ``-p clusterforge.verify.hosts._report --cf-report-json PATH``. Works under
 pytest-xdist: the controller receives every worker's reports and alone writes the file.
 """
@@ -52,10 +55,13 @@ class _Recorder:
             "outcome": "passed", "message": "", "duration_s": 0.0,
         })  # fmt: skip
         rec["duration_s"] = round(rec["duration_s"] + report.duration, 3)
-        unreachable = dict(report.user_properties).get("cf_unreachable")
+        properties = dict(report.user_properties)
+        unreachable = properties.get("cf_unreachable")
         if unreachable is not None:
             rec["unreachable"] = str(unreachable)[:MESSAGE_MAX]
-        figures = {k: v for k, v in report.user_properties if k not in ("cf_host", "cf_unreachable")}
+        if properties.get("cf_unchecked") is not None:  # a planned fact not read: failed outside the lab
+            rec["unchecked"] = str(properties["cf_unchecked"])[:MESSAGE_MAX]
+        figures = {k: v for k, v in report.user_properties if not k.startswith("cf_")}
         if figures:  # measurements a check reports (record_property), e.g. throughput_mbps
             rec.setdefault("figures", {}).update(figures)
         if report.failed:
@@ -66,6 +72,8 @@ class _Recorder:
                     rec["message"] = f"[{report.when}] " + rec["message"]
         elif report.skipped and rec["outcome"] == "passed":
             rec["outcome"], rec["message"] = "skipped", _message(report)
+            if properties.get("cf_simulated") is not None:  # the lab simulates the part this check needs
+                rec["outcome"], rec["simulated"] = "simulated", str(properties["cf_simulated"])
 
     @pytest.hookimpl
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:

@@ -30,6 +30,7 @@ import pytest
 
 from clusterforge.targets import REACHES, Reach
 from clusterforge.verify.hosts._facts import HostFacts
+from clusterforge.verify.hosts._gates import Unchecked, resolve
 from clusterforge.verify.hosts._inventory import Inventory, load_inventory
 
 DEFAULT_GROUP = "servers,storage_servers"
@@ -106,6 +107,8 @@ class CheckContext:
 
 
 UNREACHABLE_PROPERTY = "cf_unreachable"
+SIMULATED_PROPERTY = "cf_simulated"  # what the lab simulated for a check whose outcome is SIMULATED
+UNCHECKED_PROPERTY = "cf_unchecked"  # the planned fact a check could not read (failed outside the lab)
 SSH_FAILED = 255  # ssh's own exit status: the connection (not the remote command) failed
 
 
@@ -220,6 +223,28 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.user_properties.append(("cf_host", name))
             # With pytest-xdist --dist loadgroup, one worker serves one host: its fact cache is shared.
             item.add_marker(pytest.mark.xdist_group(name))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item):
+    """A planned fact the check could not read (``_gates.unchecked``): SIMULATED, a skip or a failure by the
+    target's reach (``_gates.resolve``); recorded on the item for the report plugin."""
+    try:
+        return (yield)
+    except Unchecked as exc:
+        ctx = _ctx(item.config)
+        if ctx is None:
+            raise
+        callspec = getattr(item, "callspec", None)
+        host = str(callspec.params.get("cf_host_name")) if callspec else "?"
+        resolution = resolve(exc, ctx.target, host)
+        if resolution.outcome == "simulated":
+            item.user_properties.append((SIMULATED_PROPERTY, resolution.simulated))
+            pytest.skip(resolution.message)
+        if resolution.outcome == "skipped":
+            pytest.skip(resolution.message)
+        item.user_properties.append((UNCHECKED_PROPERTY, exc.fact))
+        pytest.fail(resolution.message, pytrace=False)
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:

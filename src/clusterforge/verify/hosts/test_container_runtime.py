@@ -1,14 +1,16 @@
 """NVIDIA container toolkit: installed where a GPU is visible, and configured for containerd
 (the ``nvidia`` runtime in its config) wherever it is installed; a CDI spec where GPUs are visible.
 
-A host with neither a visible GPU nor the toolkit (a lab container whose playbook leaves the
-toolkit out) has nothing to check: the tests skip with that reason.
+A host planned without GPUs and with neither a visible GPU nor the toolkit has nothing to check: the tests
+skip with that reason. A host planned with GPUs but none visible (a lab container whose playbook leaves the
+toolkit out) cannot be checked: SIMULATED in the lab, a failure on a real target.
 """
 
 from __future__ import annotations
 
 import pytest
 
+from clusterforge.verify.hosts._gates import GPUS, unchecked
 from clusterforge.verify.hosts._parsers import containerd_nvidia_runtime
 
 RUNTIME_CONFIG_DEFAULT = "/etc/containerd/config.toml"
@@ -19,9 +21,16 @@ def _installed(facts) -> bool:
     return facts.which("nvidia-ctk") is not None
 
 
-def _require_applicable(facts) -> None:
+def _gpus_planned(host_vars) -> bool:
+    return int(host_vars.get("cf_gpu_count") or 0) > 0
+
+
+def _require_applicable(facts, host_vars) -> None:
     if not facts.gpu_device_nodes() and not _installed(facts):
-        pytest.skip("no GPU visible (/dev/nvidia*) and nvidia-container-toolkit not installed: nothing to configure")
+        why = "no GPU visible (/dev/nvidia*) and nvidia-container-toolkit not installed"
+        if _gpus_planned(host_vars):
+            unchecked("the container runtime of the planned GPUs", why, GPUS)
+        pytest.skip(f"{why} and no GPU planned: nothing to configure")
 
 
 def _runtime_configs(facts, host_vars) -> dict[str, str]:
@@ -32,13 +41,13 @@ def _runtime_configs(facts, host_vars) -> dict[str, str]:
     return {p: t for p, t in texts.items() if t is not None}
 
 
-def test_nvidia_container_toolkit_installed(facts):
-    _require_applicable(facts)
+def test_nvidia_container_toolkit_installed(facts, host_vars):
+    _require_applicable(facts, host_vars)
     assert _installed(facts), "a GPU is visible but nvidia-ctk (nvidia-container-toolkit) is not installed"
 
 
 def test_containerd_has_nvidia_runtime(facts, host_vars):
-    _require_applicable(facts)
+    _require_applicable(facts, host_vars)
     configs = _runtime_configs(facts, host_vars)
     main = host_vars.get("nvidia_container_toolkit_runtime_config") or RUNTIME_CONFIG_DEFAULT
     assert configs, f"no containerd config ({main})"
@@ -47,7 +56,7 @@ def test_containerd_has_nvidia_runtime(facts, host_vars):
 
 
 def test_containerd_nvidia_runtime_binary(facts, host_vars):
-    _require_applicable(facts)
+    _require_applicable(facts, host_vars)
     runtimes = [r for r in (containerd_nvidia_runtime(t) for t in _runtime_configs(facts, host_vars).values()) if r]
     assert runtimes, "no `nvidia` runtime in the containerd config"
     binaries = [str((r.get("options") or {}).get("BinaryName", "")) for r in runtimes]
@@ -58,6 +67,9 @@ def test_containerd_nvidia_runtime_binary(facts, host_vars):
 
 def test_cdi_spec_present(facts, host_vars):
     if not facts.gpu_device_nodes():
-        pytest.skip("no GPU visible (/dev/nvidia*): the CDI spec is generated only where GPUs are")
-    _require_applicable(facts)
+        why = "no GPU visible (/dev/nvidia*): the CDI spec is generated only where GPUs are"
+        if _gpus_planned(host_vars):
+            unchecked("the CDI spec of the planned GPUs", why, GPUS)
+        pytest.skip(why)
+    _require_applicable(facts, host_vars)
     assert any(facts.exists(p) for p in CDI_SPECS), f"no CDI spec for the GPUs ({', '.join(CDI_SPECS)})"

@@ -2,8 +2,9 @@
 enabled and ran, carry the planned priority and ToS, and the RoCE NICs have the planned MTU.
 
 Only where RoCE is planned (cf_roce.enabled; InfiniBand data planes have it false) and the host
-has RDMA devices (/sys/class/infiniband): otherwise the tests skip with the reason. The ECN
-knobs exist only with the vendor's driver (mlx5 sysfs); missing ones skip per interface.
+has RDMA devices (/sys/class/infiniband). RoCE planned on a host without RDMA devices is not checked:
+SIMULATED in the lab (veth links), a failure on a real target. The ECN knobs exist only with the vendor's
+driver (mlx5 sysfs); a missing one is likewise not checked, per interface.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import re
 
 import pytest
 
-from clusterforge.verify.hosts._gates import require_systemd
+from clusterforge.verify.hosts._gates import RDMA_NICS, require_systemd, unchecked
 
 SCRIPT_DEFAULT = "/usr/local/sbin/clusterforge-roce-qos"
 UNIT_DEFAULT = "clusterforge-roce-qos.service"
@@ -24,7 +25,8 @@ def _require_roce(facts, host_vars) -> dict:
         pytest.skip("cf_roce.enabled is false (InfiniBand data plane or no RoCE intent)")
     devices = facts.run("ls -1 /sys/class/infiniband 2>/dev/null; true").stdout.split()
     if not devices:
-        pytest.skip("no RDMA devices (/sys/class/infiniband empty or missing): no RoCE NIC to configure")
+        unchecked("the planned RoCE NICs (cf_roce)", "no RDMA devices (/sys/class/infiniband empty or missing)",
+                  RDMA_NICS)
     return roce
 
 
@@ -90,6 +92,7 @@ def test_roce_ecn_on_lossless_priority(facts, host_vars, roce_interface, role):
     knob = f"/sys/class/net/{roce_interface}/ecn/{role}/enable/{roce['pfc_priority']}"
     value = facts.read(knob)
     if value is None:
-        pytest.skip(f"{knob} does not exist (NIC driver without DCQCN sysfs knobs)")
+        unchecked(f"ECN ({role}) on {roce_interface}'s lossless priority",
+                  f"{knob} does not exist (NIC driver without DCQCN sysfs knobs)", RDMA_NICS)
     want = "1" if roce.get("ecn", True) else "0"
     assert value.strip() == want, f"{knob} is {value.strip()}, planned {want}"
