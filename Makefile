@@ -26,9 +26,12 @@ test: setup
 lint:
 	$(ENV) ruff check src tests benchmarks && mypy
 
-# Speed figures docs/benchmarks.md quotes (printed, never asserted); pyavd is the `bench` extra, installed here.
+# Speed benchmarks, then docs/benchmarks.md written from this one run's records (benchmarks/write_page.py: the
+# machine, its load before and after, every figure; printed, never asserted); pyavd is the `bench` extra, installed here.
 bench: setup
 	$(ENV) pip install -q "pyavd>=6.4"
+	export CLUSTERFORGE_BENCH_RESULTS="$(CURDIR)/.state/bench-results"
+	$(ENV) python benchmarks/write_page.py start
 	$(ENV) python benchmarks/plan_render.py
 	$(ENV) python benchmarks/render_switches.py
 	$(ENV) python benchmarks/scale_examples.py
@@ -36,3 +39,4 @@ bench: setup
 	$(ENV) python benchmarks/pyavd_process.py
 	$(ENV) python benchmarks/cli_startup.py
 	$(ENV) python benchmarks/commands_scale.py
+	$(ENV) python benchmarks/write_page.py write

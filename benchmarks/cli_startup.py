@@ -27,6 +27,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from results import Recorder, recording  # noqa: E402
+
 # `validate FILE` runs without the typer app (cli/validation); `--format table` asks the same of the app
 COMMANDS = (("--version",), ("--help",), ("validate", "inventory/lab.yaml"),
             ("validate", "inventory/lab.yaml", "--format", "table"), ("validate", "inventory/roce-128gpu.yaml"))
@@ -54,27 +57,33 @@ def main() -> None:
     print(f"load average {os.getloadavg()[0]:.2f} at start; {args.rounds} rounds; source"
           f" {args.src or 'installed package'}")
     print(f"{'command':<46} {'wall min':>9} {'wall med':>9} {'cpu min':>8} {'cpu med':>8}")
-    for command in COMMANDS:
-        row(' '.join(command), [*launcher, *command], env, args.rounds)
-    with tempfile.TemporaryDirectory(prefix="cf-nobytecode-") as tmp:
-        source = args.src.resolve() if args.src else ROOT / "src"
-        copy = Path(tmp) / "src"
-        shutil.copytree(source, copy, ignore=shutil.ignore_patterns("__pycache__"))
-        bare = {**env, "PYTHONPATH": str(copy), "PYTHONDONTWRITEBYTECODE": "1"}
-        row("validate inventory/lab.yaml, no bytecode", [*launcher, "validate", "inventory/lab.yaml"], bare,
-            args.rounds)
+    with recording("cli_startup", rounds=args.rounds, src=str(args.src) if args.src else None) as rec:
+        for command in COMMANDS:
+            row(rec, command, "", [*launcher, *command], env, args.rounds)
+        with tempfile.TemporaryDirectory(prefix="cf-nobytecode-") as tmp:
+            source = args.src.resolve() if args.src else ROOT / "src"
+            copy = Path(tmp) / "src"
+            shutil.copytree(source, copy, ignore=shutil.ignore_patterns("__pycache__"))
+            bare = {**env, "PYTHONPATH": str(copy), "PYTHONDONTWRITEBYTECODE": "1"}
+            row(rec, ("validate", "inventory/lab.yaml"), "no bytecode", [*launcher, "validate", "inventory/lab.yaml"],
+                bare, args.rounds)
     print(f"load average {os.getloadavg()[0]:.2f} at end")
 
 
-def row(name: str, argv: list[str], env: dict[str, str], rounds: int) -> None:
+def row(rec: Recorder, command: tuple[str, ...], note: str, argv: list[str], env: dict[str, str],
+        rounds: int) -> None:
     """One command: run once untimed (bytecode written, unless the environment forbids it), then timed."""
+    name = " ".join(command) + (f", {note}" if note else "")
     _, _, status = timed(argv, env)
     runs = [timed(argv, env) for _ in range(rounds)]
     walls, cpus = [r[0] for r in runs], [r[1] for r in runs]
     statuses = {r[2] for r in runs} | {status}
-    note = "" if statuses == {0} else f"  exit {sorted(statuses)}"
+    exits = "" if statuses == {0} else f"  exit {sorted(statuses)}"
     print(f"{name:<46} {min(walls):>9.3f} {statistics.median(walls):>9.3f} {min(cpus):>8.3f}"
-          f" {statistics.median(cpus):>8.3f}{note}", flush=True)
+          f" {statistics.median(cpus):>8.3f}{exits}", flush=True)
+    rec.record("command", command=" ".join(command), note=note, wall_min=min(walls),
+               wall_median=statistics.median(walls), cpu_min=min(cpus), cpu_median=statistics.median(cpus),
+               exit_statuses=sorted(statuses))
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
+from results import Recorder, recording  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = os.sysconf("SC_PAGE_SIZE")
@@ -141,29 +142,46 @@ def main() -> None:
           + "; ".join(f"{label or 'source'} {src or 'installed package'}" for label, src in trees))
     print(f"{'command':<21} {'wall s':>7} {'cpu s':>7} {'tree RSS MB':>11} {'tree PSS MB':>11} {'max proc MB':>11}"
           f" {'output MB':>9} {'load':>5}  sha256", flush=True)
-    with tempfile.TemporaryDirectory(prefix="cf-bench-") as tmp:
-        inventory = generate(args.sus, Path(tmp) / f"gen{args.sus}.yaml")
+    with tempfile.TemporaryDirectory(prefix="cf-bench-") as tmp, recording(
+            "commands_scale", sus=args.sus, only=args.only.split(","), src=str(args.src) if args.src else None,
+            against=str(args.against) if args.against else None) as rec:
+        inventory, out = generate(args.sus, Path(tmp) / f"gen{args.sus}.yaml"), Path(tmp) / "out"
         for name in args.only.split(","):
             for label, src in trees:
-                row = f"{name} {label}".strip()
-                out = Path(tmp) / "out"
                 argv = [*launcher, *(a.format(inv=inventory, out=out) for a in COMMANDS[name])]
-                result = run(argv, _environment(src), to_stdout=name == "plan")
-                load = os.getloadavg()[0]
-                if result["status"]:
-                    print(f"{row:<21} exit {result['status']}: {result['stderr'].strip()[-300:]}", flush=True)
-                    shutil.rmtree(out, ignore_errors=True)
-                    continue
-                if name == "plan":
-                    sha, size = result["stdout_sha"], result["stdout_bytes"]
-                else:
-                    sha, size = _sha_of_tree(out), sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
-                shutil.rmtree(out, ignore_errors=True)
-                os.sync()  # the next run starts with this one's writes and deletions on disk, not still being flushed
-                print(f"{row:<21} {result['wall']:>7.1f} {result['cpu']:>7.1f} {result['rss'] / 1e6:>11,.0f}"
-                      f" {result['pss'] / 1e6:>11,.0f} {result['maxrss'] / 1e6:>11,.0f} {size / 1e6:>9,.1f}"
-                      f" {load:>5.1f}  {sha}", flush=True)
+                one_command(rec, name, label, src, argv, out)
     print(f"load average {os.getloadavg()[0]:.2f} at end")
+
+
+def _shown(name: str) -> str:
+    """The command as the page names it: its words without the inventory and the output directory."""
+    return " ".join(a for a in COMMANDS[name] if not a.startswith("{") and a != "--out")
+
+
+def one_command(rec: Recorder, name: str, label: str, src: Path | None, argv: list[str], out: Path) -> None:
+    """Run one command, print its row and record it."""
+    row = f"{name} {label}".strip()
+    result = run(argv, _environment(src), to_stdout=name == "plan")
+    load = os.getloadavg()[0]
+    if result["status"]:
+        print(f"{row:<21} exit {result['status']}: {result['stderr'].strip()[-300:]}", flush=True)
+        rec.record("command", name=name, label=label, command=_shown(name),
+                   error=f"exit {result['status']}: {result['stderr'].strip()[-300:]}")
+        shutil.rmtree(out, ignore_errors=True)
+        return
+    if name == "plan":
+        sha, size = result["stdout_sha"], result["stdout_bytes"]
+    else:
+        sha, size = _sha_of_tree(out), sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
+    shutil.rmtree(out, ignore_errors=True)
+    os.sync()  # the next run starts with this one's writes and deletions on disk, not still being flushed
+    print(f"{row:<21} {result['wall']:>7.1f} {result['cpu']:>7.1f} {result['rss'] / 1e6:>11,.0f}"
+          f" {result['pss'] / 1e6:>11,.0f} {result['maxrss'] / 1e6:>11,.0f} {size / 1e6:>9,.1f}"
+          f" {load:>5.1f}  {sha}", flush=True)
+    rec.record("command", name=name, label=label, command=_shown(name),
+               wall_s=result["wall"], cpu_s=result["cpu"], tree_rss_mb=result["rss"] / 1e6,
+               tree_pss_mb=result["pss"] / 1e6, max_process_mb=result["maxrss"] / 1e6, output_mb=size / 1e6,
+               load=load, sha256=sha)
 
 
 if __name__ == "__main__":

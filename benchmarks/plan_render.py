@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
+from results import recording  # noqa: E402
 
 
 def one(sus: int, transport: str) -> dict:
@@ -63,16 +64,24 @@ def main() -> None:
     sizes = [int(a) for a in args if a.isdigit()] or [1, 8, 64, 512]
     print(f"{'SUs':>5} {'GPUs':>8} {'devices':>8} {'links':>8} {'switches':>8} {'files':>7} {'plan s':>7}"
           f" {'render s':>8} {'total s':>7} {'cpu s':>6} {'workers':>7} {'peak RSS MB':>11} {'own':>6}  ({transport})")
-    for sus in sizes:
-        result = subprocess.run([sys.executable, __file__, "child", str(sus), transport], capture_output=True,
-                                text=True)
-        if result.returncode:
-            print(f"{sus:>5} failed: {result.stderr.strip().splitlines()[-1:]}")
-            continue
-        r = json.loads(result.stdout)
-        print(f"{r['sus']:>5} {r['gpus']:>8,} {r['devices']:>8,} {r['links']:>8,} {r['switches']:>8,}"
-              f" {r['files']:>7,} {r['plan_s']:>7} {r['render_s']:>8} {r['total_s']:>7} {r['cpu_s']:>6}"
-              f" {r['workers_cpu_s']:>7} {r['peak_rss_mb']:>11} {r['own_rss_mb']:>6}", flush=True)
+    with recording("plan_render", sizes=sizes, transport=transport) as rec:
+        for sus in sizes:
+            one_size(sus, transport, rec)
+
+
+def one_size(sus: int, transport: str, rec) -> None:
+    result = subprocess.run([sys.executable, __file__, "child", str(sus), transport], capture_output=True,
+                            text=True)
+    if result.returncode:
+        error = result.stderr.strip().splitlines()[-1:]
+        print(f"{sus:>5} failed: {error}")
+        rec.record("size", sus=sus, error=" ".join(error))
+        return
+    r = json.loads(result.stdout)
+    rec.record("size", **r)
+    print(f"{r['sus']:>5} {r['gpus']:>8,} {r['devices']:>8,} {r['links']:>8,} {r['switches']:>8,}"
+          f" {r['files']:>7,} {r['plan_s']:>7} {r['render_s']:>8} {r['total_s']:>7} {r['cpu_s']:>6}"
+          f" {r['workers_cpu_s']:>7} {r['peak_rss_mb']:>11} {r['own_rss_mb']:>6}", flush=True)
 
 
 if __name__ == "__main__":

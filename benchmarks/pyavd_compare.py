@@ -30,6 +30,9 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from results import recording  # noqa: E402
+
 CHASSIS = "bench-chassis-576x400"
 CHASSIS_MODEL = {"vendor": "benchmark", "description": "576x 400GbE modular chassis spine (generated)",
                  "ports": 576, "speed_gbps": 400, "lanes_per_port": 4, "max_draw_w": 16000, "height_u": 16,
@@ -138,27 +141,34 @@ def main() -> int:
         result = run_ours(*map(int, numbers)) if side == "ours" else run_avd(*map(int, numbers))
         print(json.dumps(result))
         return 0
-    ours_runs, avd_runs = [], []
-    for _ in range(args.rounds):
-        ours = child(["ours", str(args.sus)])
-        ours_runs.append(ours)
-        avd_runs.append(child(["avd", str(ours["leaves"]), str(ours["spines"]), str(ours["uplinks"]),
-                               str(ours["host_ports"])]))
-        print(f"  round {len(avd_runs)}: clusterforge {ours['seconds']:.2f} s, pyavd {avd_runs[-1]['seconds']:.2f} s",
-              flush=True)
-    ours = min(ours_runs, key=lambda r: r["seconds"])
-    avd = min(avd_runs, key=lambda r: r["seconds"])
-    ours_ms = ours["seconds"] / ours["switches"] * 1e3
-    avd_ms = avd["seconds"] / avd["switches"] * 1e3
+    with recording("pyavd_compare", sus=args.sus, rounds=args.rounds) as rec:
+        ours, avd = best_rounds(args.sus, args.rounds)
+        ours_ms = ours["seconds"] / ours["switches"] * 1e3
+        avd_ms = avd["seconds"] / avd["switches"] * 1e3
+        cpu_ratio = avd["cpu_s"] / avd["switches"] / (ours["cpu_s"] / ours["switches"])
+        rec.record("result", ours=ours, avd=avd, ours_ms_per_switch=ours_ms, avd_ms_per_switch=avd_ms,
+                   ratio_wall=avd_ms / ours_ms, ratio_cpu=cpu_ratio)
     print(f"EOS leaf-spine: {ours['leaves']} leaves x {ours['uplinks']} uplinks, {ours['spines']} spines,"
           f" {ours['host_ports']} routed host ports per leaf; best of {args.rounds} interleaved rounds per side")
     for label, r, ms in (("clusterforge", ours, ours_ms), (f"pyavd {avd['version']}", avd, avd_ms)):
         first = f"plan {r['plan_s']:.2f} s" if "plan_s" in r else f"facts {r['facts_s']:.2f} s"
         print(f"  {label:<13} {r['switches']:>5} switches {r['seconds']:8.2f} s ({first}, cpu {r['cpu_s']:.2f} s)"
               f" = {ms:7.2f} ms/switch, {r['bytes'] / 2**20:.1f} MiB of config")
-    print(f"  per-switch ratio (pyavd / clusterforge): {avd_ms / ours_ms:.1f}x wall,"
-          f" {avd['cpu_s'] / avd['switches'] / (ours['cpu_s'] / ours['switches']):.1f}x cpu")
+    print(f"  per-switch ratio (pyavd / clusterforge): {avd_ms / ours_ms:.1f}x wall, {cpu_ratio:.1f}x cpu")
     return 0
+
+
+def best_rounds(sus: int, rounds: int) -> tuple[dict, dict]:
+    """Both sides `rounds` times, interleaved, each in its own process; the fastest round of each."""
+    ours_runs, avd_runs = [], []
+    for _ in range(rounds):
+        ours = child(["ours", str(sus)])
+        ours_runs.append(ours)
+        avd_runs.append(child(["avd", str(ours["leaves"]), str(ours["spines"]), str(ours["uplinks"]),
+                               str(ours["host_ports"])]))
+        print(f"  round {len(avd_runs)}: clusterforge {ours['seconds']:.2f} s, pyavd {avd_runs[-1]['seconds']:.2f} s",
+              flush=True)
+    return min(ours_runs, key=lambda r: r["seconds"]), min(avd_runs, key=lambda r: r["seconds"])
 
 
 if __name__ == "__main__":

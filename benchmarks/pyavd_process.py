@@ -45,6 +45,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
+from results import recording  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -106,6 +107,20 @@ def tree_digest(root: Path) -> str:
     return digest.hexdigest()
 
 
+def marginal(rows: list[tuple]) -> dict:
+    """CPU ms per data-plane switch added, smallest size to largest; {} with fewer than two sizes."""
+    if len(rows) < 2:
+        return {}
+    (_, n0, o0, a0, p0, s0), (_, n1, o1, a1, p1, s1) = rows[0], rows[-1]
+    ours_ms = (o1[1] - o0[1]) / (n1 - n0) * 1e3
+    sw_ms = (s1[1] - s0[1]) / (n1 - n0) * 1e3
+    old_ms = (p1[1] - p0[1]) / (n1 - n0) * 1e3 if p0 is not None and p1 is not None else None
+    avd_ms = (a1[1] - a0[1]) / (n1 - n0) * 1e3 if a0 is not None and a1 is not None else None
+    return {"from_switches": n0, "to_switches": n1, "ours_ms": ours_ms, "switches_only_ms": sw_ms, "old_ms": old_ms,
+            "avd_ms": avd_ms, "ratio": ours_ms / avd_ms if avd_ms else None,
+            "ratio_switches_only": sw_ms / avd_ms if avd_ms else None}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sus", type=int, nargs="+", default=[8, 32, 64], help="sizes in SUs of 8 leaves")
@@ -132,7 +147,9 @@ def main() -> int:
                                     f" {'ratio sw':>9}"),
           flush=True)
     rows = []
-    with tempfile.TemporaryDirectory(prefix="cf-pyavd-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="cf-pyavd-") as tmp, recording(
+            "pyavd_process", sus=args.sus, rounds=args.rounds, avd=not args.no_avd,
+            old_src=str(args.old_src) if args.old_src else None) as rec:
         for sus in args.sus:
             inventory = Path(tmp) / f"eos-{sus}su.yaml"
             shape = write_inventory(sus, inventory)
@@ -167,17 +184,22 @@ def main() -> int:
                 line += (f" {best_avd[0]:>10.2f} {best_avd[1]:>7.2f} {best_avd[1] / switches * 1e3:>9.2f} |"
                          f" {best_ours[1] / best_avd[1]:>9.4f} {best_sw[1] / best_avd[1]:>9.4f}")
             print(line, flush=True)
-    if len(rows) > 1:
-        (_, n0, o0, a0, p0, s0), (_, n1, o1, a1, p1, s1) = rows[0], rows[-1]
-        ours_ms = (o1[1] - o0[1]) / (n1 - n0) * 1e3
-        sw_ms = (s1[1] - s0[1]) / (n1 - n0) * 1e3
-        line = (f"marginal CPU per data-plane switch, {n0} -> {n1}: clusterforge {ours_ms:.2f} ms"
-                f" (--switches-only {sw_ms:.2f} ms)")
-        if p0 is not None and p1 is not None:
-            line += f", old clusterforge {(p1[1] - p0[1]) / (n1 - n0) * 1e3:.2f} ms"
-        if a0 is not None and a1 is not None:
-            avd_ms = (a1[1] - a0[1]) / (n1 - n0) * 1e3
-            line += f", pyavd {avd_ms:.2f} ms, ratio {ours_ms / avd_ms:.4f} ({sw_ms / avd_ms:.4f})"
+            rec.record("size", sus=sus, data_switches=switches, all_switches=shape["switches"],
+                       ours_wall_s=best_ours[0], ours_cpu_s=best_ours[1], switches_only_cpu_s=best_sw[1],
+                       avd_wall_s=best_avd[0] if best_avd else None, avd_cpu_s=best_avd[1] if best_avd else None,
+                       old_wall_s=best_old[0] if best_old else None, old_cpu_s=best_old[1] if best_old else None,
+                       old_identical=same if best_old else None)
+        if len(rows) > 1:
+            rec.record("marginal", **marginal(rows))
+    margin = marginal(rows)
+    if margin:
+        line = (f"marginal CPU per data-plane switch, {margin['from_switches']} -> {margin['to_switches']}:"
+                f" clusterforge {margin['ours_ms']:.2f} ms (--switches-only {margin['switches_only_ms']:.2f} ms)")
+        if margin["old_ms"] is not None:
+            line += f", old clusterforge {margin['old_ms']:.2f} ms"
+        if margin["avd_ms"] is not None:
+            line += (f", pyavd {margin['avd_ms']:.2f} ms, ratio {margin['ratio']:.4f}"
+                     f" ({margin['ratio_switches_only']:.4f})")
         print(line)
         print("clusterforge CPU per switch by size (linear render: roughly flat or falling): "
               + ", ".join(f"{o[1] / n * 1e3:.2f} ms at {n}" for _, n, o, _, _, _ in rows))

@@ -27,6 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from gen_inventory import generate  # noqa: E402
+from results import recording  # noqa: E402
 
 SIZES = (1, 8, 64, 512)
 ENVELOPE_MAX_SUS = 512
@@ -99,11 +100,15 @@ def main() -> int:
     if args.one:
         print(json.dumps(run_one(*args.one)))
         return 0
-    for sus in args.sizes:
-        result = child(sus, ENVELOPE_MAX_SUS)
-        report(result)
-        if "error" in result and sus < ENVELOPE_MAX_SUS:
-            report(child(sus, sus))
+    with recording("render_switches", sizes=args.sizes, envelope_max_sus=ENVELOPE_MAX_SUS) as rec:
+        for sus in args.sizes:
+            result = child(sus, ENVELOPE_MAX_SUS)
+            report(result)
+            rec.record("size", **result)
+            if "error" in result and sus < ENVELOPE_MAX_SUS:
+                own = child(sus, sus)
+                report(own)
+                rec.record("size", **own)
     return 0
 
 

@@ -23,6 +23,9 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from results import recording  # noqa: E402
+
 SIZES = (64, 128, 512)
 
 
@@ -59,6 +62,11 @@ def main() -> int:
     if args.one:
         print(json.dumps(run_one(args.one[0], int(args.one[1]), args.one[2] == "chassis")))
         return 0
+    with recording("scale_examples", sizes=args.sizes, examples=args.examples, chassis=not args.no_chassis) as rec:
+        return run_all(args, rec)
+
+
+def run_all(args: argparse.Namespace, rec) -> int:
     failed = 0
     print(f"{'example':<14} {'SUs':>4} {'cores':>7} {'GPUs':>8} {'devices':>8} {'switches':>8} {'tiers d/s':>9}"
           f" {'plan s':>7} {'check s':>7} {'render s':>8} {'cpu s':>6} {'RSS MiB':>7}  fabric checks")
@@ -69,9 +77,12 @@ def main() -> int:
                                   text=True, check=False)
             if proc.returncode:
                 failed += 1
-                print(f"{name:<14} {sus:>4} {chassis:>7} FAILED: {proc.stderr.strip().splitlines()[-1:]}", flush=True)
+                error = proc.stderr.strip().splitlines()[-1:]
+                print(f"{name:<14} {sus:>4} {chassis:>7} FAILED: {error}", flush=True)
+                rec.record("example", example=name, sus=sus, chassis=chassis == "chassis", error=" ".join(error))
                 continue
             r = json.loads(proc.stdout.strip().splitlines()[-1])
+            rec.record("example", **r, chassis=chassis == "chassis")
             failed += bool(r["problem_count"])
             verdict = "clean" if not r["problem_count"] else f"{r['problem_count']} problems: {r['problems']}"
             print(f"{name:<14} {sus:>4} {chassis:>7} {r['gpus']:>8,} {r['devices']:>8,} {r['switches']:>8,}"

@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import copy
 import json
-import shutil
-import tempfile
 from pathlib import Path
 
 import pytest
+from shipped_catalog import load_shipped_catalog
 
 from clusterforge.model import ClusterSpec
-from clusterforge.model.loader import load_cluster
 from clusterforge.plan.acceptance import gpu_spec_for
 from clusterforge.verify.gpu.evaluate import enforced_power_limit, evaluate, power_limit_verdict, watts
 from clusterforge.verify.gpu.floors import derive_floors, floor_value, lowest, measured_figures
@@ -26,8 +24,6 @@ from clusterforge.verify.gpu_names import REPORTED_NAMES, gpu_model_matches
 
 REPO = Path(__file__).resolve().parents[2]
 RUNS = REPO / "docs" / "acceptance"
-CATALOG_FILES = ["catalog/servers.yaml", "catalog/switches.yaml", "catalog/pdus.yaml", "catalog/cables.yaml",
-                 "catalog/nics.yaml", "catalog/cooling.yaml", "catalog/racks.yaml"]
 H100_RUNS = ("h100x1-floors/report-1.json", "h100x1-floors/report-2.json", "h100x1-floors/report-3.json")
 
 
@@ -38,15 +34,7 @@ def _measurements(run: str) -> dict:
 @pytest.fixture(scope="module")
 def catalog() -> ClusterSpec:
     """The shipped catalog (every catalog file), loaded through an example declaration."""
-    text = (REPO / "inventory" / "superpod-4su.yaml").read_text().replace(
-        "catalog_files: [catalog/servers.yaml, catalog/switches.yaml, catalog/pdus.yaml, catalog/cables.yaml]",
-        f"catalog_files: [{', '.join(CATALOG_FILES)}]")
-    with tempfile.TemporaryDirectory() as tmp:
-        shutil.copytree(REPO / "inventory" / "catalog", Path(tmp) / "catalog")
-        path = Path(tmp) / "catalog-test.yaml"
-        path.write_text(text)
-        spec, _ = load_cluster(path)
-    return spec
+    return load_shipped_catalog()
 
 
 def _spec(catalog: ClusterSpec, model: str, count: int = 1) -> AcceptanceSpec:

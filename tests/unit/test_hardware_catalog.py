@@ -6,35 +6,19 @@ test_gpu_floors.py."""
 from __future__ import annotations
 
 import json
-import shutil
-import tempfile
 from pathlib import Path
 
 import pytest
+from shipped_catalog import load_shipped_catalog
 
-from clusterforge.model.loader import load_cluster
 from clusterforge.plan.acceptance import gpu_spec_for
 from clusterforge.verify.gpu.evaluate import evaluate
 from clusterforge.verify.gpu.spec import AcceptanceSpec, floor_thresholds
 
 REPO = Path(__file__).resolve().parents[2]
-CATALOG_FILES = ["catalog/servers.yaml", "catalog/switches.yaml", "catalog/pdus.yaml", "catalog/cables.yaml",
-                 "catalog/nics.yaml", "catalog/cooling.yaml", "catalog/racks.yaml"]
 
 
-def _catalog():
-    text = (REPO / "inventory" / "superpod-4su.yaml").read_text().replace(
-        "catalog_files: [catalog/servers.yaml, catalog/switches.yaml, catalog/pdus.yaml, catalog/cables.yaml]",
-        f"catalog_files: [{', '.join(CATALOG_FILES)}]")
-    with tempfile.TemporaryDirectory() as tmp:
-        shutil.copytree(REPO / "inventory" / "catalog", Path(tmp) / "catalog")
-        path = Path(tmp) / "catalog-test.yaml"
-        path.write_text(text)
-        spec, _ = load_cluster(path)
-    return spec
-
-
-SPEC = _catalog()
+SPEC = load_shipped_catalog()
 CAT = SPEC.catalog
 NEW_SERVERS = ("dgx-b200", "dgx-b300", "dgx-b300-eth", "gb200-nvl72-tray", "gb300-nvl72-tray")
 

@@ -39,7 +39,7 @@ MANIFEST = "manifest"  # one line per part: NAME OFFSET BYTES SHA256; its SHA-25
 # downloads. Under QEMU's emulated CPU (TCG) every guest instruction is the cost: the one-stream pipeline
 # (wget | tee FIFO | lzop | dd, sha256sum on the FIFO) moved 12 MB/s, since busybox tee reads and writes 1 KiB
 # per system call and each is dear on an emulated CPU; the guest's DMA (O_DIRECT) path runs at native speed.
-# docs/benchmarks.md ("Bare metal") has the figures.
+# docs/measurements.md ("Bare metal") has the figures.
 PART_BYTES = 64 * MIB
 MAX_PARTS = 9999
 _PART_NAME = re.compile(r"p[0-9]{4}\.lzo")
