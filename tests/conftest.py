@@ -160,7 +160,7 @@ class KubeCluster:
     second: KubeRun
     kubeconfig: Path  # 0600, in the session's temporary directory (a throwaway CA of this session)
     api: object  # kubernetes.client.ApiClient
-    run: object  # () -> KubeRun: runs both playbooks again (fault tests)
+    run: object  # (control_plane=True, nodes="servers") -> KubeRun: runs the playbooks again (fault tests)
     sh: object  # (host, command) -> (rc, stdout, stderr) over the lab's SSH
 
 
@@ -191,21 +191,27 @@ def kube_cluster(lab_cluster: LabCluster, tmp_path_factory: pytest.TempPathFacto
     private = tmp_path_factory.mktemp("kube-runner")
     inventory = lab_cluster.inventory_dir / "ansible" / "inventory.yml"
 
-    def run() -> KubeRun:
+    def run(control_plane: bool = True, nodes: str | None = "servers") -> KubeRun:
+        """Both playbooks as `up` runs them; a fault test may run only the half its fault is in (the control
+        plane's playbook alone, or the nodes' playbook limited to some nodes: ``nodes=None`` skips it)."""
         # the secrets only in env/extravars (0600, for the run), as HostProvision passes them
         vars_file = write_private_extravars(private, extravars)
         try:
-            control_plane = run_site(inventory, private, limit="control_nodes", extravars=None,
-                                     ssh_config=lab_cluster.ssh_config, playbook="kubernetes.yml")
-            if not control_plane.ok:
-                return KubeRun(False, dict(control_plane.failed_hosts), dict(control_plane.changed_per_host),
-                               control_plane.status)
-            nodes = run_site(inventory, private, limit="servers", extravars=None, ssh_config=lab_cluster.ssh_config,
-                             playbook=NODES_PLAYBOOK)
-            changed = {**control_plane.changed_per_host}
-            for host, count in nodes.changed_per_host.items():
-                changed[host] = changed.get(host, 0) + count
-            return KubeRun(nodes.ok, dict(nodes.failed_hosts), changed, nodes.status)
+            changed: dict = {}
+            last = None
+            if control_plane:
+                last = run_site(inventory, private, limit="control_nodes", extravars=None,
+                                ssh_config=lab_cluster.ssh_config, playbook="kubernetes.yml")
+                changed.update(last.changed_per_host)
+                if not last.ok:
+                    return KubeRun(False, dict(last.failed_hosts), changed, last.status)
+            if nodes is not None:
+                last = run_site(inventory, private, limit=nodes, extravars=None, ssh_config=lab_cluster.ssh_config,
+                                playbook=NODES_PLAYBOOK)
+                for host, count in last.changed_per_host.items():
+                    changed[host] = changed.get(host, 0) + count
+            assert last is not None, "run() with neither playbook"
+            return KubeRun(last.ok, dict(last.failed_hosts), changed, last.status)
         finally:
             vars_file.unlink(missing_ok=True)
 
