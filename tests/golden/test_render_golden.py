@@ -1,6 +1,7 @@
 """Golden files for the rendered Ansible inventory, host_vars, asset register, gateway table, Slurm files
 (slurm/: slurm.conf, gres.conf, topology.conf, cgroup.conf, accounts.json, nccl/<host>.conf) and monitoring
-files (monitoring/: prometheus.yml, alertmanager.yml, rules/<group>.yml) of the lab example.
+files (monitoring/: prometheus.yml, alertmanager.yml, rules/<group>.yml, the Grafana dashboards
+dashboards/<name>.json and their provisioning document dashboards.yml) of the lab example.
 
 Regenerate with CF_REGEN_GOLDENS=1 pytest tests/golden and review the diff.
 """

@@ -3,9 +3,10 @@ Alertmanager on the monitoring host), from the Plan and the rendered tree.
 
 It reads the rendered tree's monitoring/ files, written beside the Ansible inventory under the stack's rendered
 directory (`cf_monitoring.config_dir` points there); a change of them or of the control nodes' host_vars re-runs
-it (its `host_vars_hash`). It runs after the hosts are provisioned (their node_exporter is the site playbook's)
-and after the schedulers' steps, which reach the same control node: two Ansible runs there at once would race for
-apt's lock where the packages are not in an image.
+it (its `host_vars_hash`), except of the Grafana dashboards there, which the role does not install. It runs after
+the hosts are provisioned (their node_exporter is the site playbook's) and after the schedulers' steps, which
+reach the same control node: two Ansible runs there at once would race for apt's lock where the packages are not
+in an image.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from clusterforge.pulumi._hashing import files_hash, tree_hash
 from clusterforge.pulumi.providers.host_provision import HostProvisionArgs
 from clusterforge.pulumi.settings import StackSettings
 from clusterforge.render.ansible_inventory import ANSIBLE_DIR
+from clusterforge.render.monitoring import DASHBOARDS_DIR, GRAFANA_PROVISIONING, MONITORING_DIR
 from clusterforge.render.tree import RenderedTree
 from clusterforge.vocab import DeviceKind
 
@@ -39,7 +41,9 @@ def monitoring_args(plan: Plan, tree: RenderedTree, settings: StackSettings,
         return None
     playbook = paths.playbooks_dir() / MONITORING_PLAYBOOK
     watched = {f"{ANSIBLE_DIR}/host_vars/{h}.yml": tree.host_vars(h) for h in controls}
-    watched.update(tree.monitoring_files())
+    # the Grafana files are for a Grafana the user runs: the role installs none, so they re-run nothing
+    grafana = (f"{MONITORING_DIR}/{DASHBOARDS_DIR}/", f"{MONITORING_DIR}/{GRAFANA_PROVISIONING}")
+    watched.update({path: text for path, text in tree.monitoring_files().items() if not path.startswith(grafana)})
     # the step's units are probed on each of its hosts: Prometheus's only where the monitoring host is the one
     units = MONITORING_UNITS if controls == (plan.monitoring.host,) else EXPORTER_UNITS
     return HostProvisionArgs(

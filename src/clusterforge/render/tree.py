@@ -34,7 +34,8 @@ class RenderedTree:
     fabric: Mapping[str, str] = field(default_factory=dict)  # fabric-wide files (InfiniBand subnet manager)
     scheduler: Mapping[str, str] = field(default_factory=dict)  # slurm/topology-*.conf, kubernetes/node-labels.yaml
     slurm: Mapping[str, str] = field(default_factory=dict)  # slurm.conf, gres.conf, ... (render/slurm), with Slurm
-    # prometheus.yml, alertmanager.yml, rules/*.yml (render/monitoring), with a monitoring host
+    # prometheus.yml, alertmanager.yml, rules/*.yml, dashboards/*.json, dashboards.yml (render/monitoring), with a
+    # monitoring host
     monitoring: Mapping[str, str] = field(default_factory=dict)
 
     def switch(self, name: str) -> Mapping[str, str]:

@@ -18,7 +18,9 @@ from dataclasses import dataclass
 from clusterforge.plan.monitoring import MonitoringPlan, ScrapeJob
 from clusterforge.render.monitoring import promql
 
-__all__ = ["AlertRule", "RuleGroup", "rule_groups", "rules_document", "CRITICAL_XIDS", "WARNING", "CRITICAL"]
+__all__ = ["AlertRule", "RuleGroup", "rule_groups", "rules_document", "CRITICAL_XIDS", "WARNING", "CRITICAL",
+           "GPU_TEMP_WARNING_C", "GPU_TEMP_CRITICAL_C", "GPU_POWER_CAPPED_FRACTION", "GPU_MEMORY_FULL_FRACTION",
+           "FILESYSTEM_FREE_FRACTION", "DISK_BUSY_FRACTION", "PFC_PAUSES_PER_S", "ECN_MARKS_PER_S"]
 
 WARNING = "warning"
 CRITICAL = "critical"
@@ -30,6 +32,15 @@ CRITICAL_XIDS = (48, 63, 64, 74, 79, 94, 95)
 # NVML clock-throttle reasons that mean the hardware slowed the GPU (nvmlClocksThrottleReasons):
 # HW slowdown 0x8, HW thermal slowdown 0x40, HW power-brake slowdown 0x80.
 HW_THROTTLE_BITS = (0x8, 0x40, 0x80)
+# The thresholds the rules fire at (the dashboards draw the same lines: render/monitoring/dashboards.py)
+GPU_TEMP_WARNING_C = 80
+GPU_TEMP_CRITICAL_C = 85
+GPU_POWER_CAPPED_FRACTION = 0.97  # of the power limit, while the GPU is at least 90 % busy
+GPU_MEMORY_FULL_FRACTION = 0.95
+FILESYSTEM_FREE_FRACTION = 0.10
+DISK_BUSY_FRACTION = 0.95
+PFC_PAUSES_PER_S = 1000
+ECN_MARKS_PER_S = 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,18 +78,20 @@ def gpu_rules() -> RuleGroup:
     gpu = "GPU {{ $labels.gpu }} on {{ $labels.host }}"
     throttle = "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS"
     return RuleGroup("gpu", (
-        AlertRule("GpuTemperatureWarning", "DCGM_FI_DEV_GPU_TEMP >= 80", 300, WARNING,
-                  f"{gpu} is at or above 80 C"),
-        AlertRule("GpuTemperatureCritical", "DCGM_FI_DEV_GPU_TEMP >= 85", 120, CRITICAL,
-                  f"{gpu} is at or above 85 C"),
+        AlertRule("GpuTemperatureWarning", f"DCGM_FI_DEV_GPU_TEMP >= {GPU_TEMP_WARNING_C}", 300, WARNING,
+                  f"{gpu} is at or above {GPU_TEMP_WARNING_C} C"),
+        AlertRule("GpuTemperatureCritical", f"DCGM_FI_DEV_GPU_TEMP >= {GPU_TEMP_CRITICAL_C}", 120, CRITICAL,
+                  f"{gpu} is at or above {GPU_TEMP_CRITICAL_C} C"),
         AlertRule("GpuPowerCapped",
-                  "DCGM_FI_DEV_GPU_UTIL >= 90 and DCGM_FI_DEV_POWER_USAGE >= 0.97 * DCGM_FI_DEV_POWER_MGMT_LIMIT",
+                  "DCGM_FI_DEV_GPU_UTIL >= 90 and DCGM_FI_DEV_POWER_USAGE"
+                  f" >= {GPU_POWER_CAPPED_FRACTION} * DCGM_FI_DEV_POWER_MGMT_LIMIT",
                   900, WARNING, f"{gpu} runs busy at its power limit (power-capped clocks)"),
         AlertRule("GpuHardwareThrottled",
                   _any(*(f"floor({throttle} / {bit}) % 2 == 1" for bit in HW_THROTTLE_BITS)), 300, WARNING,
                   f"{gpu} is slowed by hardware (thermal, power brake or slowdown)"),
         AlertRule("GpuMemoryNearlyFull",
-                  "DCGM_FI_DEV_FB_USED / (DCGM_FI_DEV_FB_USED + DCGM_FI_DEV_FB_FREE) > 0.95", 900, WARNING,
+                  f"DCGM_FI_DEV_FB_USED / (DCGM_FI_DEV_FB_USED + DCGM_FI_DEV_FB_FREE) > {GPU_MEMORY_FULL_FRACTION}",
+                  900, WARNING,
                   f"{gpu} has used more than 95 % of its memory"),
         AlertRule("GpuXidCritical", _any(*(f"DCGM_FI_DEV_XID_ERRORS == {xid}" for xid in CRITICAL_XIDS)), 0,
                   CRITICAL, f"{gpu} reported an Xid that needs a reset or replacement"),
@@ -111,9 +124,9 @@ def network_rules(pfc_priority: int | None) -> RuleGroup:
         rules += [
             AlertRule("RocePfcPauseStorm", "increase(node_ethtool_tx_pause_storm_error_events[10m]) > 0", 0, CRITICAL,
                       f"{nic} stopped sending PFC pause after a pause storm"),
-            AlertRule("RocePfcPauseHigh", f"rate({pause}[5m]) > 1000", 600, WARNING,
+            AlertRule("RocePfcPauseHigh", f"rate({pause}[5m]) > {PFC_PAUSES_PER_S}", 600, WARNING,
                       f"{nic} receives more than 1000 PFC pause frames a second on the RoCE priority"),
-            AlertRule("RoceEcnMarks", "rate(node_ethtool_rx_ecn_mark[5m]) > 1000", 900, WARNING,
+            AlertRule("RoceEcnMarks", f"rate(node_ethtool_rx_ecn_mark[5m]) > {ECN_MARKS_PER_S}", 900, WARNING,
                       f"{nic} receives more than 1000 ECN-marked packets a second (sustained congestion)"),
         ]
     return RuleGroup("network", tuple(rules))
@@ -126,10 +139,11 @@ def node_rules(monitoring: MonitoringPlan) -> RuleGroup:
         AlertRule("ExporterDown", 'up{job=~"dcgm|kubelet|slurm|kube-apiserver"} == 0', 300, WARNING,
                   "{{ $labels.job }} on {{ $labels.host }} does not answer"),
         AlertRule("FilesystemNearlyFull",
-                  'node_filesystem_avail_bytes{fstype!~"tmpfs|ramfs"} / node_filesystem_size_bytes < 0.10'
+                  'node_filesystem_avail_bytes{fstype!~"tmpfs|ramfs"} / node_filesystem_size_bytes'
+                  f" < {FILESYSTEM_FREE_FRACTION:.2f}"
                   " and node_filesystem_readonly == 0", 600, WARNING,
                   "{{ $labels.mountpoint }} on {{ $labels.host }} has less than 10 % free"),
-        AlertRule("DiskSaturated", "rate(node_disk_io_time_seconds_total[5m]) > 0.95", 900, WARNING,
+        AlertRule("DiskSaturated", f"rate(node_disk_io_time_seconds_total[5m]) > {DISK_BUSY_FRACTION}", 900, WARNING,
                   "{{ $labels.device }} on {{ $labels.host }} is busy more than 95 % of the time"),
     ]
     if monitoring.mounts:
