@@ -40,10 +40,11 @@ from clusterforge.pulumi.compute import ServerArgs
 from clusterforge.pulumi.fabric import SwitchArgs
 from clusterforge.pulumi.facility import PduArgs, RackArgs
 from clusterforge.pulumi.images import ImageSpec, booting, lab_images
-from clusterforge.pulumi.kube.binaries import MissingBinaries, images_dir, kubernetes_bin_dir, kueue_dir
+from clusterforge.pulumi.kube.binaries import MissingBinaries, kube_extravars, kubernetes_bin_dir
 from clusterforge.pulumi.kube.component import (
     CONTROL_GROUP,
     CONTROL_PLANE_UNITS,
+    KUEUE_UNITS,
     NODE_UNITS,
     NODES_GROUP,
     NODES_PLAYBOOK,
@@ -210,8 +211,11 @@ def _kubernetes_args(plan: Plan, tree: RenderedTree, settings: StackSettings,
     nodes = tuple(n.name for n in plan.kubernetes.nodes)
     inventory = str(settings.rendered_dir / "ansible" / "inventory.yml")
     ssh_config = str(settings.host_ssh_config) if settings.host_ssh_config else None
-    extravars = {"cf_lab": settings.target.emulates, "cf_k8s_bin_dir": str(bin_dir),
-                 "cf_k8s_images": str(images_dir(bin_dir)), "cf_kueue_dir": str(kueue_dir(check=False))}
+    kueue = plan.queueing is not None and plan.queueing.enabled
+    try:
+        extravars = kube_extravars(settings.target.emulates, bin_dir, kueue and not pulumi.runtime.is_dry_run())
+    except MissingBinaries as exc:
+        raise MissingBinaries(f"the declaration runs Kueue (kubernetes.kueue) but it is not built: {exc}") from None
 
     def step(group: str, members: tuple[str, ...], playbook_name: str, **kw: Any) -> HostProvisionArgs:
         playbook = paths.playbooks_dir() / playbook_name
@@ -223,7 +227,8 @@ def _kubernetes_args(plan: Plan, tree: RenderedTree, settings: StackSettings,
             playbook_hash=tree_hash([playbook, playbook.parent / "vars"], playbook.parent), tags=None,
             extravars=extravars, ssh_config=ssh_config, **kw)
 
-    provision = step(CONTROL_GROUP, hosts, KUBERNETES_PLAYBOOK, services=CONTROL_PLANE_UNITS + REGISTRY_UNITS)
+    provision = step(CONTROL_GROUP, hosts, KUBERNETES_PLAYBOOK,
+                     services=CONTROL_PLANE_UNITS + REGISTRY_UNITS + (KUEUE_UNITS if kueue else ()))
     # the nodes register themselves (TLS bootstrap); one the API server does not list is drift `up` repairs
     node_units = NODE_UNITS + (SIMULATED_GPU_UNITS if settings.target.emulates else ())
     join = step(NODES_GROUP, nodes, NODES_PLAYBOOK, services=node_units, nodes=nodes, nodes_via=hosts[0])
