@@ -173,6 +173,10 @@ def test_control_nodes_get_the_kubernetes_step_with_secret_certificates(tmp_path
     assert control_plane.inputs["playbook"].endswith("playbooks/kubernetes.yml")
     assert control_plane.inputs["extravars"]["cf_lab"] is True
     assert "cf_k8s_pki" not in control_plane.inputs["extravars"]  # only in secret_vars
+    # inventory/lab.yaml runs Kueue (kubernetes.kueue): its build cache is passed and its unit watched
+    assert plan.queueing is not None and plan.queueing.enabled
+    assert control_plane.inputs["extravars"]["cf_kueue_dir"].rsplit("/", 1)[-1].startswith("kueue-")
+    assert "kueue" in control_plane.inputs["services"]
     # the GPU servers join as nodes (real kubelets): the nodes step's drift probe asks the control node's API server
     (nodes,) = [r for r in mocks.resources if r.name == "kubernetes-nodes"]
     gpu = sorted(d.name for d in plan.devices if d.kind == "server" and d.gpus)
