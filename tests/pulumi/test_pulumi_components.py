@@ -189,6 +189,22 @@ def test_control_nodes_get_the_kubernetes_step_with_secret_certificates(tmp_path
     assert units and component.name == "kubernetes"
 
 
+def test_the_rendered_tree_up_writes_holds_the_kueue_objects_the_kueue_play_reads(tmp_path: Path):
+    """`up` writes the Ansible tree and the files the plays read beside it: the Kueue play's manifest too
+    (cf_kubernetes.queueing.manifest, relative to the rendered tree)."""
+    import yaml
+
+    from clusterforge.pulumi.program import write_rendered_inventory
+
+    _, plan, _ = load_and_plan(INVENTORY)
+    settings = _settings(tmp_path, target="lab", provision=True)
+    write_rendered_inventory(render_tree(plan), settings)
+    host_vars = yaml.safe_load((settings.rendered_dir / "ansible" / "host_vars" / "ctl-01.yml").read_text())
+    manifest = settings.rendered_dir / host_vars["cf_kubernetes"]["queueing"]["manifest"]
+    kinds = [d["kind"] for d in yaml.safe_load_all(manifest.read_text()) if d]
+    assert "ClusterQueue" in kinds and "LocalQueue" in kinds
+
+
 def test_off_the_lab_the_kubernetes_step_records_the_gpu_layer_for_destroy(tmp_path: Path):
     """Off the lab the control node outlives `destroy`: a KubeGpuLayer records what k8s_gpu applies (the plan's
     teams and GPU nodes, the role's names) with the admin kubeconfig as a secret; on the lab there is none."""

@@ -220,6 +220,7 @@ def _kubernetes_args(plan: Plan, tree: RenderedTree, settings: StackSettings,
     def step(group: str, members: tuple[str, ...], playbook_name: str, **kw: Any) -> HostProvisionArgs:
         playbook = paths.playbooks_dir() / playbook_name
         host_vars = {f"{ANSIBLE_DIR}/host_vars/{h}.yml": tree.host_vars(h) for h in (*hosts, *members)}
+        host_vars.update(tree.kueue_files())  # the Kueue play applies them (a change is a change of the step)
         return HostProvisionArgs(
             group=group, hosts=members, inventory_path=inventory,
             private_data_dir=str(settings.work_dir / "provision" / group), roles_hash=roles_hash,
@@ -239,11 +240,13 @@ def _kubernetes_args(plan: Plan, tree: RenderedTree, settings: StackSettings,
 
 
 def write_rendered_inventory(tree: RenderedTree, settings: StackSettings) -> None:
-    """The Ansible tree HostProvision and Verification read, and the Slurm and monitoring files beside it
-    (cf_slurm's and cf_monitoring's config_dir). Written on real runs only, never by previews."""
+    """The Ansible tree HostProvision and Verification read, and the Slurm, monitoring and Kueue files beside it
+    (cf_slurm's and cf_monitoring's config_dir, cf_kubernetes.queueing.manifest). Written on real runs only, never
+    by previews."""
     from clusterforge.render import write_tree
 
-    write_tree(settings.rendered_dir, {**tree.ansible_files(), **tree.slurm_files(), **tree.monitoring_files()})
+    write_tree(settings.rendered_dir, {**tree.ansible_files(), **tree.slurm_files(), **tree.monitoring_files(),
+                                       **tree.kueue_files()})
 
 
 def declare_cluster(plan: Plan, tree: RenderedTree, settings: StackSettings) -> Site:
