@@ -153,8 +153,9 @@ class KubeRun:
 
 @dataclass(frozen=True)
 class KubeCluster:
-    """The lab's Kubernetes (playbooks/kubernetes.yml on ctl-01, then playbooks/k8s-nodes.yml joining the GPU
-    servers with real containerd and kubelets; both run twice) and a client of it."""
+    """The lab's Kubernetes (playbooks/kubernetes.yml on ctl-01, with Kueue where inventory/lab.yaml says
+    kubernetes.kueue, then playbooks/k8s-nodes.yml joining the GPU servers with real containerd and kubelets; both
+    run twice) and a client of it."""
 
     first: KubeRun
     second: KubeRun
@@ -169,25 +170,24 @@ def kube_cluster(lab_cluster: LabCluster, tmp_path_factory: pytest.TempPathFacto
     """One cluster per test session, shared by every Kubernetes test (never one per test)."""
 
     kubernetes = pytest.importorskip("kubernetes")
+    from clusterforge.loading import load_and_plan
     from clusterforge.provision import run_site
     from clusterforge.provision.runner import write_private_extravars
-    from clusterforge.pulumi.kube.binaries import MissingBinaries, images_dir, kubernetes_bin_dir
+    from clusterforge.pulumi.kube.binaries import MissingBinaries, kube_extravars, kubernetes_bin_dir
     from clusterforge.pulumi.kube.component import NODES_PLAYBOOK
     from clusterforge.pulumi.kube.kubeconfig import admin_kubeconfig
     from clusterforge.pulumi.kube.pki import make_bundle
 
+    _, plan, _ = load_and_plan(LAB_INVENTORY)
+    # the extra vars `up` passes (Kueue where the declaration runs it: inventory/lab.yaml's kubernetes.kueue)
     try:
-        bin_dir = kubernetes_bin_dir()
+        extravars = kube_extravars(True, kubernetes_bin_dir(), plan.queueing is not None and plan.queueing.enabled)
     except MissingBinaries as exc:
         pytest.fail(f"the lab's Kubernetes cannot be built: {exc}")
-    from clusterforge.loading import load_and_plan
-
-    _, plan, _ = load_and_plan(LAB_INVENTORY)
     control = next(d for d in plan.devices if d.kind == "control")
     assert plan.kubernetes is not None
     bundle = make_bundle(plan.cluster, [control.management_ip], plan.kubernetes.service_ip)
-    extravars = {**LAB_EXTRAVARS, "cf_k8s_bin_dir": str(bin_dir), "cf_k8s_images": str(images_dir(bin_dir)),
-                 "cf_k8s_pki": bundle}
+    extravars |= {**LAB_EXTRAVARS, "cf_k8s_pki": bundle}
     private = tmp_path_factory.mktemp("kube-runner")
     inventory = lab_cluster.inventory_dir / "ansible" / "inventory.yml"
 

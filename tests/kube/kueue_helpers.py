@@ -60,6 +60,20 @@ def role_config(work: Path, ports: dict[str, int]) -> Path:
     return path
 
 
+def role_webhooks(work: Path, ports: dict[str, int]) -> str:
+    """roles/k8s_kueue's webhook configurations rendered with the role's defaults, the loopback webhook port and
+    the serving certificate start_kueue made (as the role's slurp returns it: base64)."""
+    import base64
+
+    defaults = yaml.safe_load((ROLE / "defaults" / "main.yml").read_text())
+    cert = base64.b64encode((work / "conf" / "webhook" / "certs" / "tls.crt").read_bytes()).decode()
+    values = defaults | {"k8s_kueue_webhook_port": ports["webhook"], "k8s_kueue_cert": {"content": cert}}
+    env = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+    env.filters["to_json"] = json.dumps
+    env.filters["combine"] = lambda a, b: {**a, **b}
+    return env.from_string((ROLE / "templates" / "kueue-webhooks.yaml.j2").read_text()).render(**values)
+
+
 def _serving_cert(directory: Path) -> None:
     """The role's own openssl command: a self-signed certificate for 127.0.0.1."""
     directory.mkdir(parents=True, exist_ok=True)

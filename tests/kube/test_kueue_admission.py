@@ -23,7 +23,16 @@ import yaml
 kubernetes = pytest.importorskip("kubernetes")
 from kubernetes.client import BatchV1Api, CoreV1Api, CustomObjectsApi  # noqa: E402
 from kubernetes.client.rest import ApiException  # noqa: E402
-from kueue_helpers import REPO_ROOT, gpu_job, gpu_node, kubectl, node_status, start_kueue  # noqa: E402
+from kueue_helpers import (  # noqa: E402
+    QUEUE_LABEL,
+    REPO_ROOT,
+    gpu_job,
+    gpu_node,
+    kubectl,
+    node_status,
+    role_webhooks,
+    start_kueue,
+)
 from loopback_api import free_port  # noqa: E402
 
 from clusterforge.pulumi.kube.teardown import api_client  # noqa: E402
@@ -58,7 +67,7 @@ def lab_queues(kueue_api, tmp_path_factory) -> Iterator[dict]:
     ports = {"health": free_port(), "webhook": free_port(), "metrics": free_port()}
     kueue = start_kueue(kueue_api, kueue_api.kueue_dir, work, ports)
     try:
-        yield {"plan": plan, "racks": racks, "kueue": kueue}
+        yield {"plan": plan, "racks": racks, "kueue": kueue, "work": work, "ports": ports}
     finally:
         kueue.stop()
 
@@ -247,3 +256,40 @@ def test_kueue_runs_with_the_roles_configuration(lab_queues):
     config = yaml.safe_load((lab_queues["kueue"].log.parent / "conf" / "config.yaml").read_text())
     assert config["fairSharing"]["preemptionStrategies"] and "cpu" in config["resources"]["excludeResourcePrefixes"]
     assert lab_queues["kueue"].proc.poll() is None, lab_queues["kueue"].tail()
+
+
+def test_the_roles_webhooks_suspend_a_labelled_job_and_leave_others_alone(kueue_api, lab_queues):
+    """roles/k8s_kueue's webhook configurations (loopback URL, the serving certificate as CA) registered with the
+    API server: a Job with a queue-name label submitted running is suspended by Kueue on creation; one without the
+    label is never sent to Kueue and stays running. A second server-side diff of what the role applies (the
+    webhooks, the plan's objects, the CRDs) finds nothing: the role's second run changes nothing."""
+    webhooks = role_webhooks(lab_queues["work"], lab_queues["ports"])
+    ssa = ["--server-side", "--field-manager", "clusterforge"]
+    kubectl(kueue_api, "apply", *ssa, "-f", "-", stdin=webhooks)
+    batch = RetryingOn429(BatchV1Api(api_client(kueue_api.kubeconfig)))
+    try:
+        labelled, plain = gpu_job("hooked", "research", 1), gpu_job("plain", "research", 1)
+        plain["metadata"]["labels"].pop(QUEUE_LABEL)
+        for job in (labelled, plain):
+            job["spec"]["suspend"] = False  # submitted running
+        got = {job["metadata"]["name"]: batch.create_namespaced_job("research", job).spec.suspend
+               for job in (labelled, plain)}
+        assert got == {"hooked": True, "plain": False}, got
+        # the role's diff-before-apply: nothing differs once applied
+        from clusterforge.render.scheduler import scheduler_files
+
+        for what, stdin in (("webhooks", webhooks),
+                            ("objects", scheduler_files(lab_queues["plan"])["kubernetes/kueue.yaml"])):
+            diff = kubectl(kueue_api, "diff", *ssa, "-f", "-", stdin=stdin, check=False)
+            assert diff.returncode == 0, f"{what}: {diff.stdout}{diff.stderr}"
+        diff = kubectl(kueue_api, "diff", *ssa, "--force-conflicts", "-f", str(kueue_api.kueue_dir / "crds"),
+                       check=False)
+        assert diff.returncode == 0, f"crds: {diff.stdout}{diff.stderr}"
+    finally:
+        for name in ("hooked", "plain"):
+            try:
+                batch.delete_namespaced_job(name, "research", propagation_policy="Background")
+            except ApiException as exc:
+                if exc.status != 404:
+                    raise
+        kubectl(kueue_api, "delete", "--ignore-not-found", "-f", "-", stdin=webhooks)

@@ -31,6 +31,9 @@ SPEC, PLAN = _plan()[:2]
 GPU_NODES = {d.name: d.gpus for d in PLAN.devices if d.kind == "server" and d.gpus}
 CONTROL = next(d for d in PLAN.devices if d.kind == "control")
 TEAMS = {t.name: t.gpus for t in SPEC.teams}
+# each team's ResourceQuota: its GPUs, or with Kueue on (inventory/lab.yaml's kubernetes.kueue) its ceiling
+QUOTAS = ({q.team: q.ceiling_gpus for q in PLAN.queueing.queues} if PLAN.queueing and PLAN.queueing.enabled
+          else TEAMS)
 IMAGE = f"{CONTROL.management_ip}:5000/clusterforge/cf-gpu-probe:1"
 
 
@@ -172,11 +175,11 @@ def test_the_kubernetes_service_answers_through_kube_proxy(kube_cluster):
 @pytest.mark.parametrize("team", sorted(TEAMS))
 def test_team_quota_is_the_declared_one(kube_cluster, team):
     quota = CoreV1Api(kube_cluster.api).read_namespaced_resource_quota("gpu-quota", team)
-    assert quota.spec.hard["requests.nvidia.com/gpu"] == str(TEAMS[team])
+    assert quota.spec.hard["requests.nvidia.com/gpu"] == str(QUOTAS[team])
 
 
 def test_pod_over_the_team_quota_is_refused_by_the_api_server(kube_cluster):
-    team, quota = min(TEAMS.items(), key=lambda item: item[1])
+    team, quota = min(QUOTAS.items(), key=lambda item: item[1])
     with pytest.raises(ApiException) as refused:
         CoreV1Api(kube_cluster.api).create_namespaced_pod(team, _gpu_pod("over-quota", quota + 1))
     assert refused.value.status == 403 and "exceeded quota" in refused.value.body

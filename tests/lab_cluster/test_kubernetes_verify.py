@@ -96,8 +96,10 @@ def test_a_node_whose_container_runtime_is_stopped_fails_its_probe_pod(kube_clus
 
 
 def test_a_quota_other_than_declared_fails_and_the_probe_sees_it(kube_cluster, expected):
+    from clusterforge.verify.kube_checks import team_quotas
+
     core = CoreV1Api(kube_cluster.api)
-    team = min(expected["teams"], key=lambda t: t["gpus"])
+    team = min(team_quotas(expected), key=lambda t: t["gpus"])  # the declared quota, or Kueue's ceiling
     core.patch_namespaced_resource_quota("gpu-quota", team["name"],
                                          {"spec": {"hard": {"requests.nvidia.com/gpu": "100"}}})
     try:

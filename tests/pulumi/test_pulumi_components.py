@@ -173,6 +173,10 @@ def test_control_nodes_get_the_kubernetes_step_with_secret_certificates(tmp_path
     assert control_plane.inputs["playbook"].endswith("playbooks/kubernetes.yml")
     assert control_plane.inputs["extravars"]["cf_lab"] is True
     assert "cf_k8s_pki" not in control_plane.inputs["extravars"]  # only in secret_vars
+    # inventory/lab.yaml runs Kueue (kubernetes.kueue): its build cache is passed and its unit watched
+    assert plan.queueing is not None and plan.queueing.enabled
+    assert control_plane.inputs["extravars"]["cf_kueue_dir"].rsplit("/", 1)[-1].startswith("kueue-")
+    assert "kueue" in control_plane.inputs["services"]
     # the GPU servers join as nodes (real kubelets): the nodes step's drift probe asks the control node's API server
     (nodes,) = [r for r in mocks.resources if r.name == "kubernetes-nodes"]
     gpu = sorted(d.name for d in plan.devices if d.kind == "server" and d.gpus)
@@ -183,6 +187,22 @@ def test_control_nodes_get_the_kubernetes_step_with_secret_certificates(tmp_path
     assert {"containerd", "kubelet", "kube-proxy", "cf-sim-gpu-plugin"} <= set(nodes.inputs["services"])
     units = {f"su{d.su:02d}" for d in plan.devices if d.su}
     assert units and component.name == "kubernetes"
+
+
+def test_the_rendered_tree_up_writes_holds_the_kueue_objects_the_kueue_play_reads(tmp_path: Path):
+    """`up` writes the Ansible tree and the files the plays read beside it: the Kueue play's manifest too
+    (cf_kubernetes.queueing.manifest, relative to the rendered tree)."""
+    import yaml
+
+    from clusterforge.pulumi.program import write_rendered_inventory
+
+    _, plan, _ = load_and_plan(INVENTORY)
+    settings = _settings(tmp_path, target="lab", provision=True)
+    write_rendered_inventory(render_tree(plan), settings)
+    host_vars = yaml.safe_load((settings.rendered_dir / "ansible" / "host_vars" / "ctl-01.yml").read_text())
+    manifest = settings.rendered_dir / host_vars["cf_kubernetes"]["queueing"]["manifest"]
+    kinds = [d["kind"] for d in yaml.safe_load_all(manifest.read_text()) if d]
+    assert "ClusterQueue" in kinds and "LocalQueue" in kinds
 
 
 def test_off_the_lab_the_kubernetes_step_records_the_gpu_layer_for_destroy(tmp_path: Path):

@@ -210,6 +210,25 @@ def test_a_queue_limit_without_kubernetes_is_refused(tmp_path: Path, capsys):
                    "teams.1.borrowing_limit_gpus", "is a Kubernetes queue limit (Kueue) and is never applied")
 
 
+def test_kueue_without_teams_is_refused(tmp_path: Path, capsys):
+    """kubernetes.kueue queues the teams' GPUs: with no team there is no queue, so it would never be applied."""
+    path = workdir(tmp_path) / "hostile.yaml"
+    text = LAB_TEXT[:LAB_TEXT.index("\nteams:\n")] + "\n"
+    assert "  kueue: true\n" in text
+    path.write_text(text)
+    assert_refused(run_cli(capsys, "validate", str(path)), path, line_of(text, "kueue: true"), "kubernetes.kueue",
+                   "no team is declared")
+
+
+@pytest.mark.parametrize("value", ["yes please", 2])
+def test_kueue_is_a_boolean(tmp_path: Path, capsys, value):
+    path = workdir(tmp_path) / "hostile.yaml"
+    text = LAB_TEXT.replace("  kueue: true\n", f"  kueue: {value}\n", 1)
+    path.write_text(text)
+    assert_refused(run_cli(capsys, "validate", str(path)), path, line_of(text, "kueue:"), "kubernetes.kueue",
+                   "valid boolean")
+
+
 def test_the_reserved_team_names_are_the_roles_namespaces():
     """The GPU Operator's namespace a team may not take is the one roles/k8s_gpu deploys it to."""
     import yaml

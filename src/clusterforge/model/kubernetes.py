@@ -5,6 +5,10 @@ pods, and the Services take their cluster IPs from ``service_cidr`` (the API ser
 --service-cluster-ip-range; its first address is the ``kubernetes`` Service). The defaults are the
 ranges kubeadm and most CNI plugins use; a lab or a site that must stay inside its own blocks declares
 its own (the lab: RFC 2544's 198.18.0.0/15, like every other lab address).
+
+``kueue: true`` runs Kueue (roles/k8s_kueue) on the first control node with the plan's queues
+(plan/queueing.py): the teams' GPU jobs wait in their team's queue instead of being refused, and each team's
+ResourceQuota becomes its ceiling (nominal GPUs plus borrowing limit). Off by default.
 """
 
 from pydantic import Field
@@ -24,3 +28,5 @@ class Kubernetes(Declared):
     service_cidr: Ipv4Pool = DEFAULT_SERVICE_CIDR
     # /24 per node: 254 pod addresses, above the kubelet's default of 110 pods
     node_pod_prefix: Integer = Field(default=24, ge=16, le=28)
+    # Kueue admits the teams' GPU jobs by the plan's queues (docs/queueing.md); needs teams
+    kueue: bool = False

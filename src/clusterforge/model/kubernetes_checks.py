@@ -10,6 +10,7 @@
   never renumbers one (plan/kubernetes.py).
 * a team's borrowing and lending limits are Kueue's (plan/queueing.py): refused without Kubernetes, and a
   team lends at most its own GPUs (Kueue refuses a lendingLimit above the nominal quota).
+* ``kueue: true`` queues the teams' GPUs: refused where no team is declared (there would be no queue).
 """
 
 from __future__ import annotations
@@ -48,6 +49,9 @@ def kubernetes_problems(spec: ClusterSpec) -> list[tuple[Loc, str]]:
             problems.append((("kubernetes",), "kubernetes settings are never applied: add kubernetes to schedulers"
                              " or drop them"))
         return problems
+    if k8s.kueue and not spec.teams:
+        problems.append((("kubernetes", "kueue"), "Kueue queues the teams' GPU jobs and no team is declared; declare"
+                         " teams or drop kueue"))
     service = IPNetwork(k8s.service_cidr)
     if 32 - service.prefixlen > MAX_SERVICE_HOST_BITS:
         problems.append((("kubernetes", "service_cidr"), f"/{service.prefixlen} is larger than the API server accepts"

@@ -192,7 +192,8 @@ def _queueing(spec: ClusterSpec, kubernetes: KubernetesPlan | None) -> QueueingP
     from clusterforge.plan.queueing import TeamLimits, plan_queueing
 
     return plan_queueing(spec.name, kubernetes.nodes, (TeamLimits(t.name, t.gpus, t.borrowing_limit_gpus,
-                                                                  t.lending_limit_gpus) for t in spec.teams))
+                                                                  t.lending_limit_gpus) for t in spec.teams),
+                          enabled=spec.kubernetes.kueue)
 
 
 # Slurm and bare metal are planned for the declarations that have them; their planners (and their records'

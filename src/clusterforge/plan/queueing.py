@@ -15,6 +15,9 @@
   teams' lending limits plus the Cohort's own GPUs); both are written out, never left implicit. A team's
   ResourceQuota (roles/k8s_gpu) stays the hard ceiling: its nominal quota plus its borrowing limit, since a
   pod Kueue admits on borrowed quota must also pass the namespace's quota.
+* Planned (and rendered) wherever there are GPU nodes and teams; applied only where the declaration says
+  ``kubernetes: {kueue: true}`` (``enabled``): playbooks/kubernetes.yml runs roles/k8s_kueue, k8s-nodes.yml sets
+  the ceilings as the teams' ResourceQuotas, and `verify` expects them.
 * Only ``nvidia.com/gpu`` is queued: CPU and memory are not what teams share by quota here, and Kueue is told
   to leave them out of its accounting (roles/k8s_kueue's configuration).
 """
@@ -93,9 +96,11 @@ class QueueingPlan:
     levels: tuple[str, ...]  # node label keys, coarse to fine
     flavors: tuple[Flavor, ...]
     queues: tuple[TeamQueue, ...]
+    enabled: bool = False  # the declaration's kubernetes.kueue: roles/k8s_kueue runs and the quotas are ceilings
 
     def to_dict(self) -> dict[str, Any]:
-        return {"cohort": self.cohort, "cohort_gpus": dict(self.cohort_gpus), "topology": self.topology,
+        return {"enabled": self.enabled, "cohort": self.cohort, "cohort_gpus": dict(self.cohort_gpus),
+                "topology": self.topology,
                 "levels": list(self.levels), "flavors": [f.to_dict() for f in self.flavors],
                 "queues": [q.to_dict() for q in self.queues],
                 # the teams' ResourceQuotas with Kueue on, in roles/k8s_gpu's team form
@@ -139,7 +144,8 @@ class TeamLimits:
     lending_limit_gpus: int | None = None
 
 
-def plan_queueing(cluster: str, nodes: Iterable[KubeNode], teams: Iterable[TeamLimits]) -> QueueingPlan | None:
+def plan_queueing(cluster: str, nodes: Iterable[KubeNode], teams: Iterable[TeamLimits],
+                  enabled: bool = False) -> QueueingPlan | None:
     """None where there is nothing to queue: no GPU node or no team."""
     nodes, teams = list(nodes), list(teams)
     if not nodes or not teams:
@@ -164,4 +170,4 @@ def plan_queueing(cluster: str, nodes: Iterable[KubeNode], teams: Iterable[TeamL
             FlavorQuota(f.name, nominal[team.name][i], borrowing[i], lending[team.name][i])
             for i, f in enumerate(flavors))))
     return QueueingPlan(flavor_name(cluster), tuple((f.name, pool[i]) for i, f in enumerate(flavors)),
-                        TOPOLOGY_NAME, topology_levels(nodes), flavors, tuple(queues))
+                        TOPOLOGY_NAME, topology_levels(nodes), flavors, tuple(queues), enabled)

@@ -40,10 +40,11 @@ from clusterforge.pulumi.compute import ServerArgs
 from clusterforge.pulumi.fabric import SwitchArgs
 from clusterforge.pulumi.facility import PduArgs, RackArgs
 from clusterforge.pulumi.images import ImageSpec, booting, lab_images
-from clusterforge.pulumi.kube.binaries import MissingBinaries, images_dir, kubernetes_bin_dir, kueue_dir
+from clusterforge.pulumi.kube.binaries import MissingBinaries, kube_extravars, kubernetes_bin_dir
 from clusterforge.pulumi.kube.component import (
     CONTROL_GROUP,
     CONTROL_PLANE_UNITS,
+    KUEUE_UNITS,
     NODE_UNITS,
     NODES_GROUP,
     NODES_PLAYBOOK,
@@ -210,12 +211,16 @@ def _kubernetes_args(plan: Plan, tree: RenderedTree, settings: StackSettings,
     nodes = tuple(n.name for n in plan.kubernetes.nodes)
     inventory = str(settings.rendered_dir / "ansible" / "inventory.yml")
     ssh_config = str(settings.host_ssh_config) if settings.host_ssh_config else None
-    extravars = {"cf_lab": settings.target.emulates, "cf_k8s_bin_dir": str(bin_dir),
-                 "cf_k8s_images": str(images_dir(bin_dir)), "cf_kueue_dir": str(kueue_dir(check=False))}
+    kueue = plan.queueing is not None and plan.queueing.enabled
+    try:
+        extravars = kube_extravars(settings.target.emulates, bin_dir, kueue and not pulumi.runtime.is_dry_run())
+    except MissingBinaries as exc:
+        raise MissingBinaries(f"the declaration runs Kueue (kubernetes.kueue) but it is not built: {exc}") from None
 
     def step(group: str, members: tuple[str, ...], playbook_name: str, **kw: Any) -> HostProvisionArgs:
         playbook = paths.playbooks_dir() / playbook_name
         host_vars = {f"{ANSIBLE_DIR}/host_vars/{h}.yml": tree.host_vars(h) for h in (*hosts, *members)}
+        host_vars.update(tree.kueue_files())  # the Kueue play applies them (a change is a change of the step)
         return HostProvisionArgs(
             group=group, hosts=members, inventory_path=inventory,
             private_data_dir=str(settings.work_dir / "provision" / group), roles_hash=roles_hash,
@@ -223,7 +228,8 @@ def _kubernetes_args(plan: Plan, tree: RenderedTree, settings: StackSettings,
             playbook_hash=tree_hash([playbook, playbook.parent / "vars"], playbook.parent), tags=None,
             extravars=extravars, ssh_config=ssh_config, **kw)
 
-    provision = step(CONTROL_GROUP, hosts, KUBERNETES_PLAYBOOK, services=CONTROL_PLANE_UNITS + REGISTRY_UNITS)
+    provision = step(CONTROL_GROUP, hosts, KUBERNETES_PLAYBOOK,
+                     services=CONTROL_PLANE_UNITS + REGISTRY_UNITS + (KUEUE_UNITS if kueue else ()))
     # the nodes register themselves (TLS bootstrap); one the API server does not list is drift `up` repairs
     node_units = NODE_UNITS + (SIMULATED_GPU_UNITS if settings.target.emulates else ())
     join = step(NODES_GROUP, nodes, NODES_PLAYBOOK, services=node_units, nodes=nodes, nodes_via=hosts[0])
@@ -234,11 +240,13 @@ def _kubernetes_args(plan: Plan, tree: RenderedTree, settings: StackSettings,
 
 
 def write_rendered_inventory(tree: RenderedTree, settings: StackSettings) -> None:
-    """The Ansible tree HostProvision and Verification read, and the Slurm and monitoring files beside it
-    (cf_slurm's and cf_monitoring's config_dir). Written on real runs only, never by previews."""
+    """The Ansible tree HostProvision and Verification read, and the Slurm, monitoring and Kueue files beside it
+    (cf_slurm's and cf_monitoring's config_dir, cf_kubernetes.queueing.manifest). Written on real runs only, never
+    by previews."""
     from clusterforge.render import write_tree
 
-    write_tree(settings.rendered_dir, {**tree.ansible_files(), **tree.slurm_files(), **tree.monitoring_files()})
+    write_tree(settings.rendered_dir, {**tree.ansible_files(), **tree.slurm_files(), **tree.monitoring_files(),
+                                       **tree.kueue_files()})
 
 
 def declare_cluster(plan: Plan, tree: RenderedTree, settings: StackSettings) -> Site:

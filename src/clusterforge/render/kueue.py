@@ -34,11 +34,14 @@ def _meta(name: str, namespace: str | None = None) -> dict[str, Any]:
 
 def _resources(flavor: str, nominal: int, borrowing: int | None = None, lending: int | None = None
                ) -> dict[str, Any]:
-    quota: dict[str, Any] = {"name": GPU_RESOURCE, "nominalQuota": nominal}
+    """Quantities as strings ("6"), the form Kueue writes them back in when its controller updates the object
+    (adding its finalizer): with numbers, that update takes the field over from roles/k8s_kueue's server-side
+    apply, whose next run conflicts."""
+    quota: dict[str, Any] = {"name": GPU_RESOURCE, "nominalQuota": str(nominal)}
     if borrowing is not None:
-        quota["borrowingLimit"] = borrowing
+        quota["borrowingLimit"] = str(borrowing)
     if lending is not None:
-        quota["lendingLimit"] = lending
+        quota["lendingLimit"] = str(lending)
     return {"name": flavor, "resources": [quota]}
 
 

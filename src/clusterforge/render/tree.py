@@ -24,6 +24,7 @@ from clusterforge.render.switches import FABRIC_DIR, SWITCHES_DIR, SwitchFiles, 
 __all__ = ["RenderedTree", "render_tree"]
 
 _EMPTY: Mapping[str, str] = MappingProxyType({})
+KUEUE_FILE = "kubernetes/kueue.yaml"  # under scheduler/ (render/scheduler.py; ansible_inventory.KUEUE_MANIFEST)
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,11 @@ class RenderedTree:
     def monitoring_files(self) -> dict[str, str]:
         """The monitoring files as the writer lays them out (monitoring/...); empty without a monitoring host."""
         return {f"{MONITORING_DIR}/{path}": text for path, text in self.monitoring.items()}
+
+    def kueue_files(self) -> dict[str, str]:
+        """Kueue's rendered objects as the writer lays them out (roles/k8s_kueue reads them from the rendered tree,
+        cf_kubernetes.queueing.manifest); empty where the plan queues nothing."""
+        return {f"{SCHEDULER_DIR}/{path}": text for path, text in self.scheduler.items() if path == KUEUE_FILE}
 
     def files(self) -> dict[str, str]:
         """Every file by its path under the output directory: the one view the writer and diff read."""

@@ -4,7 +4,8 @@ Every check is one fact with its outcome and a detail naming what differs: each 
 Ready node whose kubelet and container runtime report the pinned versions, advertising its planned
 nvidia.com/gpu count with its planned labels; the RuntimeClass exists; the device-plugin DaemonSet is ready on
 exactly the GPU nodes (or, where the nodes carry clusterforge.io/gpu-plugin=simulated, the lab's SIMULATED
-plugin advertises them from each node: said so); each team's quota is the declared one; and live probes: a pod
+plugin advertises them from each node: said so); each team's quota is the declared one (with Kueue on,
+cf_kubernetes.queueing.enabled, the team's ceiling: nominal GPUs plus borrowing limit); and live probes: a pod
 asking one GPU more than the smallest team's quota is refused by the API server, and on every GPU node a
 one-GPU pod of the cluster registry's probe image runs in the RuntimeClass's handler, sees the GPU it was
 allocated and exits 0. `expected` is the control node's `cf_kubernetes` host var
@@ -19,7 +20,8 @@ from typing import Any
 
 from clusterforge.verify.layer_check import LayerCheck
 
-__all__ = ["KubeCheck", "run_kube_checks", "probe_image", "DAEMONSET", "DEVICE_PLUGIN_NAMESPACE", "PROBE_POD"]
+__all__ = ["KubeCheck", "run_kube_checks", "probe_image", "team_quotas", "DAEMONSET", "DEVICE_PLUGIN_NAMESPACE",
+           "PROBE_POD"]
 
 DAEMONSET = "nvidia-device-plugin-daemonset"
 DEVICE_PLUGIN_NAMESPACE = "kube-system"
@@ -137,6 +139,15 @@ def _daemonset(apps: Any, core: Any, expected: Mapping[str, Any], timeout_s: flo
     return KubeCheck(f"daemonset {DAEMONSET}", True, f"desired {found[0]} == ready {found[1]} on the GPU nodes")
 
 
+def team_quotas(expected: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Each team's ResourceQuota as roles/k8s_gpu applies it ({"name", "gpus"}): its declared GPUs, or with Kueue
+    on its ceiling (playbooks/k8s-nodes.yml makes the same choice)."""
+    queueing = expected.get("queueing") or {}
+    if queueing.get("enabled"):
+        return [dict(t) for t in queueing["quota_ceilings"]]
+    return [{"name": t["name"], "gpus": t["gpus"]} for t in expected["teams"]]
+
+
 def _quotas(core: Any, expected: Mapping[str, Any], timeout_s: float) -> list[KubeCheck]:
     """The declared quota in each team's spec, and enforced: the API server's admission compares against the
     status the quota controller copies from the spec, so a check (and the probe after it) waits for that copy."""
@@ -144,7 +155,8 @@ def _quotas(core: Any, expected: Mapping[str, Any], timeout_s: float) -> list[Ku
 
     key = "requests.nvidia.com/gpu"
     out = []
-    for team in expected["teams"]:
+    what = "Kueue ceiling" if (expected.get("queueing") or {}).get("enabled") else "declared"
+    for team in team_quotas(expected):
         name = team["name"]
 
         def hard(name: str = name) -> tuple[str | None, str | None]:  # (spec, enforced status)
@@ -159,7 +171,7 @@ def _quotas(core: Any, expected: Mapping[str, Any], timeout_s: float) -> list[Ku
         got, enforced = found
         lag = "" if got == enforced else f" (enforced {enforced}: the quota controller has not caught up)"
         out.append(KubeCheck(f"quota {name}", got == enforced == str(team["gpus"]),
-                             f"{key} {got}, declared {team['gpus']}{lag}"))
+                             f"{key} {got}, {what} {team['gpus']}{lag}"))
     return out
 
 
@@ -178,7 +190,7 @@ def _pod(gpus: int, image: str, name: str = PROBE_POD, node: str | None = None) 
 def _probe(core: Any, expected: Mapping[str, Any], timeout_s: float) -> list[KubeCheck]:
     from kubernetes.client.rest import ApiException
 
-    teams = [t for t in expected["teams"] if int(t["gpus"]) > 0]
+    teams = [t for t in team_quotas(expected) if int(t["gpus"]) > 0]
     if not teams:
         return [KubeCheck("probe", False, "no team with GPUs declared: no namespace to run the probe pods in")]
     smallest = min(teams, key=lambda t: int(t["gpus"]))

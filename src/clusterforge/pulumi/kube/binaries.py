@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 from clusterforge import paths
 
-__all__ = ["BINARIES", "kubernetes_bin_dir", "kueue_dir", "images_dir", "pinned_versions", "MissingBinaries"]
+__all__ = ["BINARIES", "kubernetes_bin_dir", "kueue_dir", "images_dir", "kube_extravars", "pinned_versions",
+           "MissingBinaries"]
 
 BINARIES = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl", "kwok", "kubelet",
             "kube-proxy", "cf-pause", "cf-sim-gpu-plugin", "cf-gpu-probe")
@@ -65,6 +67,14 @@ def kueue_dir(check: bool = True) -> Path:
 def images_dir(bin_dir: Path) -> Path:
     """The OCI layout of the cluster's images beside the binaries (pause, cf-gpu-probe)."""
     return bin_dir.parent / "images" / "oci"
+
+
+def kube_extravars(lab: bool, bin_dir: Path, kueue: bool) -> dict[str, Any]:
+    """The extra vars of both Kubernetes playbooks (playbooks/kubernetes.yml, k8s-nodes.yml), the same for `up`
+    (clusterforge.pulumi.program) and the tests' kube_cluster fixture; the PKI bundle is passed apart, as a
+    secret. `kueue`: the plan runs Kueue (cf_kubernetes.queueing.enabled), so its cache must be built."""
+    return {"cf_lab": lab, "cf_k8s_bin_dir": str(bin_dir), "cf_k8s_images": str(images_dir(bin_dir)),
+            "cf_kueue_dir": str(kueue_dir(check=kueue))}
 
 
 def pinned_versions() -> dict[str, str]:

@@ -25,8 +25,8 @@ from clusterforge.pulumi.providers.host_provision import HostProvision, HostProv
 from clusterforge.pulumi.providers.kube_gpu_layer import KubeGpuLayer, KubeGpuLayerArgs
 from clusterforge.pulumi.providers.kube_pki import KubePki, KubePkiArgs
 
-__all__ = ["Kubernetes", "KubernetesArgs", "CONTROL_GROUP", "CONTROL_PLANE_UNITS", "NODE_UNITS", "NODES_GROUP",
-           "NODES_PLAYBOOK", "REGISTRY_UNITS", "SIMULATED_GPU_UNITS"]
+__all__ = ["Kubernetes", "KubernetesArgs", "CONTROL_GROUP", "CONTROL_PLANE_UNITS", "KUEUE_UNITS", "NODE_UNITS",
+           "NODES_GROUP", "NODES_PLAYBOOK", "REGISTRY_UNITS", "SIMULATED_GPU_UNITS"]
 
 CONTROL_GROUP = "control_nodes"  # the inventory group (render.ansible_inventory.HOST_GROUPS)
 NODES_GROUP = "servers"  # the GPU servers' group; the nodes' playbook runs k8s_node where the plan has a node
@@ -34,6 +34,7 @@ NODES_PLAYBOOK = "k8s-nodes.yml"
 # the roles' units (roles/k8s_control_plane, k8s_registry, k8s_node); one not running is drift that `up` repairs
 CONTROL_PLANE_UNITS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler")
 REGISTRY_UNITS = ("docker-registry",)
+KUEUE_UNITS = ("kueue",)  # roles/k8s_kueue, where the plan runs Kueue (cf_kubernetes.queueing.enabled)
 NODE_UNITS = ("containerd", "cf-podnet", "kubelet", "kube-proxy")
 SIMULATED_GPU_UNITS = ("cf-sim-gpu-plugin",)
 
