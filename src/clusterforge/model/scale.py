@@ -93,6 +93,8 @@ def scaled(spec: ClusterSpec, sus: int, chassis_cores: bool = False) -> ClusterS
     data["envelope"]["max_sus"] = sus
     data["scalable_units"] = [u.model_dump() for u in units]
     data["teams"] = []  # team quotas are per declared GPU count; a what-if has none
+    if (data.get("kubernetes") or {}).get("kueue"):
+        data["kubernetes"]["kueue"] = False  # Kueue queues the teams' jobs: without teams, nothing to queue
     nets = data["networks"]
     for name in ("data", "storage", "management", "oob"):
         nets[name]["supernet"] = SCALED_POOLS[name]
