@@ -1,5 +1,7 @@
 """Hostile values in the fields added since issue 26's corpus: Kubernetes control nodes, teams and their GPU quotas,
-plane gateways, liquid cooling (CDU loops) and rack-scale systems (declaration and catalog). Each is refused at its
+plane gateways, liquid cooling (CDU loops), rack-scale systems (declaration and catalog) and, for issue 47, the
+`kubernetes:` block (pod and service ranges, node_pod_prefix), teams' queue limits, `monitoring:` and
+`remediation:` (max_out_per_su and the rest). Each is refused at its
 field (FILE:LINE:COL: field: message), exit 1, never a traceback. Before this table: a decimal count
 (`control.nodes: 1.0`), a team named after a namespace Kubernetes or the GPU stack owns (default, kube-system,
 gpu-operator), an external gateway naming nobody, `by` on a fabric gateway and a rack system whose NVLink domain
