@@ -168,7 +168,8 @@ DECLARATION = [
     ("node-pod-prefix-fills-pods", "lab", K8S, K8S + "\n  node_pod_prefix: 20", "kubernetes.node_pod_prefix",
      "do not fit in pod_cidr"),
     ("kubernetes-extra-key", "lab", K8S, K8S + "\n  node_labels: {a: b}", "kubernetes.node_labels", "unknown field"),
-    ("kubernetes-a-list", "lab", K8S, "kubernetes: [1]", "kubernetes", "valid dictionary"),
+    ("kubernetes-a-list", "lab", "kubernetes:\n  pod_cidr", "kubernetes: [1]\nkubernetes_rest:\n  pod_cidr",
+     "kubernetes", "valid dictionary"),
     ("kubernetes-without-kubelets", "lab", "schedulers: [kubernetes, slurm]", "schedulers: [slurm]", "kubernetes",
      "kubernetes settings are never applied"),
     # monitoring
