@@ -1,5 +1,7 @@
 """Hostile values in the fields added since issue 26's corpus: Kubernetes control nodes, teams and their GPU quotas,
-plane gateways, liquid cooling (CDU loops) and rack-scale systems (declaration and catalog). Each is refused at its
+plane gateways, liquid cooling (CDU loops), rack-scale systems (declaration and catalog) and, for issue 47, the
+`kubernetes:` block (pod and service ranges, node_pod_prefix), teams' queue limits, `monitoring:` and
+`remediation:` (max_out_per_su and the rest). Each is refused at its
 field (FILE:LINE:COL: field: message), exit 1, never a traceback. Before this table: a decimal count
 (`control.nodes: 1.0`), a team named after a namespace Kubernetes or the GPU stack owns (default, kube-system,
 gpu-operator), an external gateway naming nobody, `by` on a fabric gateway and a rack system whose NVLink domain
@@ -15,6 +17,9 @@ from hostile_fixtures import LAB_TEXT, ROOT, assert_refused, line_of, run_cli, w
 GB200_TEXT = (ROOT / "inventory" / "gb200-nvl72-su.yaml").read_text()
 BASES = {"lab": LAB_TEXT, "gb200": GB200_TEXT}
 TIME = "time_servers: [198.18.8.1]"
+POD, SERVICES = "198.18.32.0/20", "198.18.48.0/24"
+K8S = f"kubernetes:\n  pod_cidr: {POD}\n  service_cidr: {SERVICES}"
+MON = "monitoring:\n  scrape_interval_s: 5"
 MGMT_GATEWAY = "gateway: {provider: external, by: the lab machine ctl0}\n    vrf: mgmt\n  oob"
 
 # (id, base, text replaced, replacement, field, message fragment)
@@ -137,6 +142,75 @@ DECLARATION = [
     ("time-servers-9", "lab", TIME, "time_servers: [" + ", ".join(f"ntp{i}.example.net" for i in range(9)) + "]",
      "site.time_servers", "at most 8 items"),
     ("time-server-number", "lab", TIME, "time_servers: [1]", "site.time_servers.0", "valid string"),
+    # Kubernetes nodes (issue 47): the pod and service ranges, the per-node block that reaches the kubelet
+    ("pod-cidr-ipv6", "lab", K8S, K8S.replace(POD, "fd00::/48"), "kubernetes.pod_cidr", "IPv6 is not planned here"),
+    ("pod-cidr-host-bits", "lab", K8S, K8S.replace(POD, "198.18.32.1/20"), "kubernetes.pod_cidr", "host bits set"),
+    ("pod-cidr-newline", "lab", K8S, K8S.replace(POD, '"198.18.32.0/20\\n  x: 1"'), "kubernetes.pod_cidr",
+     "expected an IPv4 prefix"),
+    ("pod-cidr-jinja", "lab", K8S, K8S.replace(POD, '"{{ 7*7 }}"'), "kubernetes.pod_cidr", "not a CIDR prefix"),
+    ("pod-cidr-64", "lab", K8S, K8S.replace(POD, "198.18.32.0/64"), "kubernetes.pod_cidr", "/64 is not a usable pool"),
+    ("pod-cidr-loopback", "lab", K8S, K8S.replace(POD, "127.0.0.0/20"), "kubernetes.pod_cidr", "overlaps loopback"),
+    ("pod-cidr-number", "lab", K8S, K8S.replace(POD, "3"), "kubernetes.pod_cidr", "valid string"),
+    ("pod-cidr-over-services", "lab", K8S, K8S.replace(POD, "198.18.48.0/20"), "kubernetes.service_cidr",
+     "overlaps kubernetes.pod_cidr"),
+    ("service-cidr-slash-8", "lab", K8S, K8S.replace(SERVICES, "10.0.0.0/8"), "kubernetes.service_cidr",
+     "larger than the API server accepts"),
+    ("service-cidr-multicast", "lab", K8S, K8S.replace(SERVICES, "224.0.0.0/24"), "kubernetes.service_cidr",
+     "overlaps multicast"),
+    ("node-pod-prefix-8", "lab", K8S, K8S + "\n  node_pod_prefix: 8", "kubernetes.node_pod_prefix",
+     "greater than or equal to 16"),
+    ("node-pod-prefix-true", "lab", K8S, K8S + "\n  node_pod_prefix: true", "kubernetes.node_pod_prefix",
+     "the boolean true is not a valid integer"),
+    ("node-pod-prefix-string", "lab", K8S, K8S + "\n  node_pod_prefix: '24'", "kubernetes.node_pod_prefix",
+     "a string is not a valid integer"),
+    ("node-pod-prefix-24.5", "lab", K8S, K8S + "\n  node_pod_prefix: 24.5", "kubernetes.node_pod_prefix",
+     "24.5 is not a valid integer"),
+    ("node-pod-prefix-fills-pods", "lab", K8S, K8S + "\n  node_pod_prefix: 20", "kubernetes.node_pod_prefix",
+     "do not fit in pod_cidr"),
+    ("kubernetes-extra-key", "lab", K8S, K8S + "\n  node_labels: {a: b}", "kubernetes.node_labels", "unknown field"),
+    ("kubernetes-a-list", "lab", "kubernetes:\n  pod_cidr", "kubernetes: [1]\nkubernetes_rest:\n  pod_cidr",
+     "kubernetes", "valid dictionary"),
+    ("kubernetes-without-kubelets", "lab", "schedulers: [kubernetes, slurm]", "schedulers: [slurm]", "kubernetes",
+     "kubernetes settings are never applied"),
+    # monitoring
+    ("scrape-0", "lab", MON, "monitoring:\n  scrape_interval_s: 0", "monitoring.scrape_interval_s",
+     "greater than or equal to 5"),
+    ("scrape-1e9", "lab", MON, "monitoring:\n  scrape_interval_s: 1000000000", "monitoring.scrape_interval_s",
+     "less than or equal to 300"),
+    ("scrape-nan", "lab", MON, "monitoring:\n  scrape_interval_s: .nan", "monitoring.scrape_interval_s",
+     "nan is not a valid integer"),
+    ("retention-0", "lab", MON, MON + "\n  retention_days: 0", "monitoring.retention_days",
+     "greater than or equal to 1"),
+    ("monitoring-host-unknown", "lab", MON, MON + "\n  host: nosuch", "monitoring.host", "is not a control node"),
+    ("monitoring-host-a-gpu-server", "lab", MON, MON + "\n  host: su01-r01-gpu01", "monitoring.host",
+     "is not a control node"),
+    ("monitoring-host-shell", "lab", MON, MON + '\n  host: "ctl-01; id"', "monitoring.host", "not a valid name"),
+    ("monitoring-extra-key", "lab", MON, MON + "\n  grafana: true", "monitoring.grafana", "unknown field"),
+    # remediation
+    ("remediation-mode-bogus", "lab", MON, MON + "\nremediation:\n  mode: auto", "remediation.mode",
+     "Input should be 'observe' or 'act'"),
+    ("max-out-per-su-negative", "lab", MON, MON + "\nremediation:\n  max_out_per_su: -1",
+     "remediation.max_out_per_su", "greater than or equal to 0"),
+    ("max-out-per-su-0-act", "lab", MON, MON + "\nremediation:\n  mode: act\n  max_out_per_su: 0",
+     "remediation.max_out_per_su", "so `mode: act` could never act"),
+    ("max-out-per-rack-0-act", "lab", MON, MON + "\nremediation:\n  mode: act\n  max_out_per_rack: 0",
+     "remediation.max_out_per_rack", "so `mode: act` could never act"),
+    ("max-out-per-su-all", "lab", MON, MON + "\nremediation:\n  max_out_per_su: all", "remediation.max_out_per_su",
+     "a string is not a valid integer"),
+    ("max-out-per-su-5000", "lab", MON, MON + "\nremediation:\n  max_out_per_su: 5000",
+     "remediation.max_out_per_su", "less than or equal to 4096"),
+    ("automatic-reimage", "lab", MON, MON + "\nremediation:\n  automatic: [reimage]", "remediation.automatic.0",
+     "Input should be 'drain', 'reset_gpu' or 'reboot'"),
+    ("automatic-twice", "lab", MON, MON + "\nremediation:\n  automatic: [drain, drain]", "remediation.automatic.1",
+     "'drain' is listed twice"),
+    ("automatic-4", "lab", MON, MON + "\nremediation:\n  automatic: [drain, reboot, reset_gpu, drain]",
+     "remediation.automatic", "at most 3 items"),
+    ("cooldown-negative", "lab", MON, MON + "\nremediation:\n  cooldown_s: -5", "remediation.cooldown_s",
+     "greater than or equal to 0"),
+    ("drain-timeout-1", "lab", MON, MON + "\nremediation:\n  drain_timeout_s: 1", "remediation.drain_timeout_s",
+     "greater than or equal to 10"),
+    ("remediation-extra-key", "lab", MON, MON + "\nremediation:\n  when: always", "remediation.when",
+     "unknown field"),
 ]
 for _case in DECLARATION:
     assert _case[2] in BASES[_case[1]], _case[0]

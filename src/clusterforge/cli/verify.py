@@ -46,7 +46,8 @@ def verify(
         help="only these check modules (repeatable): kernel, driver, cuda, fabricmanager, container_runtime, "
              "network, roce, mounts, tiers, storage, time"),
     workers: int | None = typer.Option(
-        None, "--workers", "-n", help="parallel pytest workers (default: one per 8 hosts, at most one per CPU, 8)"),
+        None, "--workers", "-n", min=1,
+        help="parallel pytest workers (default: one per 8 hosts, at most one per CPU, 8)"),
     show_skips: bool = typer.Option(False, "--show-skips",
                                     help="also list every skipped and SIMULATED check with its reason"),
     stack: str | None = typer.Option(

@@ -32,13 +32,22 @@ class BackendUrl:
 
     @classmethod
     def parse(cls, text: str) -> BackendUrl:
-        parts = urlsplit(text)
+        try:
+            parts = urlsplit(text)
+            parts.port  # noqa: B018  (a port out of range or not a number raises here, not in the engine)
+        except ValueError as exc:  # an unclosed [ in the host, a port past 65535: said without the URL's text
+            raise BackendUrlError(f"backend URL is not a URL ({exc})") from None
+        if any(ord(c) < 0x20 or ord(c) == 0x7F for c in text + unquote(text)):
+            raise BackendUrlError("backend URL holds a control character (a newline, a tab), raw or %-encoded")
         if parts.scheme not in SCHEMES:
             kinds = "; ".join(f"{scheme}:// ({what})" for scheme, what in SCHEMES.items())
             shown = f"{parts.scheme}://" if parts.scheme else repr(_masked(parts) if parts.netloc else text[:40])
             raise BackendUrlError(f"backend URL {shown}: expected one of {kinds}")
         if parts.scheme == "file" and not parts.path:
             raise BackendUrlError("backend URL file://: no directory after file://")
+        if parts.scheme == "file" and parts.netloc not in ("", "localhost"):
+            raise BackendUrlError(f"backend URL file://{parts.netloc}/...: a file URL names a directory of this"
+                                  " machine, file:///absolute/path (a host or a relative path is not one)")
         return cls(text)
 
     @property
