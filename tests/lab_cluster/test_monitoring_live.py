@@ -168,7 +168,8 @@ def test_every_gpu_server_serves_simulated_dcgm_series_with_its_planned_identity
     gpus = sorted((s["metric"]["host"], s["metric"]["gpu"]) for s in series)
     assert gpus == sorted((h, str(i)) for h, n in GPUS.items() for i in range(n))
     assert all(s["metric"].get("simulated") == "true" for s in series)
-    assert _query(monitoring_cluster.prometheus, 'count({job="dcgm",simulated!="true"})') == []
+    # (the job's own series, up and scrape_*, are Prometheus's: only the exporter's DCGM series are asked about)
+    assert _query(monitoring_cluster.prometheus, 'count({job="dcgm",__name__=~"DCGM_.+",simulated!="true"})') == []
     # and says so in its help text (Prometheus's metadata from the scrape)
     metadata = _get(f"{monitoring_cluster.prometheus}/api/v1/metadata?metric=DCGM_FI_DEV_GPU_TEMP")["data"]
     assert metadata and all(m["help"].startswith("SIMULATED") for m in metadata["DCGM_FI_DEV_GPU_TEMP"]), metadata
