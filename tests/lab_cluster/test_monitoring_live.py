@@ -1,14 +1,19 @@
 """The lab's monitoring for real: Prometheus and Alertmanager on ctl-01 (playbooks/monitoring.yml, the rendered
 tree's monitoring/ files, the packages from the control image) scraping the real node_exporter of every lab host
-(site.yml on the GPU and storage servers, monitoring.yml on the control node). Every planned host's target is up
-with its planned identity; a second run of the playbook changes nothing; node_exporter stopped on a GPU server
-raises NodeDown for that host in Alertmanager's API and starting it again resolves the alert.
+(site.yml on the GPU and storage servers, monitoring.yml on the control node) and the SIMULATED dcgm-exporter of
+every GPU server (site.yml: roles/dcgm_exporter's cf-sim-dcgm-exporter on lab hosts, no GPU there). Every planned
+host's target is up with its planned identity; every GPU series says it is simulated; a second run of the playbook
+changes nothing; a healthy lab raises no alert; a simulated GPU set to 90 C raises GpuTemperatureCritical for its
+host and GPU; node_exporter stopped on a GPU server raises NodeDown for that host, Alertmanager delivers it to the
+LAB ONLY alert receiver on ctl-01 (roles/monitoring's cf-lab-alert-receiver) and the time from the stop to the
+delivery is printed; starting it again resolves the alert.
 
-The lab shortens the waits (LAB ONLY): inventory/lab.yaml declares a 5 s scrape interval and playbooks/monitoring.yml
-installs NodeDown with `for: 15s` on lab hosts instead of the rendered 2 minutes; every other rule is as rendered.
-The kubelet and kube-apiserver jobs need a service account token this session does not make (the Kubernetes
-fixture is not used here), so those targets are not asserted. One monitoring per session (the monitoring_cluster
-fixture)."""
+The lab shortens the waits (LAB ONLY, playbooks/monitoring.yml): inventory/lab.yaml declares a 5 s scrape
+interval; NodeDown is installed with `for: 15s` and GpuTemperatureCritical with `for: 10s` on lab hosts instead of
+the rendered 2 minutes; Alertmanager's group_wait is 1 s and group_interval 5 s instead of 30 s and 5 minutes;
+every other rule is as rendered. The kubelet and kube-apiserver jobs need a service account token this session
+does not make (the Kubernetes fixture is not used here), so those targets are not asserted. One monitoring per
+session (the monitoring_cluster fixture)."""
 
 from __future__ import annotations
 
@@ -21,6 +26,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+import yaml
 
 pytestmark = [pytest.mark.lab]
 
@@ -34,8 +40,17 @@ def _plan():
 PLAN = _plan()
 assert PLAN.monitoring is not None, "inventory/lab.yaml plans monitoring on ctl-01"
 NODE_TARGETS = {t.host: t for t in PLAN.monitoring.targets if t.job == "node"}
+DCGM_TARGETS = {t.host: t for t in PLAN.monitoring.targets if t.job == "dcgm"}
 GPU_SERVERS = sorted(h for h, t in NODE_TARGETS.items() if dict(t.labels).get("role") == "server")
+GPUS = {d.name: PLAN.server_facts(d).gpu_count for d in PLAN.devices if d.name in DCGM_TARGETS}
 EXPORTER_UNIT = "prometheus-node-exporter"  # roles/node_exporter/vars/Debian.yml
+SIM_STATE = "/var/lib/cf-sim-dcgm-exporter/state.json"  # roles/dcgm_exporter/vars/main.yml
+_MONITORING_DEFAULTS = Path(__file__).resolve().parents[2] / "roles" / "monitoring" / "defaults" / "main.yml"
+# the LAB ONLY alert receiver on the monitoring host
+RECEIVER = (f"http://{PLAN.monitoring.address}:"
+            f"{yaml.safe_load(_MONITORING_DEFAULTS.read_text())['monitoring_lab_receiver_port']}")
+# the jobs whose daemons this session does not run (no Kubernetes, no Slurm exporter): their ExporterDown is expected
+NOT_RUN_HERE = {"kubelet", "kube-apiserver", "slurm"}
 # the lab's waits: a scrape every 5 s, NodeDown's `for` of 15 s, a rule evaluation every 5 s; the deadlines leave
 # this shared 2-core machine several times that
 UP_WITHIN_S = 60.0
@@ -55,16 +70,33 @@ def _node_targets(prometheus: str) -> dict[str, dict]:
     return {t["labels"].get("host", ""): t for t in data if t["labels"].get("job") == "node"}
 
 
-def _wait_nodes_up(prometheus: str) -> dict[str, dict]:
+def _wait_up(prometheus: str, job: str, planned: dict) -> dict[str, dict]:
+    """The job's active targets by host once every planned one is up."""
     deadline = time.monotonic() + UP_WITHIN_S
     while True:
-        targets = _node_targets(prometheus)
+        data = _get(f"{prometheus}/api/v1/targets?state=active")["data"]["activeTargets"]
+        targets = {t["labels"].get("host", ""): t for t in data if t["labels"].get("job") == job}
         down = {h: (targets[h]["health"], targets[h]["lastError"]) if h in targets else "no target"
-                for h in NODE_TARGETS if h not in targets or targets[h]["health"] != "up"}
+                for h in planned if h not in targets or targets[h]["health"] != "up"}
         if not down:
             return targets
-        assert time.monotonic() < deadline, f"node targets not up within {UP_WITHIN_S:.0f} s: {down}"
+        assert time.monotonic() < deadline, f"{job} targets not up within {UP_WITHIN_S:.0f} s: {down}"
         time.sleep(2)
+
+
+def _wait_nodes_up(prometheus: str) -> dict[str, dict]:
+    return _wait_up(prometheus, "node", NODE_TARGETS)
+
+
+def _query(prometheus: str, expr: str) -> list[dict]:
+    return _get(f"{prometheus}/api/v1/query?{urllib.parse.urlencode({'query': expr})}")["data"]["result"]
+
+
+def _notified(since: float) -> list[tuple[float, dict]]:
+    """(arrival, alert) of every alert the lab alert receiver was delivered at or after ``since`` (Unix seconds;
+    the lab's hosts share this machine's clock)."""
+    return [(n["received"], alert) for n in _get(f"{RECEIVER}/notifications?since={since}")
+            for alert in n["payload"]["alerts"]]
 
 
 def _ends(alert: dict) -> datetime:
@@ -73,12 +105,16 @@ def _ends(alert: dict) -> datetime:
     return datetime.fromisoformat(text)
 
 
+def _active(alertmanager: str, name: str) -> list[dict]:
+    """The alerts of that name Alertmanager holds as active now."""
+    now = datetime.now(UTC)
+    return [a for a in _get(f"{alertmanager}/api/v2/alerts")
+            if a["labels"].get("alertname") == name and a["status"]["state"] == "active" and _ends(a) > now]
+
+
 def _node_down(alertmanager: str) -> dict[str, dict]:
     """The NodeDown alerts Alertmanager holds as active now, by host."""
-    now = datetime.now(UTC)
-    alerts = _get(f"{alertmanager}/api/v2/alerts")
-    return {a["labels"].get("host", ""): a for a in alerts
-            if a["labels"].get("alertname") == "NodeDown" and a["status"]["state"] == "active" and _ends(a) > now}
+    return {a["labels"].get("host", ""): a for a in _active(alertmanager, "NodeDown")}
 
 
 def test_the_monitoring_playbook_converges_and_a_second_run_changes_nothing(monitoring_cluster):
@@ -121,6 +157,87 @@ def test_prometheus_and_alertmanager_listen_on_the_planned_address(monitoring_cl
     assert status["cluster"]["status"] == "disabled"  # one Alertmanager, no gossip (roles/monitoring)
 
 
+def test_every_gpu_server_serves_simulated_dcgm_series_with_its_planned_identity(monitoring_cluster):
+    targets = _wait_up(monitoring_cluster.prometheus, "dcgm", DCGM_TARGETS)
+    assert set(targets) == set(DCGM_TARGETS) == set(GPU_SERVERS)
+    for host, planned in DCGM_TARGETS.items():
+        assert targets[host]["scrapeUrl"] == f"http://{planned.address}/metrics"
+        assert {k: targets[host]["labels"].get(k) for k, _ in planned.labels} == dict(planned.labels)
+    # one temperature series per planned GPU, every one (and every series of the job) marked simulated
+    series = _query(monitoring_cluster.prometheus, 'DCGM_FI_DEV_GPU_TEMP{job="dcgm"}')
+    gpus = sorted((s["metric"]["host"], s["metric"]["gpu"]) for s in series)
+    assert gpus == sorted((h, str(i)) for h, n in GPUS.items() for i in range(n))
+    assert all(s["metric"].get("simulated") == "true" for s in series)
+    # (the job's own series, up and scrape_*, are Prometheus's: only the exporter's DCGM series are asked about)
+    assert _query(monitoring_cluster.prometheus, 'count({job="dcgm",__name__=~"DCGM_.+",simulated!="true"})') == []
+    # and says so in its help text (Prometheus's metadata from the scrape)
+    metadata = _get(f"{monitoring_cluster.prometheus}/api/v1/metadata?metric=DCGM_FI_DEV_GPU_TEMP")["data"]
+    assert metadata and all(m["help"].startswith("SIMULATED") for m in metadata["DCGM_FI_DEV_GPU_TEMP"]), metadata
+
+
+def test_a_healthy_lab_raises_no_alert(monitoring_cluster):
+    """Every target of the node and dcgm jobs up, a rule evaluation after that: nothing pending or firing but the
+    ExporterDown of the jobs whose daemons this session does not run."""
+    _wait_nodes_up(monitoring_cluster.prometheus)
+    _wait_up(monitoring_cluster.prometheus, "dcgm", DCGM_TARGETS)
+    evaluated_after = datetime.now(UTC)
+    deadline = time.monotonic() + UP_WITHIN_S
+    while True:  # every rule group evaluated since (the lab evaluates every 5 s)
+        groups = _get(f"{monitoring_cluster.prometheus}/api/v1/rules")["data"]["groups"]
+        if groups and all(_ends({"endsAt": g["lastEvaluation"]}) > evaluated_after for g in groups):
+            break
+        assert time.monotonic() < deadline, [(g["name"], g["lastEvaluation"]) for g in groups]
+        time.sleep(1)
+    alerts = _get(f"{monitoring_cluster.prometheus}/api/v1/alerts")["data"]["alerts"]
+    raised = sorted((a["labels"]["alertname"], a["state"], a["labels"].get("job", ""), a["labels"].get("host", ""))
+                    for a in alerts
+                    if not (a["labels"]["alertname"] == "ExporterDown" and a["labels"].get("job") in NOT_RUN_HERE))
+    assert raised == [], f"a healthy lab raised {raised}"
+    assert [a["labels"] for a in alerts if a["labels"].get("job") == "dcgm"] == []
+
+
+def test_a_hot_simulated_gpu_raises_gpu_temperature_critical_for_its_host_and_gpu(monitoring_cluster):
+    host = GPU_SERVERS[-1]  # not the host the NodeDown test stops
+    gpu = str(GPUS[host] - 1)
+    assert not [a for a in _active(monitoring_cluster.alertmanager, "GpuTemperatureCritical")]
+    state = json.dumps({gpu: {"DCGM_FI_DEV_GPU_TEMP": 90}})
+    rc, _, err = monitoring_cluster.sh(host, f"echo '{state}' > {SIM_STATE}.new && mv {SIM_STATE}.new {SIM_STATE}")
+    assert rc == 0, err
+    heated, heated_at = time.monotonic(), time.time()
+    try:
+        while True:
+            alerts = _active(monitoring_cluster.alertmanager, "GpuTemperatureCritical")
+            if alerts:
+                break
+            assert time.monotonic() - heated < FIRE_WITHIN_S, f"no GpuTemperatureCritical within {FIRE_WITHIN_S:.0f} s"
+            time.sleep(1)
+        fired_s = time.monotonic() - heated
+        assert [(a["labels"]["host"], a["labels"]["gpu"]) for a in alerts] == [(host, gpu)]
+        labels = alerts[0]["labels"]
+        assert labels["severity"] == "critical" and labels["job"] == "dcgm" and labels["simulated"] == "true"
+        assert alerts[0]["annotations"]["summary"] == f"GPU {gpu} on {host} is at or above 85 C"
+        # the lab's GpuTemperatureCritical waits 10 s
+        assert fired_s >= 8, f"GpuTemperatureCritical reached Alertmanager {fired_s:.0f} s after the state was set"
+        while True:
+            delivered = [(at - heated_at, a) for at, a in _notified(heated_at)
+                         if a["labels"].get("alertname") == "GpuTemperatureCritical" and a["status"] == "firing"]
+            if delivered:
+                break
+            assert time.monotonic() - heated < FIRE_WITHIN_S, "GpuTemperatureCritical not delivered"
+            time.sleep(1)
+        assert {(a["labels"]["host"], a["labels"]["gpu"]) for _, a in delivered} == {(host, gpu)}
+    finally:
+        rc, _, err = monitoring_cluster.sh(host, f"rm -f {SIM_STATE}")
+    assert rc == 0, err
+    cooled = time.monotonic()
+    while _active(monitoring_cluster.alertmanager, "GpuTemperatureCritical"):
+        assert time.monotonic() - cooled < RESOLVE_WITHIN_S, f"GpuTemperatureCritical for {host} not resolved"
+        time.sleep(1)
+    print(f"GpuTemperatureCritical for {host} GPU {gpu}: in Alertmanager {fired_s:.1f} s after the state was set,"
+          f" delivered to the lab receiver {delivered[0][0]:.1f} s after it; resolved {time.monotonic() - cooled:.1f} s"
+          " after the state was removed")
+
+
 def test_a_stopped_node_exporter_raises_node_down_for_its_host_and_a_restart_resolves_it(monitoring_cluster):
     host = GPU_SERVERS[0]
     planned = dict(NODE_TARGETS[host].labels)
@@ -128,7 +245,7 @@ def test_a_stopped_node_exporter_raises_node_down_for_its_host_and_a_restart_res
     assert host not in _node_down(monitoring_cluster.alertmanager)
     rc, _, err = monitoring_cluster.sh(host, f"systemctl stop {EXPORTER_UNIT}")
     assert rc == 0, err
-    stopped = time.monotonic()
+    stopped, stopped_at = time.monotonic(), time.time()
     try:
         while True:
             alerts = _node_down(monitoring_cluster.alertmanager)
@@ -145,6 +262,18 @@ def test_a_stopped_node_exporter_raises_node_down_for_its_host_and_a_restart_res
         # the lab's NodeDown waits 15 s (less a scrape in flight and the ssh round trip when measured from here):
         # an alert much sooner would not be the rule's `for` at work
         assert fired_s >= 12, f"NodeDown reached Alertmanager {fired_s:.0f} s after the stop"
+        # delivered: Alertmanager posted it to the lab alert receiver, which recorded when it arrived
+        while True:
+            delivered = [(at, a) for at, a in _notified(stopped_at)
+                         if a["labels"].get("alertname") == "NodeDown" and a["status"] == "firing"]
+            if delivered:
+                break
+            assert time.monotonic() - stopped < FIRE_WITHIN_S, f"NodeDown for {host} not delivered"
+            time.sleep(1)
+        delivered_s = delivered[0][0] - stopped_at
+        assert {a["labels"]["host"] for _, a in delivered} == {host}
+        assert {k: delivered[0][1]["labels"].get(k) for k in planned} == planned
+        assert host in delivered[0][1]["annotations"]["summary"]
     finally:
         rc, _, err = monitoring_cluster.sh(host, f"systemctl start {EXPORTER_UNIT}")
     assert rc == 0, err
@@ -153,6 +282,6 @@ def test_a_stopped_node_exporter_raises_node_down_for_its_host_and_a_restart_res
         assert time.monotonic() - started < RESOLVE_WITHIN_S, f"NodeDown for {host} not resolved"
         time.sleep(2)
     resolved_s = time.monotonic() - started
-    print(f"NodeDown for {host}: in Alertmanager {fired_s:.1f} s after the stop, resolved {resolved_s:.1f} s after"
-          " the start")
+    print(f"NodeDown for {host}: in Alertmanager {fired_s:.1f} s after the stop, delivered to the lab receiver"
+          f" {delivered_s:.1f} s after the stop (fault to delivery), resolved {resolved_s:.1f} s after the start")
     assert _node_targets(monitoring_cluster.prometheus)[host]["health"] == "up"

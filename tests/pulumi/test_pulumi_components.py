@@ -302,15 +302,17 @@ def test_both_schedulers_wait_for_the_hosts_and_not_for_each_other(monkeypatch, 
 
 def test_monitoring_runs_on_the_control_node_after_the_hosts_and_both_schedulers(monkeypatch, tmp_path):
     """The lab plans monitoring on ctl-01: one HostProvision of playbooks/monitoring.yml over control_nodes (its own
-    artifacts directory, the exporter's, Prometheus's and Alertmanager's units probed), after every SU's provisioning,
-    the storage servers and both schedulers' steps (the same control node)."""
-    from clusterforge.pulumi.monitoring import MONITORING_UNITS
+    artifacts directory, the exporter's, Prometheus's, Alertmanager's and the lab alert receiver's units probed), after
+    every SU's provisioning, the storage servers and both schedulers' steps (the same control node)."""
+    from clusterforge.pulumi.monitoring import LAB_RECEIVER_UNITS, MONITORING_UNITS
 
     mocks, plan = _declare(tmp_path / "lab", target="lab", provision=True, image=False)
     (step,) = [r for r in mocks.resources if r.name == "monitoring"]
     assert plan.monitoring is not None and step.inputs["hosts"] == [plan.monitoring.host]
     assert step.inputs["group"] == "control_nodes" and step.inputs["playbook"].endswith("playbooks/monitoring.yml")
-    assert step.inputs["services"] == list(MONITORING_UNITS) and step.inputs["extravars"]["cf_lab"] is True
+    # and on the lab its alert receiver (LAB ONLY)
+    assert step.inputs["services"] == [*MONITORING_UNITS, *LAB_RECEIVER_UNITS]
+    assert step.inputs["extravars"]["cf_lab"] is True
     assert step.inputs["private_data_dir"].endswith("provision/monitoring")
     seen = _depends_on(monkeypatch, tmp_path / "deps", target="lab")
     assert {"lab", "su01-provision", "storage-provision", "kubernetes", "slurm"} <= seen["monitoring"]

@@ -157,3 +157,15 @@ def test_node_exporter_serves_network_metrics(host) -> None:
         "python3 -c \"import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:9100/metrics').read().decode())\""
     )
     assert "node_network_receive_bytes_total" in metrics
+
+
+def test_the_simulated_dcgm_exporter_serves_every_planned_gpu_marked_simulated(host, host_vars: dict[str, Any]) -> None:
+    """Lab hosts have no GPU: site.yml runs roles/dcgm_exporter's SIMULATED exporter on dcgm-exporter's port."""
+    service = host.service("cf-sim-dcgm-exporter")
+    assert service.is_enabled and service.is_running
+    metrics = host.check_output(
+        "python3 -c \"import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:9400/metrics').read().decode())\""
+    )
+    temps = [line for line in metrics.splitlines() if line.startswith("DCGM_FI_DEV_GPU_TEMP{")]
+    assert len(temps) == host_vars["cf_gpu_count"] and all('simulated="true"' in line for line in temps), temps
+    assert "# HELP DCGM_FI_DEV_GPU_TEMP SIMULATED" in metrics

@@ -21,13 +21,15 @@ from clusterforge.render.monitoring import DASHBOARDS_DIR, GRAFANA_PROVISIONING,
 from clusterforge.render.tree import RenderedTree
 from clusterforge.vocab import DeviceKind
 
-__all__ = ["EXPORTER_UNITS", "MONITORING_GROUP", "MONITORING_PLAYBOOK", "MONITORING_UNITS", "monitoring_args"]
+__all__ = ["EXPORTER_UNITS", "LAB_RECEIVER_UNITS", "MONITORING_GROUP", "MONITORING_PLAYBOOK", "MONITORING_UNITS",
+           "monitoring_args"]
 
 MONITORING_PLAYBOOK = "monitoring.yml"
 MONITORING_GROUP = "control_nodes"  # the playbook's hosts (render.ansible_inventory)
 # roles/node_exporter and roles/monitoring (vars/Debian.yml): one not running is drift, and the next `up` starts it
 EXPORTER_UNITS = ("prometheus-node-exporter",)  # on every control node
 MONITORING_UNITS = (*EXPORTER_UNITS, "prometheus", "prometheus-alertmanager")  # on the monitoring host
+LAB_RECEIVER_UNITS = ("cf-lab-alert-receiver",)  # LAB ONLY, on the monitoring host (playbooks/monitoring.yml, cf_lab)
 
 
 def monitoring_args(plan: Plan, tree: RenderedTree, settings: StackSettings,
@@ -45,7 +47,9 @@ def monitoring_args(plan: Plan, tree: RenderedTree, settings: StackSettings,
     grafana = (f"{MONITORING_DIR}/{DASHBOARDS_DIR}/", f"{MONITORING_DIR}/{GRAFANA_PROVISIONING}")
     watched.update({path: text for path, text in tree.monitoring_files().items() if not path.startswith(grafana)})
     # the step's units are probed on each of its hosts: Prometheus's only where the monitoring host is the one
-    units = MONITORING_UNITS if controls == (plan.monitoring.host,) else EXPORTER_UNITS
+    units: tuple[str, ...] = EXPORTER_UNITS
+    if controls == (plan.monitoring.host,):
+        units = MONITORING_UNITS + (LAB_RECEIVER_UNITS if settings.target.emulates else ())
     return HostProvisionArgs(
         group=MONITORING_GROUP, hosts=controls, inventory_path=str(settings.rendered_dir / "ansible" / "inventory.yml"),
         # its own artifacts: the Kubernetes step runs over the same group
