@@ -45,6 +45,20 @@ def _test_lab_home() -> Path:
 TEST_LAB_HOME = _test_lab_home()
 
 
+# The session lab (inventory/lab.yaml: containers with etcd, an API server, kubelets, Kueue, Prometheus scraping
+# every 5 s, slurmd) keeps running from its first test to the session's end. Its modules run last, so every
+# other test runs on a machine the idle lab does not load; whole modules move, keeping each module's order and
+# its module-scoped fixtures set up once.
+SESSION_LAB_FIXTURES = frozenset({"lab_cluster", "lab_converged", "kube_cluster", "slurm_cluster",
+                                  "monitoring_cluster", "lab_inventory"})
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    lab_modules = {item.module for item in items if SESSION_LAB_FIXTURES & set(getattr(item, "fixturenames", ()))}
+    items[:] = ([item for item in items if item.module not in lab_modules]
+                + [item for item in items if item.module in lab_modules])
+
+
 def skip_if_lab_owned_elsewhere(lab: str) -> None:
     """Skip when a lab of this name runs from another home: taking it down would break someone's lab.
     One whose processes are all gone (killed without `down`) is debris, which `up` clears."""

@@ -249,11 +249,10 @@ def _recap(output: str) -> dict[str, dict[str, int]]:
 
 @pytest.mark.lab
 @pytest.mark.slow
-def test_collection_converges_on_the_lab_by_fqcn(installed: dict[str, str], request: pytest.FixtureRequest,
-                                                 tmp_path: Path) -> None:
+def test_collection_converges_on_the_lab_by_fqcn(installed: dict[str, str], lab_cluster, tmp_path: Path) -> None:
     """The installed collection's site playbook (nouveau and Kubernetes roles) converges on the lab's
     servers over SSH; the second run changes nothing."""
-    lab = request.getfixturevalue("lab_cluster")
+    lab = lab_cluster
     env = {**installed, "ANSIBLE_SSH_COMMON_ARGS": f"-F {lab.ssh_config}", "ANSIBLE_PIPELINING": "True",
            "ANSIBLE_FORKS": "20"}
     command = [str(BIN / "ansible-playbook"), "-i", str(lab.inventory_dir / "ansible" / "inventory.yml"),

@@ -46,8 +46,8 @@ def failed(result: VerifyResult) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def lab(request):
-    return request.getfixturevalue("lab_converged")
+def lab(lab_converged):
+    return lab_converged
 
 
 @pytest.fixture(scope="module")
