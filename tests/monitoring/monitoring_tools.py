@@ -76,12 +76,17 @@ def stand_in(script: Path, args: list[str], port: int, path: str, log: Path) -> 
                 time.sleep(0.1)
         yield process
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process)
+
+
+def stop(process: subprocess.Popen) -> None:
+    """SIGTERM, then SIGKILL after 10 s; reaped either way."""
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 def post_json(url: str, document: object) -> tuple[int, dict]:

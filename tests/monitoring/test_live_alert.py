@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from monitoring_tools import RECEIVER, SIM_DCGM, free_port, get, sim_dcgm_config, stand_in, tool
+from monitoring_tools import RECEIVER, SIM_DCGM, free_port, get, sim_dcgm_config, stand_in, stop, tool
 
 HOST = "su01-r01-gpu01"
 DEADLINE_S = 60
@@ -48,15 +48,6 @@ def receiver(tmp_path: Path) -> Iterator[int]:
 def _start(argv: list[str], log: Path) -> subprocess.Popen:
     with log.open("wb") as out:
         return subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
-
-
-def _stop(process: subprocess.Popen) -> None:
-    process.terminate()
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
 
 
 def _notified(port: int) -> list[dict]:
@@ -127,5 +118,5 @@ def test_a_hot_gpu_reaches_alertmanager_and_its_receiver(written: Path, exporter
         assert notified, f"no GpuTemperatureCritical delivered to the receiver within {DEADLINE_S} s"
         assert {(a["status"], a["labels"]["host"], a["labels"]["gpu"]) for a in notified} == {("firing", HOST, "0")}
     finally:
-        _stop(prometheus)
-        _stop(alertmanager)
+        stop(prometheus)
+        stop(alertmanager)
