@@ -12,10 +12,10 @@ import typer
 
 from clusterforge import paths
 from clusterforge.cli._args import check_stack
-from clusterforge.cli._common import ApplyTarget, err, load
+from clusterforge.cli._common import ApplyTarget, err, load, usage_error
 
-__all__ = ["BACKEND_HELP", "PASSPHRASE_HELP", "STATE_DIR_HELP", "backend_url_option", "flag_value", "guarded",
-           "locked", "masked", "open_stack", "passphrase_option", "prepare", "say_err", "state_dir_option"]
+__all__ = ["BACKEND_HELP", "PART_HELP", "PASSPHRASE_HELP", "STATE_DIR_HELP", "backend_url_option", "flag_value", "guarded",
+           "locked", "masked", "open_stack", "part_option", "part_stack", "passphrase_option", "prepare", "say_err", "state_dir_option"]
 
 STATE_DIR_HELP = "state dir: backend, passphrase, per-stack work dirs [env CLUSTERFORGE_STATE_DIR; default .state]"
 BACKEND_HELP = ("Pulumi backend URL: file://DIR or postgres://USER@HOST:PORT/DB (password: PGPASSWORD)"
@@ -43,10 +43,47 @@ def flag_value(value: bool | None) -> str | None:
     return None if value is None else ("true" if value else "false")
 
 
+PART_HELP = ("the part to apply of a cluster whose declaration splits its state (state: {split: su}): site, suNN or"
+             " services; its stack is <stack>-<part>, with its own lock [required there]")
+
+
+def part_option() -> Any:
+    return typer.Option(None, "--part", help=PART_HELP)
+
+
+def part_stack(inventory: Path | None, base: str, part: str | None) -> tuple[str, str | None]:
+    """The stack of ``part`` of the declaration's split (clusterforge.plan.stacks), and the part (None for a
+    cluster held whole). A part the declaration does not have, or a split declaration without --part, is a usage
+    error naming the parts and their order; --part on an unsplit declaration points at where it would say so."""
+    from clusterforge.plan.stacks import WHOLE, split_stacks
+    from clusterforge.plan.stacks import part_stack as stack_of
+
+    if inventory is None:  # destroy by stack name: the part names the stack
+        return (stack_of(base, part), part) if part is not None else (base, None)
+    _, plan, source = load(inventory)
+    split = split_stacks(plan)
+    order = "; ".join(" ".join(p.name for p in wave) + (" (side by side)" if len(wave) > 1 else "")
+                      for wave in split.waves())
+    if split.mode == "none":
+        if part is not None and part != WHOLE:
+            where = source.problem(("state", "split"), "none: the cluster is one stack; declare `state: {split: su}`"
+                                   " for a site stack, one per SU and services")
+            usage_error(f"--part {part[:40]!r}: {where}")
+        return base, None
+    names = ", ".join(split.names())
+    if part is None:
+        usage_error(str(source.problem(("state", "split"), f"{split.mode}: the cluster is split into stacks;"
+                                       f" give --part, one of {names} (apply order: {order})")))
+    if part not in split.names():
+        usage_error(f"--part {part[:40]!r}: not a part of {inventory}: {names} (apply order: {order})")
+    return stack_of(base, part), part
+
+
 def open_stack(inventory: Path | None, stack: str | None, target: ApplyTarget | str | None, provision: bool | None,
           verify: bool | None, state_dir: Path | None, backend_url: str | None,
-          passphrase_file: Path | None = None) -> tuple[Any, str, Any]:
-    """(handle, stack name, automation.Backend) of the stack, its managed settings applied."""
+          passphrase_file: Path | None = None, part: str | None = None) -> tuple[Any, str, Any]:
+    """(handle, stack name, automation.Backend) of the stack, its managed settings applied. ``part``: of a
+    declaration split into stacks, the one to open (its stack <stack>-<part>)."""
     global _MASKED_URL
     from clusterforge.pulumi import automation
     from clusterforge.pulumi.backend_url import BackendUrlError
@@ -58,12 +95,14 @@ def open_stack(inventory: Path | None, stack: str | None, target: ApplyTarget | 
         check_stack(inventory.stem, str(inventory))
         stack = inventory.stem
     check_stack(stack)
+    # declaration errors as FILE:LINE before the engine starts
+    stack, part = part_stack(inventory, stack, part)
+    check_stack(stack)
     settings: dict[str, str | None] | None = None  # None: destroy leaves the stack's config alone
     if inventory is not None:
-        load(inventory)  # declaration errors as FILE:LINE before the engine starts
         settings = {"inventory": paths.relative_to_workspace(inventory),
                     "target": target.value if isinstance(target, ApplyTarget) else target,
-                    "provision": flag_value(provision), "verify": flag_value(verify)}
+                    "provision": flag_value(provision), "verify": flag_value(verify), "part": part}
     try:
         backend = automation.Backend.resolve(state_dir, backend_url, passphrase_file)
     except BackendUrlError as exc:

@@ -29,6 +29,7 @@ from clusterforge.cli._stack import (
     backend_url_option,
     locked,
     open_stack,
+    part_option,
     passphrase_option,
     prepare,
     state_dir_option,
@@ -50,6 +51,7 @@ def preview_cmd(
     state_dir: Path | None = state_dir_option(),
     backend_url: str | None = backend_url_option(),
     passphrase_file: Path | None = passphrase_option(),
+    part: str | None = part_option(),
 ) -> None:
     """Preview what `up` would change: counts per resource type and operation, plus names.
 
@@ -57,7 +59,8 @@ def preview_cmd(
     from clusterforge.pulumi import automation
 
     as_json = as_json or format is Format.json
-    handle, name, _ = open_stack(inventory, stack, target, provision, verify, state_dir, backend_url, passphrase_file)
+    handle, name, _ = open_stack(inventory, stack, target, provision, verify, state_dir, backend_url, passphrase_file,
+                                 part)
     echo = (lambda line: err.out(line, highlight=False)) if diff and as_json else (
         (lambda line: out.out(line, highlight=False)) if diff else None)
     result = run_engine(automation.preview, handle, diff=diff, on_output=echo)
@@ -82,13 +85,14 @@ def up_cmd(
     state_dir: Path | None = state_dir_option(),
     backend_url: str | None = backend_url_option(),
     passphrase_file: Path | None = passphrase_option(),
+    part: str | None = part_option(),
 ) -> None:
     """Apply the declaration: deliver switch configs, (lab) build hosts, provision, verify.
 
     Holds the stack's lock throughout: a second `up` or `destroy` of the stack is refused, naming this run."""
     requested = checkpoints_mode("end" if skip_checkpoints else checkpoints)
     handle, name, backend = open_stack(inventory, stack, target, provision, verify, state_dir, backend_url,
-                                       passphrase_file)
+                                       passphrase_file, part)
     with locked(handle, backend, name, "up"):  # the preview and the question included: what is asked is applied
         apply_up(handle, name, yes, requested, format is Format.json)
 
@@ -102,13 +106,15 @@ def destroy_cmd(
     state_dir: Path | None = state_dir_option(),
     backend_url: str | None = backend_url_option(),
     passphrase_file: Path | None = passphrase_option(),
+    part: str | None = part_option(),
 ) -> None:
     """Delete every resource of the stack: remove delivered configs, take the lab down."""
     from clusterforge.pulumi import automation
 
     requested = checkpoints_mode(checkpoints)
     name = stack or (inventory.stem if inventory is not None else None)
-    handle, name, backend = open_stack(None, name, None, None, None, state_dir, backend_url, passphrase_file)
+    handle, name, backend = open_stack(None, name, None, None, None, state_dir, backend_url, passphrase_file,
+                                       part)
     if not yes and not typer.confirm(f"Destroy every resource of stack {name}?", default=False):
         raise typer.Exit(1)
     with locked(handle, backend, name, "destroy"):

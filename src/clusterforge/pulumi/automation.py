@@ -50,7 +50,7 @@ STATE_DIR_ENV = paths.STATE_DIR_ENV
 BACKEND_URL_ENV = "CLUSTERFORGE_BACKEND_URL"
 PASSPHRASE_FILE_ENV = "CLUSTERFORGE_PASSPHRASE_FILE"
 # Keys the CLI manages on every run: from the command line, else the committed template, else unset.
-MANAGED_KEYS = ("inventory", "target", "provision", "verify", "workDir")
+MANAGED_KEYS = ("inventory", "target", "provision", "verify", "workDir", "part")
 REPLACE_OPS = ("replace", "create-replacement", "delete-replaced")
 ENGINE_LOG_ENV = "CLUSTERFORGE_PULUMI_ENGINE_LOG"
 
