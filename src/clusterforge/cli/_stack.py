@@ -14,8 +14,9 @@ from clusterforge import paths
 from clusterforge.cli._args import check_stack
 from clusterforge.cli._common import ApplyTarget, err, load, usage_error
 
-__all__ = ["BACKEND_HELP", "PART_HELP", "PASSPHRASE_HELP", "STATE_DIR_HELP", "backend_url_option", "flag_value", "guarded",
-           "locked", "masked", "open_stack", "part_option", "part_stack", "passphrase_option", "prepare", "say_err", "state_dir_option"]
+__all__ = ["BACKEND_HELP", "PART_HELP", "PASSPHRASE_HELP", "STATE_DIR_HELP", "backend_url_option", "flag_value",
+           "guarded", "locked", "masked", "open_stack", "part_option", "part_stack", "passphrase_option", "prepare",
+           "say_err", "state_dir_option"]
 
 STATE_DIR_HELP = "state dir: backend, passphrase, per-stack work dirs [env CLUSTERFORGE_STATE_DIR; default .state]"
 BACKEND_HELP = ("Pulumi backend URL: file://DIR or postgres://USER@HOST:PORT/DB (password: PGPASSWORD)"
@@ -51,15 +52,16 @@ def part_option() -> Any:
     return typer.Option(None, "--part", help=PART_HELP)
 
 
-def part_stack(inventory: Path | None, base: str, part: str | None) -> tuple[str, str | None]:
-    """The stack of ``part`` of the declaration's split (clusterforge.plan.stacks), and the part (None for a
-    cluster held whole). A part the declaration does not have, or a split declaration without --part, is a usage
-    error naming the parts and their order; --part on an unsplit declaration points at where it would say so."""
+def part_stack(inventory: Path | None, base: str, part: str | None) -> tuple[str, str | None, tuple[str, ...]]:
+    """The stack of ``part`` of the declaration's split (clusterforge.plan.stacks), the part (None for a cluster
+    held whole) and the stacks whose outputs it reads. A part the declaration does not have, or a split
+    declaration without --part, is a usage error naming the parts and their order; --part on an unsplit
+    declaration points at where it would say so."""
     from clusterforge.plan.stacks import WHOLE, split_stacks
     from clusterforge.plan.stacks import part_stack as stack_of
 
     if inventory is None:  # destroy by stack name: the part names the stack
-        return (stack_of(base, part), part) if part is not None else (base, None)
+        return (stack_of(base, part), part, ()) if part is not None else (base, None, ())
     _, plan, source = load(inventory)
     split = split_stacks(plan)
     order = "; ".join(" ".join(p.name for p in wave) + (" (side by side)" if len(wave) > 1 else "")
@@ -69,14 +71,14 @@ def part_stack(inventory: Path | None, base: str, part: str | None) -> tuple[str
             where = source.problem(("state", "split"), "none: the cluster is one stack; declare `state: {split: su}`"
                                    " for a site stack, one per SU and services")
             usage_error(f"--part {part[:40]!r}: {where}")
-        return base, None
+        return base, None, ()
     names = ", ".join(split.names())
     if part is None:
         usage_error(str(source.problem(("state", "split"), f"{split.mode}: the cluster is split into stacks;"
                                        f" give --part, one of {names} (apply order: {order})")))
     if part not in split.names():
         usage_error(f"--part {part[:40]!r}: not a part of {inventory}: {names} (apply order: {order})")
-    return stack_of(base, part), part
+    return stack_of(base, part), part, tuple(stack_of(base, name) for name in split.part(part).reads)
 
 
 def open_stack(inventory: Path | None, stack: str | None, target: ApplyTarget | str | None, provision: bool | None,
@@ -96,7 +98,7 @@ def open_stack(inventory: Path | None, stack: str | None, target: ApplyTarget | 
         stack = inventory.stem
     check_stack(stack)
     # declaration errors as FILE:LINE before the engine starts
-    stack, part = part_stack(inventory, stack, part)
+    stack, part, reads = part_stack(inventory, stack, part)
     check_stack(stack)
     settings: dict[str, str | None] | None = None  # None: destroy leaves the stack's config alone
     if inventory is not None:
@@ -121,7 +123,21 @@ def open_stack(inventory: Path | None, stack: str | None, target: ApplyTarget | 
             raise
         say_err(f"error: stack {stack} on {backend.display_url}: {masked(str(exc)).strip()[-3000:]}")
         raise typer.Exit(3) from None
+    if reads:
+        _require_applied(handle, backend, stack, reads)
     return handle, stack, backend
+
+
+def _require_applied(handle: Any, backend: Any, stack: str, reads: tuple[str, ...]) -> None:
+    """A part reads the outputs of the stacks before it (its program's stack references): one that is not in the
+    backend yet is said here, with the command that applies it, before the engine starts."""
+    have = {summary.name for summary in handle.workspace.list_stacks()}
+    missing = [name for name in reads if name not in have]
+    if missing:
+        parts = " ".join(name.rsplit("-", 1)[-1] for name in missing)
+        say_err(f"error: stack {stack} reads the outputs of {', '.join(missing)}, not in {backend.display_url}"
+                f" yet: apply it first (clusterforge up INVENTORY --part {parts})")
+        raise typer.Exit(1)
 
 
 def masked(text: str) -> str:

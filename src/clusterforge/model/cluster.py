@@ -17,8 +17,8 @@ from clusterforge.model.network import PLANES, Networks
 from clusterforge.model.remediation import Remediation
 from clusterforge.model.site import Site
 from clusterforge.model.slurm import SchedulerName, Slurm
-from clusterforge.model.state import State
 from clusterforge.model.software import Software, Team
+from clusterforge.model.state import State
 from clusterforge.model.storage import Storage
 from clusterforge.model.units import Envelope, ScalableUnit
 

@@ -86,9 +86,6 @@ def _has_services(plan: Plan) -> bool:
 def split_stacks(plan: Plan, mode: str | None = None) -> StackSplit:
     """The stacks holding ``plan`` under ``mode`` (default: the plan's declared state.split)."""
     mode = mode or plan.state_split
-    hosts_by_rack: dict[str, list[str]] = {}
-    for device in plan.devices:
-        hosts_by_rack.setdefault(device.rack, []).append(device.name)
     if mode == "none":
         return StackSplit(mode, (StackPart(WHOLE, "all", racks=tuple(r.name for r in plan.racks)),))
     if mode != "su":

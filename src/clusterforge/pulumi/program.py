@@ -37,8 +37,8 @@ import pulumi
 
 from clusterforge import paths
 from clusterforge.plan import Device, Plan
-from clusterforge.plan.stacks import SITE, WHOLE, StackPart, part_stack, split_stacks
 from clusterforge.plan import Rack as PlannedRack
+from clusterforge.plan.stacks import SITE, WHOLE, StackPart, part_stack, split_stacks
 from clusterforge.pulumi._hashing import files_hash, text_hash, tree_hash
 from clusterforge.pulumi.compute import ServerArgs
 from clusterforge.pulumi.fabric import SwitchArgs
@@ -258,8 +258,8 @@ def _declared_part(plan: Plan, settings: StackSettings) -> StackPart | None:
     split = split_stacks(plan)
     if settings.part is None or settings.part == WHOLE:
         if split.mode != "none":
-            raise ValueError(f"{plan.cluster} declares state.split {split.mode}: stack {settings.stack} must name"
-                             f" its part (clusterforge:part, `clusterforge up --part`): one of {', '.join(split.names())}")
+            raise ValueError(f"{plan.cluster} declares state.split {split.mode}: stack {settings.stack} must name its"
+                             f" part (clusterforge:part, `clusterforge up --part`): one of {', '.join(split.names())}")
         return None
     try:
         part = split.part(settings.part)
