@@ -15,7 +15,7 @@ from clusterforge.cli._args import check_stack
 from clusterforge.cli._common import ApplyTarget, err, load, usage_error
 
 __all__ = ["BACKEND_HELP", "PART_HELP", "PASSPHRASE_HELP", "STATE_DIR_HELP", "backend_url_option", "flag_value",
-           "guarded", "locked", "masked", "open_stack", "part_option", "part_stack", "passphrase_option", "prepare",
+           "guarded", "lock_wait_option", "locked", "masked", "open_stack", "part_option", "part_stack", "passphrase_option", "prepare",
            "say_err", "state_dir_option"]
 
 STATE_DIR_HELP = "state dir: backend, passphrase, per-stack work dirs [env CLUSTERFORGE_STATE_DIR; default .state]"
@@ -46,6 +46,15 @@ def flag_value(value: bool | None) -> str | None:
 
 PART_HELP = ("the part to apply of a cluster whose declaration splits its state (state: {split: su}): site, suNN or"
              " services; its stack is <stack>-<part>, with its own lock [required there]")
+
+
+LOCK_WAIT_HELP = ("seconds to wait, queued, while another run holds the stack's lock, saying so; then exit 1 naming"
+                  " it [env CLUSTERFORGE_LOCK_WAIT_S; default 0: refused at once]")
+
+
+def lock_wait_option() -> Any:
+    return typer.Option(0.0, "--lock-wait", envvar="CLUSTERFORGE_LOCK_WAIT_S", min=0.0, max=86_400.0,
+                        metavar="SECONDS", help=LOCK_WAIT_HELP)
 
 
 def part_option() -> Any:
@@ -163,13 +172,14 @@ def prepare(handle: Any, stack: str) -> None:
 
 
 @contextlib.contextmanager
-def locked(handle: Any, backend: Any, stack: str, verb: str) -> Iterator[None]:
-    """The stack's lock for the block: exit 1 naming its holder when another run has it."""
+def locked(handle: Any, backend: Any, stack: str, verb: str, wait_s: float = 0.0) -> Iterator[None]:
+    """The stack's lock for the block: exit 1 naming its holder when another run has it (still, after up to
+    ``wait_s`` seconds of a queued wait)."""
     from clusterforge.cli import engine_run
     from clusterforge.pulumi._pg import PsqlError
 
     try:
-        with engine_run.locked(handle, backend.url, stack, verb, say_err):
+        with engine_run.locked(handle, backend.url, stack, verb, say_err, wait_s):
             yield
     except engine_run.StackLocked as exc:
         say_err(f"error: {exc}")

@@ -27,6 +27,7 @@ from clusterforge.cli._engine_out import (
 )
 from clusterforge.cli._stack import (
     backend_url_option,
+    lock_wait_option,
     locked,
     open_stack,
     part_option,
@@ -86,14 +87,16 @@ def up_cmd(
     backend_url: str | None = backend_url_option(),
     passphrase_file: Path | None = passphrase_option(),
     part: str | None = part_option(),
+    lock_wait: float = lock_wait_option(),
 ) -> None:
     """Apply the declaration: deliver switch configs, (lab) build hosts, provision, verify.
 
-    Holds the stack's lock throughout: a second `up` or `destroy` of the stack is refused, naming this run."""
+    Holds the stack's lock throughout: a second `up` or `destroy` of the stack is refused, naming this run
+    (or, with --lock-wait, waits for it, queued, as a CI apply after a merge does)."""
     requested = checkpoints_mode("end" if skip_checkpoints else checkpoints)
     handle, name, backend = open_stack(inventory, stack, target, provision, verify, state_dir, backend_url,
                                        passphrase_file, part)
-    with locked(handle, backend, name, "up"):  # the preview and the question included: what is asked is applied
+    with locked(handle, backend, name, "up", lock_wait):  # the preview and the question included: what is asked is applied
         apply_up(handle, name, yes, requested, format is Format.json)
 
 
