@@ -25,6 +25,8 @@ site = declared.site
 pulumi.export("cluster", plan.cluster)
 pulumi.export("target", settings.target)
 pulumi.export("summary", plan.summary.to_dict())
+if settings.revision is not None:  # `up --revision`: a later apply of an older revision is skipped (cli/apply.py)
+    pulumi.export("revision", settings.revision)
 pulumi.export("switch_config_dir", str(settings.switch_config_dir) if settings.target != "ssh" else None)
 if declared.part is not None:  # one part of a cluster split into stacks (clusterforge.plan.stacks)
     pulumi.export("part", declared.part.name)

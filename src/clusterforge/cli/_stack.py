@@ -15,8 +15,8 @@ from clusterforge.cli._args import check_stack
 from clusterforge.cli._common import ApplyTarget, err, load, usage_error
 
 __all__ = ["BACKEND_HELP", "PART_HELP", "PASSPHRASE_HELP", "STATE_DIR_HELP", "backend_url_option", "flag_value",
-           "guarded", "lock_wait_option", "locked", "masked", "open_stack", "part_option", "part_stack", "passphrase_option", "prepare",
-           "say_err", "state_dir_option"]
+           "guarded", "lock_wait_option", "locked", "masked", "open_stack", "part_option", "part_stack",
+           "passphrase_option", "prepare", "say_err", "state_dir_option"]
 
 STATE_DIR_HELP = "state dir: backend, passphrase, per-stack work dirs [env CLUSTERFORGE_STATE_DIR; default .state]"
 BACKEND_HELP = ("Pulumi backend URL: file://DIR or postgres://USER@HOST:PORT/DB (password: PGPASSWORD)"
@@ -92,7 +92,8 @@ def part_stack(inventory: Path | None, base: str, part: str | None) -> tuple[str
 
 def open_stack(inventory: Path | None, stack: str | None, target: ApplyTarget | str | None, provision: bool | None,
           verify: bool | None, state_dir: Path | None, backend_url: str | None,
-          passphrase_file: Path | None = None, part: str | None = None) -> tuple[Any, str, Any]:
+          passphrase_file: Path | None = None, part: str | None = None,
+          revision: str | None = None) -> tuple[Any, str, Any]:
     """(handle, stack name, automation.Backend) of the stack, its managed settings applied. ``part``: of a
     declaration split into stacks, the one to open (its stack <stack>-<part>)."""
     global _MASKED_URL
@@ -113,7 +114,8 @@ def open_stack(inventory: Path | None, stack: str | None, target: ApplyTarget | 
     if inventory is not None:
         settings = {"inventory": paths.relative_to_workspace(inventory),
                     "target": target.value if isinstance(target, ApplyTarget) else target,
-                    "provision": flag_value(provision), "verify": flag_value(verify), "part": part}
+                    "provision": flag_value(provision), "verify": flag_value(verify), "part": part,
+                    "revision": revision}
     try:
         backend = automation.Backend.resolve(state_dir, backend_url, passphrase_file)
     except BackendUrlError as exc:
