@@ -4,10 +4,11 @@
 
 OUT_DIR holds what the script wrote: stacks.json (`clusterforge stacks --format json`: the stacks in apply
 order), and per stack apply-<stack>.rc (the exit status; absent: not run, an earlier stack failed),
-apply-<stack>.json (`up --format json`: what it changed, or that a later revision was applied already) and apply-<stack>.err (its stderr: a queued wait for the
-lock says so there). comment.md is written there; its first line is the marker ci/post-comment.sh finds the
-comment by, ``<!-- clusterforge-review-apply: INVENTORY -->``, another comment than the review's. Every name from
-the repository passes clusterforge.markup's escapes.
+apply-<stack>.json (`up --format json`: what it changed, or that a later revision was applied already) and
+apply-<stack>.err (its stderr: a queued wait for the lock says so there). comment.md is written there; its
+first line is the marker ci/post-comment.sh finds the comment by, ``<!-- clusterforge-review-apply: INVENTORY
+-->`` on one line, another comment than the review's. Every name from the repository passes
+clusterforge.markup's escapes.
 """
 
 from __future__ import annotations

@@ -12,11 +12,11 @@ import typer
 
 from clusterforge import paths
 from clusterforge.cli._args import check_stack
-from clusterforge.cli._common import ApplyTarget, err, load, usage_error
+from clusterforge.cli._common import ApplyTarget, err
+from clusterforge.cli._parts import part_stack, require_applied
 
-__all__ = ["BACKEND_HELP", "PART_HELP", "PASSPHRASE_HELP", "STATE_DIR_HELP", "backend_url_option", "flag_value",
-           "guarded", "lock_wait_option", "locked", "masked", "open_stack", "part_option", "part_stack",
-           "passphrase_option", "prepare", "say_err", "state_dir_option"]
+__all__ = ["BACKEND_HELP", "PASSPHRASE_HELP", "STATE_DIR_HELP", "backend_url_option", "flag_value", "guarded",
+           "locked", "masked", "open_stack", "passphrase_option", "prepare", "say_err", "state_dir_option"]
 
 STATE_DIR_HELP = "state dir: backend, passphrase, per-stack work dirs [env CLUSTERFORGE_STATE_DIR; default .state]"
 BACKEND_HELP = ("Pulumi backend URL: file://DIR or postgres://USER@HOST:PORT/DB (password: PGPASSWORD)"
@@ -42,52 +42,6 @@ _MASKED_URL: str | None = None  # the backend URL of this run: its password is m
 
 def flag_value(value: bool | None) -> str | None:
     return None if value is None else ("true" if value else "false")
-
-
-PART_HELP = ("the part to apply of a cluster whose declaration splits its state (state: {split: su}): site, suNN or"
-             " services; its stack is <stack>-<part>, with its own lock [required there]")
-
-
-LOCK_WAIT_HELP = ("seconds to wait, queued, while another run holds the stack's lock, saying so; then exit 1 naming"
-                  " it [env CLUSTERFORGE_LOCK_WAIT_S; default 0: refused at once]")
-
-
-def lock_wait_option() -> Any:
-    return typer.Option(0.0, "--lock-wait", envvar="CLUSTERFORGE_LOCK_WAIT_S", min=0.0, max=86_400.0,
-                        metavar="SECONDS", help=LOCK_WAIT_HELP)
-
-
-def part_option() -> Any:
-    return typer.Option(None, "--part", help=PART_HELP)
-
-
-def part_stack(inventory: Path | None, base: str, part: str | None) -> tuple[str, str | None, tuple[str, ...]]:
-    """The stack of ``part`` of the declaration's split (clusterforge.plan.stacks), the part (None for a cluster
-    held whole) and the stacks whose outputs it reads. A part the declaration does not have, or a split
-    declaration without --part, is a usage error naming the parts and their order; --part on an unsplit
-    declaration points at where it would say so."""
-    from clusterforge.plan.stacks import WHOLE, split_stacks
-    from clusterforge.plan.stacks import part_stack as stack_of
-
-    if inventory is None:  # destroy by stack name: the part names the stack
-        return (stack_of(base, part), part, ()) if part is not None else (base, None, ())
-    _, plan, source = load(inventory)
-    split = split_stacks(plan)
-    order = "; ".join(" ".join(p.name for p in wave) + (" (side by side)" if len(wave) > 1 else "")
-                      for wave in split.waves())
-    if split.mode == "none":
-        if part is not None and part != WHOLE:
-            where = source.problem(("state", "split"), "none: the cluster is one stack; declare `state: {split: su}`"
-                                   " for a site stack, one per SU and services")
-            usage_error(f"--part {part[:40]!r}: {where}")
-        return base, None, ()
-    names = ", ".join(split.names())
-    if part is None:
-        usage_error(str(source.problem(("state", "split"), f"{split.mode}: the cluster is split into stacks;"
-                                       f" give --part, one of {names} (apply order: {order})")))
-    if part not in split.names():
-        usage_error(f"--part {part[:40]!r}: not a part of {inventory}: {names} (apply order: {order})")
-    return stack_of(base, part), part, tuple(stack_of(base, name) for name in split.part(part).reads)
 
 
 def open_stack(inventory: Path | None, stack: str | None, target: ApplyTarget | str | None, provision: bool | None,
@@ -135,20 +89,8 @@ def open_stack(inventory: Path | None, stack: str | None, target: ApplyTarget | 
         say_err(f"error: stack {stack} on {backend.display_url}: {masked(str(exc)).strip()[-3000:]}")
         raise typer.Exit(3) from None
     if reads:
-        _require_applied(handle, backend, stack, reads)
+        require_applied(handle, backend, stack, reads, say_err)
     return handle, stack, backend
-
-
-def _require_applied(handle: Any, backend: Any, stack: str, reads: tuple[str, ...]) -> None:
-    """A part reads the outputs of the stacks before it (its program's stack references): one that is not in the
-    backend yet is said here, with the command that applies it, before the engine starts."""
-    have = {summary.name for summary in handle.workspace.list_stacks()}
-    missing = [name for name in reads if name not in have]
-    if missing:
-        parts = " ".join(name.rsplit("-", 1)[-1] for name in missing)
-        say_err(f"error: stack {stack} reads the outputs of {', '.join(missing)}, not in {backend.display_url}"
-                f" yet: apply it first (clusterforge up INVENTORY --part {parts})")
-        raise typer.Exit(1)
 
 
 def masked(text: str) -> str:

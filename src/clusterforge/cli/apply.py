@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 import typer
 
@@ -26,15 +25,14 @@ from clusterforge.cli._engine_out import (
     run_engine,
     saving_run,
 )
+from clusterforge.cli._parts import lock_wait_option, part_option
+from clusterforge.cli._revision import REVISION_HELP, superseded
 from clusterforge.cli._stack import (
     backend_url_option,
-    lock_wait_option,
     locked,
     open_stack,
-    part_option,
     passphrase_option,
     prepare,
-    say_err,
     state_dir_option,
 )
 
@@ -90,10 +88,8 @@ def up_cmd(
     passphrase_file: Path | None = passphrase_option(),
     part: str | None = part_option(),
     lock_wait: float = lock_wait_option(),
-    revision: str | None = typer.Option(
-        None, "--revision", envvar="CLUSTERFORGE_REVISION", metavar="REV",
-        help="the repository revision applied, recorded in the stack: an `up` of a revision that the stack's"
-             " recorded one already holds (an older merge queued behind a newer) applies nothing"),
+    revision: str | None = typer.Option(None, "--revision", envvar="CLUSTERFORGE_REVISION", metavar="REV",
+                                        help=REVISION_HELP),
 ) -> None:
     """Apply the declaration: deliver switch configs, (lab) build hosts, provision, verify.
 
@@ -106,35 +102,9 @@ def up_cmd(
                                        passphrase_file, part, revision)
     # the preview and the question included: what is asked is applied
     with locked(handle, backend, name, "up", lock_wait):
-        if revision is not None and _superseded(handle, name, revision, format is Format.json):
+        if revision is not None and superseded(handle, name, revision, format is Format.json):
             return
         apply_up(handle, name, yes, requested, format is Format.json)
-
-
-def _superseded(handle: Any, name: str, revision: str, as_json: bool) -> bool:
-    """Under the lock: the stack was applied from a revision that holds ``revision`` (a later merge's apply ran
-    first), so applying this one would take the cluster back. Said, and nothing applied. A recorded revision the
-    repository does not know is refused (exit 1): it may be the later one."""
-    from clusterforge.cli._gitside import includes
-
-    recorded = handle.outputs().get("revision")
-    applied = str(recorded.value) if recorded is not None and recorded.value else None
-    if applied is None or applied == revision:
-        return False
-    held = includes(applied, revision)
-    if held is None:  # most likely a later merge than this checkout has: applying would take the cluster back
-        say_err(f"error: stack {name} was applied from {applied}, which this repository does not know: not applying"
-                f" {revision} over it (fetch it, `git fetch origin`, and run again if {revision} is the later one)")
-        raise typer.Exit(1)
-    if not held:
-        return False
-    line = f"stack {name}: not applied: it is at {applied}, a later revision that holds {revision}"
-    if as_json:
-        say_err(line)
-        emit_json({"stack": name, "skipped": {"revision": revision, "applied": applied}})
-    else:
-        out.print(line, markup=False, highlight=False)
-    return True
 
 
 def destroy_cmd(
@@ -167,35 +137,7 @@ def destroy_cmd(
     out.print(f"stack {name}: {result.summary.count('delete')} resources deleted", markup=False, highlight=False)
 
 
-def stacks_cmd(
-    inventory: Path = typer.Argument(..., help="inventory YAML"),
-    stack: str | None = typer.Option(None, "--stack", "-s", help="stack name [default: the inventory's stem]"),
-    format: Format = format_option(),
-) -> None:
-    """The stacks that hold the declaration, in apply order: one, or split by SU (state: {split: su}) the site
-    stack, one per SU (side by side: one wave) and services. Reads no state; ci/clusterforge-apply.sh applies them.
-
-    --format json: {split, base, waves: [[{stack, part, reads}]]}."""
-    from clusterforge.cli._args import check_stack
-    from clusterforge.cli._common import load
-    from clusterforge.plan.stacks import part_stack, split_stacks
-
-    base = check_stack(stack or inventory.stem, "" if stack else str(inventory))
-    _, plan, _ = load(inventory)
-    split = split_stacks(plan)
-    waves = [[{"stack": part_stack(base, p.name), "part": p.name, "reads": [part_stack(base, r) for r in p.reads]}
-              for p in wave] for wave in split.waves()]
-    if format is Format.json:
-        emit_json({"split": split.mode, "base": base, "waves": waves})
-        return
-    for number, parts in enumerate(split.waves(), 1):
-        together = " (side by side)" if len(parts) > 1 else ""
-        names = " ".join(part_stack(base, p.name) for p in parts)
-        out.print(f"{number}. {names}{together}", markup=False, highlight=False)
-
-
 def register(app: typer.Typer) -> None:
     app.command("preview")(preview_cmd)
     app.command("up")(up_cmd)
     app.command("destroy")(destroy_cmd)
-    app.command("stacks")(stacks_cmd)
