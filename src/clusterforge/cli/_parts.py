@@ -63,11 +63,23 @@ def part_stack(inventory: Path | None, base: str, part: str | None) -> tuple[str
 def require_applied(handle: Any, backend: Any, stack: str, reads: tuple[str, ...], say_err: Callable[[str], Any]
                     ) -> None:
     """A part reads the outputs of the stacks before it (its program's stack references): one that is not in the
-    backend yet is said here, with the command that applies it, before the engine starts."""
-    have = {summary.name for summary in handle.workspace.list_stacks()}
-    missing = [name for name in reads if name not in have]
+    backend yet, or was never applied (no `part` output), is said here with the command that applies it, before
+    the engine starts. Each read stack is asked for its outputs alone: `pulumi stack ls` was seen to hang on the
+    PostgreSQL backend when two ran at once (docs/state.md)."""
+    from pulumi.automation import CommandError
+
+    missing: list[str] = []
+    for name in reads:
+        try:
+            outputs = handle.workspace.stack_outputs(name)
+        except CommandError as exc:
+            if "no stack named" not in str(exc):
+                raise
+            outputs = {}
+        if "part" not in outputs:
+            missing.append(name)
     if missing:
         parts = " ".join(name.rsplit("-", 1)[-1] for name in missing)
-        say_err(f"error: stack {stack} reads the outputs of {', '.join(missing)}, not in {backend.display_url}"
-                f" yet: apply it first (clusterforge up INVENTORY --part {parts})")
+        say_err(f"error: stack {stack} reads the outputs of {', '.join(missing)}, not applied in"
+                f" {backend.display_url} yet: apply it first (clusterforge up INVENTORY --part {parts})")
         raise typer.Exit(1)
