@@ -75,7 +75,7 @@ from clusterforge.render.switches import FABRIC_DIR
 from clusterforge.render.tree import RenderedTree
 from clusterforge.vocab import DeviceKind
 
-__all__ = ["Declared", "declare", "declare_cluster", "write_rendered_inventory", "SERVER_KINDS", "SWITCH_KINDS"]
+__all__ = ["DeclaredStack", "declare", "declare_cluster", "write_rendered_inventory", "SERVER_KINDS", "SWITCH_KINDS"]
 
 SERVER_KINDS = DeviceKind.HOSTS
 SWITCH_KINDS = DeviceKind.SWITCHES
@@ -286,7 +286,7 @@ def _reference(base: str, part: str, output: str, check: Callable[[Any], Any]) -
 
 
 @dataclass(frozen=True)
-class Declared:
+class DeclaredStack:
     """What a stack's program declared: the Site component, and for a part of a split cluster the outputs of
     the other stacks it read (exported: a stack not applied yet fails the run)."""
 
@@ -299,7 +299,7 @@ def declare_cluster(plan: Plan, tree: RenderedTree, settings: StackSettings) -> 
     return declare(plan, tree, settings).site
 
 
-def declare(plan: Plan, tree: RenderedTree, settings: StackSettings) -> Declared:
+def declare(plan: Plan, tree: RenderedTree, settings: StackSettings) -> DeclaredStack:
     part = _declared_part(plan, settings)
     if settings.provision and not settings.playbook:
         _require_module("provision", "clusterforge.provision.runner")
@@ -358,16 +358,16 @@ def declare(plan: Plan, tree: RenderedTree, settings: StackSettings) -> Declared
         monitoring=monitoring_args(plan, tree, settings, roles_hash),
     )  # fmt: skip
     if part is None:
-        return Declared(Site(plan.cluster, args))
+        return DeclaredStack(Site(plan.cluster, args))
     return _declare_part(plan, settings, part, args)
 
 
-def _declare_part(plan: Plan, settings: StackSettings, part: StackPart, args: SiteArgs) -> Declared:
+def _declare_part(plan: Plan, settings: StackSettings, part: StackPart, args: SiteArgs) -> DeclaredStack:
     """The Site of one part: what the part holds kept, the rest left to the other stacks; an SU's hosts and the
     services' reached through the site stack's lab (its output, on the lab target)."""
     base = settings.stack[: -len(part.name) - 1]
     if part.kind == "site":
-        return Declared(Site(plan.cluster, dataclasses.replace(
+        return DeclaredStack(Site(plan.cluster, dataclasses.replace(
             args, units=(), kubernetes=None, slurm=None, monitoring=None)), part)
     reads = {SITE: _reference(base, SITE, "cluster", lambda value: _same_cluster(value, plan.cluster, base))}
     ssh = _reference(base, SITE, "lab_ssh_config", lambda value: value) if settings.target.emulates else None
@@ -381,7 +381,7 @@ def _declare_part(plan: Plan, settings: StackSettings, part: StackPart, args: Si
             if name != SITE:
                 reads[name] = _reference(base, name, "su", lambda value: value)
         kept = dataclasses.replace(kept, units=())
-    return Declared(Site(plan.cluster, kept, ssh_config=ssh), part, reads)
+    return DeclaredStack(Site(plan.cluster, kept, ssh_config=ssh), part, reads)
 
 
 def _same_cluster(value: Any, cluster: str, base: str) -> str:
