@@ -93,4 +93,7 @@ def test_part_is_refused_with_the_parts_named_before_the_engine(tmp_path: Path,
     whole = declaration(tmp_path, split=None, name="whole.yaml")
     unsplit = run_cli(capsys, "preview", str(whole), "--part", "su01", *state)
     assert unsplit.code == 2 and "state.split: none: the cluster is one stack" in unsplit.err
+    for bad in ("--upload-pack=x", "a b", "a\nb", "x" * 300):
+        refused = run_cli(capsys, "up", str(whole), "--revision", bad, "--yes", *state)
+        assert refused.code == 2 and "--revision" in refused.err and "not a revision" in refused.err
     assert not (tmp_path / "state" / "stacks").exists()  # refused before any stack was opened

@@ -3,6 +3,7 @@ an older merge's apply that got the lock after a later one's leaves the stack as
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import typer
@@ -10,7 +11,9 @@ import typer
 from clusterforge.cli._common import emit_json, out
 from clusterforge.cli._stack import say_err
 
-__all__ = ["REVISION_HELP", "superseded"]
+__all__ = ["REVISION", "REVISION_HELP", "superseded"]
+
+REVISION = re.compile(r"[0-9A-Za-z_][0-9A-Za-z._/-]{0,199}")  # never an option to git, one line, bounded
 
 REVISION_HELP = ("the repository revision applied, recorded in the stack: an `up` of a revision that the stack's"
                  " recorded one already holds (an older merge queued behind a later one) applies nothing")

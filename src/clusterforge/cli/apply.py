@@ -26,7 +26,7 @@ from clusterforge.cli._engine_out import (
     saving_run,
 )
 from clusterforge.cli._parts import lock_wait_option, part_option
-from clusterforge.cli._revision import REVISION_HELP, superseded
+from clusterforge.cli._revision import REVISION, REVISION_HELP, superseded
 from clusterforge.cli._stack import (
     backend_url_option,
     locked,
@@ -96,8 +96,8 @@ def up_cmd(
     Holds the stack's lock throughout: a second `up` or `destroy` of the stack is refused, naming this run
     (or, with --lock-wait, waits for it, queued, as a CI apply after a merge does)."""
     requested = checkpoints_mode("end" if skip_checkpoints else checkpoints)
-    if revision is not None and (not revision or revision.startswith("-") or len(revision) > 200):
-        usage_error(f"--revision {revision[:60]!r}: not a revision")
+    if revision is not None and not REVISION.fullmatch(revision):
+        usage_error(f"--revision {revision[:60]!r}: not a revision (a commit id or ref name: letters, digits, . _ / -)")
     handle, name, backend = open_stack(inventory, stack, target, provision, verify, state_dir, backend_url,
                                        passphrase_file, part, revision)
     # the preview and the question included: what is asked is applied
