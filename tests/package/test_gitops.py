@@ -32,7 +32,9 @@ def _tool(name: str) -> str:
 
 
 @pytest.mark.parametrize(("schema", "path"), [("vendor.github-workflows", "ci/github/clusterforge-review.yml"),
-                                              ("vendor.gitlab-ci", "ci/gitlab/clusterforge-review.gitlab-ci.yml")])
+                                              ("vendor.gitlab-ci", "ci/gitlab/clusterforge-review.gitlab-ci.yml"),
+                                              ("vendor.github-workflows", "ci/github/clusterforge-apply.yml"),
+                                              ("vendor.gitlab-ci", "ci/gitlab/clusterforge-apply.gitlab-ci.yml")])
 def test_pipelines_validate_against_the_published_schemas(schema: str, path: str, tmp_path: Path) -> None:
     checked = subprocess.run([_tool("check-jsonschema"), "--builtin-schema", schema, str(ROOT / path)],
                              capture_output=True, text=True, timeout=120)

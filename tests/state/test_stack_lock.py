@@ -125,3 +125,41 @@ def test_the_lease_comes_from_the_environment_else_the_stack_settings(environ: d
 def test_a_lease_that_is_not_seconds_is_refused_naming_the_setting(value: str) -> None:
     with pytest.raises(ValueError, match="clusterforge:lockLease"):
         stacklock.lease_seconds({"lockLease": value}, {})
+
+
+RELEASER = """\
+import sys, time
+from clusterforge.pulumi import stacklock
+url, stack, hold_s = sys.argv[1], sys.argv[2], float(sys.argv[3])
+with stacklock.held(stacklock.store_for(url), stack, "up", 60, lambda line: print(line, flush=True)):
+    print("held", flush=True)
+    time.sleep(hold_s)
+"""
+
+
+def test_a_queued_run_waits_for_the_holder_then_takes_the_lock(url: str) -> None:
+    """A CI apply after a merge (`up --lock-wait`): another run holds the stack and finishes after ~2 s; this run
+    says it waits, naming the holder, and takes the lock once it is released, not before; a wait too short ends
+    with StackLocked saying how long it waited."""
+    import subprocess
+    import sys
+
+    from state_fixtures import SRC
+
+    holder = subprocess.Popen([sys.executable, "-c", RELEASER, url, STACK, "2"], stdout=subprocess.PIPE, text=True,
+                              env={**os.environ, "PYTHONPATH": str(SRC)})
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        lines, say = _said()
+        with pytest.raises(StackLocked) as short, held(store_for(url), STACK, "up", 60, say, wait_s=0.5, poll_s=0.2):
+            pytest.fail("took a lock another process holds")
+        assert "after waiting" in str(short.value) and f"pid {holder.pid}" in str(short.value)
+        with held(store_for(url), STACK, "up", 60, say, wait_s=60, poll_s=0.2):
+            assert holder.wait(timeout=5) == 0  # taken once the holder released it and ended, not before
+        waits = [line for line in lines if "waiting for it" in line]
+        assert waits and f"pid {holder.pid}" in waits[0] and "(queued)" in waits[0]
+        assert any("took the lock after waiting" in line for line in lines)
+        assert not any("gone" in line for line in lines)  # a normal release, nothing stale cleared
+    finally:
+        holder.kill()
+        holder.wait()

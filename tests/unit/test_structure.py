@@ -32,6 +32,7 @@ ALLOWED = {
     "hostio": {"paths"},  # commands, atomic writes, locks and the one-line error the lab and the installs share
     "markup": set(),  # names from a pull request escaped for Markdown and HTML (plan's diff, the review comment)
     "review_comment": {"markup"},  # ci/clusterforge-review.sh's comment
+    "apply_comment": {"markup"},  # ci/clusterforge-apply.sh's comment
     "nos": {"vocab"},  # what the planners know of each NOS, as data (NosTraits); plan and the drivers read it
     "model": {"vocab"},
     "plan": {"model", "vocab", "nos", "markup"},
@@ -230,7 +231,7 @@ def test_entry_point_is_the_cli_package():
     names = {c.name for c in app.registered_commands} | {g.name for g in app.registered_groups}
     assert names == {"validate", "plan", "render", "lab", "preview", "up", "destroy", "drift", "doctor", "verify",
                      "accept", "report", "diff", "export", "collection", "replace", "roll", "health", "remediate",
-                     "provision", "sot", "engine", "kubeconfig", "unlock", "ib"}
+                     "provision", "sot", "engine", "kubeconfig", "unlock", "ib", "stacks"}
 
 
 # The scheduler seam (clusterforge.schedulers): what reaches a live scheduler directly, and the modules that may.

@@ -12,7 +12,7 @@ import typer
 
 from clusterforge.cli._common import err
 
-__all__ = ["load_side"]
+__all__ = ["includes", "load_side"]
 
 
 def _git_run(*args: str) -> bytes:
@@ -96,3 +96,16 @@ def load_side(source: str, side: Path):
                     if prefix and p.file.startswith(prefix) else p for p in exc.problems]
         return None, None, problems
     return spec, plan, []
+
+
+def includes(later: str, rev: str) -> bool | None:
+    """Whether revision ``later`` holds ``rev`` (rev is an ancestor of later, or the same commit), as the Git
+    repository of the current directory knows them; None where it cannot tell (no git, a commit it lacks)."""
+    if later.startswith("-") or rev.startswith("-"):  # never an option to git
+        return None
+    try:
+        done = subprocess.run(["git", "merge-base", "--is-ancestor", rev, later], capture_output=True, check=False,
+                              timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return {0: True, 1: False}.get(done.returncode)

@@ -12,7 +12,8 @@ import typer
 
 from clusterforge import paths
 from clusterforge.cli._args import check_stack
-from clusterforge.cli._common import ApplyTarget, err, load
+from clusterforge.cli._common import ApplyTarget, err
+from clusterforge.cli._parts import part_stack, require_applied
 
 __all__ = ["BACKEND_HELP", "PASSPHRASE_HELP", "STATE_DIR_HELP", "backend_url_option", "flag_value", "guarded",
            "locked", "masked", "open_stack", "passphrase_option", "prepare", "say_err", "state_dir_option"]
@@ -45,8 +46,10 @@ def flag_value(value: bool | None) -> str | None:
 
 def open_stack(inventory: Path | None, stack: str | None, target: ApplyTarget | str | None, provision: bool | None,
           verify: bool | None, state_dir: Path | None, backend_url: str | None,
-          passphrase_file: Path | None = None) -> tuple[Any, str, Any]:
-    """(handle, stack name, automation.Backend) of the stack, its managed settings applied."""
+          passphrase_file: Path | None = None, part: str | None = None,
+          revision: str | None = None) -> tuple[Any, str, Any]:
+    """(handle, stack name, automation.Backend) of the stack, its managed settings applied. ``part``: of a
+    declaration split into stacks, the one to open (its stack <stack>-<part>)."""
     global _MASKED_URL
     from clusterforge.pulumi import automation
     from clusterforge.pulumi.backend_url import BackendUrlError
@@ -58,12 +61,15 @@ def open_stack(inventory: Path | None, stack: str | None, target: ApplyTarget | 
         check_stack(inventory.stem, str(inventory))
         stack = inventory.stem
     check_stack(stack)
+    # declaration errors as FILE:LINE before the engine starts
+    stack, part, reads = part_stack(inventory, stack, part)
+    check_stack(stack)
     settings: dict[str, str | None] | None = None  # None: destroy leaves the stack's config alone
     if inventory is not None:
-        load(inventory)  # declaration errors as FILE:LINE before the engine starts
         settings = {"inventory": paths.relative_to_workspace(inventory),
                     "target": target.value if isinstance(target, ApplyTarget) else target,
-                    "provision": flag_value(provision), "verify": flag_value(verify)}
+                    "provision": flag_value(provision), "verify": flag_value(verify), "part": part,
+                    "revision": revision}
     try:
         backend = automation.Backend.resolve(state_dir, backend_url, passphrase_file)
     except BackendUrlError as exc:
@@ -82,6 +88,8 @@ def open_stack(inventory: Path | None, stack: str | None, target: ApplyTarget | 
             raise
         say_err(f"error: stack {stack} on {backend.display_url}: {masked(str(exc)).strip()[-3000:]}")
         raise typer.Exit(3) from None
+    if reads:
+        require_applied(handle, backend, stack, reads, say_err)
     return handle, stack, backend
 
 
@@ -108,13 +116,14 @@ def prepare(handle: Any, stack: str) -> None:
 
 
 @contextlib.contextmanager
-def locked(handle: Any, backend: Any, stack: str, verb: str) -> Iterator[None]:
-    """The stack's lock for the block: exit 1 naming its holder when another run has it."""
+def locked(handle: Any, backend: Any, stack: str, verb: str, wait_s: float = 0.0) -> Iterator[None]:
+    """The stack's lock for the block: exit 1 naming its holder when another run has it (still, after up to
+    ``wait_s`` seconds of a queued wait)."""
     from clusterforge.cli import engine_run
     from clusterforge.pulumi._pg import PsqlError
 
     try:
-        with engine_run.locked(handle, backend.url, stack, verb, say_err):
+        with engine_run.locked(handle, backend.url, stack, verb, say_err, wait_s):
             yield
     except engine_run.StackLocked as exc:
         say_err(f"error: {exc}")

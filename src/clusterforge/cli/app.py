@@ -29,6 +29,7 @@ from clusterforge.cli import (
     report,
     roll,
     sot,
+    stacks,
     verify,
 )
 from clusterforge.cli._common import err, out, print_problems, say
@@ -58,8 +59,8 @@ def _root(show_version: bool = typer.Option(False, "--version", callback=_print_
 
 
 # the order of `clusterforge --help`
-for _group in (core, lab, apply, locks, engine, kube, provision, drift, ops, replace, roll, health, verify, accept,
-               report, export, sot, ib):
+for _group in (core, lab, apply, stacks, locks, engine, kube, provision, drift, ops, replace, roll, health, verify,
+               accept, report, export, sot, ib):
     _group.register(app)
 helptext.apply(app)
 

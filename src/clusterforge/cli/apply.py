@@ -16,7 +16,7 @@ from pathlib import Path
 
 import typer
 
-from clusterforge.cli._common import ApplyTarget, Format, emit_json, err, format_option, out
+from clusterforge.cli._common import ApplyTarget, Format, emit_json, err, format_option, out, usage_error
 from clusterforge.cli._engine_out import (
     CHECKPOINTS_HELP,
     apply_up,
@@ -25,6 +25,8 @@ from clusterforge.cli._engine_out import (
     run_engine,
     saving_run,
 )
+from clusterforge.cli._parts import lock_wait_option, part_option
+from clusterforge.cli._revision import REVISION, REVISION_HELP, superseded
 from clusterforge.cli._stack import (
     backend_url_option,
     locked,
@@ -50,6 +52,7 @@ def preview_cmd(
     state_dir: Path | None = state_dir_option(),
     backend_url: str | None = backend_url_option(),
     passphrase_file: Path | None = passphrase_option(),
+    part: str | None = part_option(),
 ) -> None:
     """Preview what `up` would change: counts per resource type and operation, plus names.
 
@@ -57,7 +60,8 @@ def preview_cmd(
     from clusterforge.pulumi import automation
 
     as_json = as_json or format is Format.json
-    handle, name, _ = open_stack(inventory, stack, target, provision, verify, state_dir, backend_url, passphrase_file)
+    handle, name, _ = open_stack(inventory, stack, target, provision, verify, state_dir, backend_url, passphrase_file,
+                                 part)
     echo = (lambda line: err.out(line, highlight=False)) if diff and as_json else (
         (lambda line: out.out(line, highlight=False)) if diff else None)
     result = run_engine(automation.preview, handle, diff=diff, on_output=echo)
@@ -82,14 +86,24 @@ def up_cmd(
     state_dir: Path | None = state_dir_option(),
     backend_url: str | None = backend_url_option(),
     passphrase_file: Path | None = passphrase_option(),
+    part: str | None = part_option(),
+    lock_wait: float = lock_wait_option(),
+    revision: str | None = typer.Option(None, "--revision", envvar="CLUSTERFORGE_REVISION", metavar="REV",
+                                        help=REVISION_HELP),
 ) -> None:
     """Apply the declaration: deliver switch configs, (lab) build hosts, provision, verify.
 
-    Holds the stack's lock throughout: a second `up` or `destroy` of the stack is refused, naming this run."""
+    Holds the stack's lock throughout: a second `up` or `destroy` of the stack is refused, naming this run
+    (or, with --lock-wait, waits for it, queued, as a CI apply after a merge does)."""
     requested = checkpoints_mode("end" if skip_checkpoints else checkpoints)
+    if revision is not None and not REVISION.fullmatch(revision):
+        usage_error(f"--revision {revision[:60]!r}: not a revision (a commit id or ref name: letters, digits, . _ / -)")
     handle, name, backend = open_stack(inventory, stack, target, provision, verify, state_dir, backend_url,
-                                       passphrase_file)
-    with locked(handle, backend, name, "up"):  # the preview and the question included: what is asked is applied
+                                       passphrase_file, part, revision)
+    # the preview and the question included: what is asked is applied
+    with locked(handle, backend, name, "up", lock_wait):
+        if revision is not None and superseded(handle, name, revision, format is Format.json):
+            return
         apply_up(handle, name, yes, requested, format is Format.json)
 
 
@@ -102,13 +116,15 @@ def destroy_cmd(
     state_dir: Path | None = state_dir_option(),
     backend_url: str | None = backend_url_option(),
     passphrase_file: Path | None = passphrase_option(),
+    part: str | None = part_option(),
 ) -> None:
     """Delete every resource of the stack: remove delivered configs, take the lab down."""
     from clusterforge.pulumi import automation
 
     requested = checkpoints_mode(checkpoints)
     name = stack or (inventory.stem if inventory is not None else None)
-    handle, name, backend = open_stack(None, name, None, None, None, state_dir, backend_url, passphrase_file)
+    handle, name, backend = open_stack(None, name, None, None, None, state_dir, backend_url, passphrase_file,
+                                       part)
     if not yes and not typer.confirm(f"Destroy every resource of stack {name}?", default=False):
         raise typer.Exit(1)
     with locked(handle, backend, name, "destroy"):

@@ -30,13 +30,14 @@ def backend_url(handle: Any) -> str:
 
 
 @contextlib.contextmanager
-def locked(handle: Any, url: str, stack: str, verb: str, say: Say) -> Iterator[Holder]:
+def locked(handle: Any, url: str, stack: str, verb: str, say: Say, wait_s: float = 0.0) -> Iterator[Holder]:
     """Hold ``stack``'s lock in the backend at ``url`` (password included) for the block; StackLocked when
-    another run holds it, ValueError for a lease setting that is not a number of seconds."""
+    another run holds it (after up to ``wait_s`` seconds of waiting for it), ValueError for a lease setting that is
+    not a number of seconds."""
     from clusterforge.pulumi import automation, stacklock
 
     lease = stacklock.lease_seconds(automation.managed_config(handle))
-    with stacklock.held(stacklock.store_for(url), stack, verb, lease, say) as mine:
+    with stacklock.held(stacklock.store_for(url), stack, verb, lease, say, wait_s) as mine:
         yield mine
 
 

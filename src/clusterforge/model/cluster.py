@@ -18,6 +18,7 @@ from clusterforge.model.remediation import Remediation
 from clusterforge.model.site import Site
 from clusterforge.model.slurm import SchedulerName, Slurm
 from clusterforge.model.software import Software, Team
+from clusterforge.model.state import State
 from clusterforge.model.storage import Storage
 from clusterforge.model.units import Envelope, ScalableUnit
 
@@ -46,6 +47,8 @@ class ClusterSpec(Declared):
     monitoring: Monitoring = Field(default_factory=Monitoring.model_construct)
     # how `clusterforge remediate` may act on the health verdicts (model/remediation.py)
     remediation: Remediation = Field(default_factory=Remediation.model_construct)
+    # how the Pulumi state is split into stacks (model/state.py, plan/stacks.py)
+    state: State = Field(default_factory=State.model_construct)
 
     def su(self, su_id: int) -> ScalableUnit:
         for unit in self.scalable_units:

@@ -172,6 +172,7 @@ def plan_cluster(spec: ClusterSpec, nos_traits: Mapping[str, NosTraits] = NOS_TR
         nvlink_domains=domains, scheduler=scheduler, schedulers=tuple(spec.schedulers),
         slurm=slurm, monitoring=monitoring, kubernetes=kubernetes, queueing=_queueing(spec, kubernetes),
         cooling=cooling if spec.site.facility.cooling.liquid_loop else None, bmcs=_bmcs(spec, devices),
+        state_split=spec.state.split,
     )
 
 

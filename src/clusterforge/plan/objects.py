@@ -278,6 +278,7 @@ class Plan:
     queueing: QueueingPlan | None = None  # Kueue's flavors, topology and team queues, with Kubernetes and teams
     bmcs: dict[str, BmcFacts] = field(default_factory=dict)  # bare-metal servers' BMCs by server (plan/baremetal.py)
     monitoring: MonitoringPlan | None = None  # with a control node to run it on (plan/monitoring.py)
+    state_split: str = "none"  # as declared (state.split): how plan/stacks.py splits the Pulumi state
     _index: dict[str, Device] = field(default_factory=dict, repr=False, compare=False)
 
     def device(self, name: str) -> Device:

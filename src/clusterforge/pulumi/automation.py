@@ -50,7 +50,7 @@ STATE_DIR_ENV = paths.STATE_DIR_ENV
 BACKEND_URL_ENV = "CLUSTERFORGE_BACKEND_URL"
 PASSPHRASE_FILE_ENV = "CLUSTERFORGE_PASSPHRASE_FILE"
 # Keys the CLI manages on every run: from the command line, else the committed template, else unset.
-MANAGED_KEYS = ("inventory", "target", "provision", "verify", "workDir")
+MANAGED_KEYS = ("inventory", "target", "provision", "verify", "workDir", "part", "revision")
 REPLACE_OPS = ("replace", "create-replacement", "delete-replaced")
 ENGINE_LOG_ENV = "CLUSTERFORGE_PULUMI_ENGINE_LOG"
 
@@ -209,7 +209,13 @@ def open_stack(stack: str, settings: Mapping[str, str | None] | None, backend: B
         env_vars=backend.env(found.bin_dir), secrets_provider="passphrase",
         pulumi_command=auto.PulumiCommand(root=str(found.root)),
     )  # fmt: skip
-    handle = auto.create_or_select_stack(stack, work_dir=str(work_dir), opts=options)
+    try:
+        handle = auto.create_or_select_stack(stack, work_dir=str(work_dir), opts=options)
+    except auto.CommandError as exc:
+        # another run (a second merge's apply, an operator) created the stack between this one's select and create
+        if "already exists" not in str(exc):
+            raise
+        handle = auto.select_stack(stack, work_dir=str(work_dir), opts=options)
     if settings is not None:
         _apply_settings(handle, stack, None if backend.parsed.shared else work_dir, settings)
     return handle

@@ -26,8 +26,11 @@ picks each resource's delivery target from the settings. Declaration order, top 
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import pulumi
@@ -35,6 +38,7 @@ import pulumi
 from clusterforge import paths
 from clusterforge.plan import Device, Plan
 from clusterforge.plan import Rack as PlannedRack
+from clusterforge.plan.stacks import SITE, WHOLE, StackPart, part_stack, split_stacks
 from clusterforge.pulumi._hashing import files_hash, text_hash, tree_hash
 from clusterforge.pulumi.compute import ServerArgs
 from clusterforge.pulumi.fabric import SwitchArgs
@@ -71,7 +75,7 @@ from clusterforge.render.switches import FABRIC_DIR
 from clusterforge.render.tree import RenderedTree
 from clusterforge.vocab import DeviceKind
 
-__all__ = ["declare_cluster", "write_rendered_inventory", "SERVER_KINDS", "SWITCH_KINDS"]
+__all__ = ["DeclaredStack", "declare", "declare_cluster", "write_rendered_inventory", "SERVER_KINDS", "SWITCH_KINDS"]
 
 SERVER_KINDS = DeviceKind.HOSTS
 SWITCH_KINDS = DeviceKind.SWITCHES
@@ -249,7 +253,54 @@ def write_rendered_inventory(tree: RenderedTree, settings: StackSettings) -> Non
                                        **tree.kueue_files()})
 
 
+def _declared_part(plan: Plan, settings: StackSettings) -> StackPart | None:
+    """The part of a split cluster this stack holds (clusterforge:part), None for a cluster held whole."""
+    split = split_stacks(plan)
+    if settings.part is None or settings.part == WHOLE:
+        if split.mode != "none":
+            raise ValueError(f"{plan.cluster} declares state.split {split.mode}: stack {settings.stack} must name its"
+                             f" part (clusterforge:part, `clusterforge up --part`): one of {', '.join(split.names())}")
+        return None
+    try:
+        part = split.part(settings.part)
+    except KeyError:
+        raise ValueError(f"clusterforge:part is {settings.part!r}; the declaration's parts:"
+                         f" {', '.join(split.names())}") from None
+    if not settings.stack.endswith(f"-{part.name}"):
+        raise ValueError(f"stack {settings.stack} holds part {part.name}: its name must end in -{part.name}")
+    return part
+
+
+def _reference(base: str, part: str, output: str, check: Callable[[Any], Any]) -> pulumi.Output[Any]:
+    """``output`` of the stack holding ``part`` (same backend, same project), passed through ``check``; a stack
+    not applied yet fails the run naming it."""
+    name = part_stack(base, part)
+    ref = pulumi.StackReference(f"organization/{pulumi.get_project()}/{name}")
+
+    def checked(value: Any) -> Any:
+        if value is None:
+            raise ValueError(f"stack {name} has no output {output!r}: apply it first (clusterforge up --part {part})")
+        return check(value)
+
+    return ref.get_output(output).apply(checked)
+
+
+@dataclass(frozen=True)
+class DeclaredStack:
+    """What a stack's program declared: the Site component, and for a part of a split cluster the outputs of
+    the other stacks it read (exported: a stack not applied yet fails the run)."""
+
+    site: Site
+    part: StackPart | None = None
+    reads: dict[str, pulumi.Output[Any]] = field(default_factory=dict)
+
+
 def declare_cluster(plan: Plan, tree: RenderedTree, settings: StackSettings) -> Site:
+    return declare(plan, tree, settings).site
+
+
+def declare(plan: Plan, tree: RenderedTree, settings: StackSettings) -> DeclaredStack:
+    part = _declared_part(plan, settings)
     if settings.provision and not settings.playbook:
         _require_module("provision", "clusterforge.provision.runner")
     if settings.verify:
@@ -289,13 +340,15 @@ def declare_cluster(plan: Plan, tree: RenderedTree, settings: StackSettings) -> 
         target=SwitchTarget("file", path=str(settings.switch_config_dir)),
     ) if fabric_files else None  # fmt: skip
     storage_hosts = tuple(d.name for d in plan.devices if d.kind == DeviceKind.STORAGE)
-    images = _image_args(plan, tree, settings)
+    in_site = part is None or part.kind == "site"
+    images = _image_args(plan, tree, settings) if in_site else ()
     storage_provision, storage_verification = (
         _group_args(STORAGE_GROUP, storage_hosts, tree, settings, roles_hash, suite_hash) if storage_hosts
         else (None, None))
     kubernetes = _kubernetes_args(plan, tree, settings, roles_hash)
-    lab, metal = _lab_args(plan, tree, images, settings.bmc_password) if settings.target.emulates else (None, ())
-    return Site(plan.cluster, SiteArgs(
+    lab, metal = (_lab_args(plan, tree, images, settings.bmc_password) if settings.target.emulates and in_site
+                  else (None, ()))
+    args = SiteArgs(
         cluster=plan.cluster, site=plan.site, summary=plan.summary.to_dict(), networks=networks,
         racks=tuple(rack_args[r.name] for r in plan.racks if r.su is None), units=units,
         lab=lab, metal=metal, images=images,
@@ -303,4 +356,35 @@ def declare_cluster(plan: Plan, tree: RenderedTree, settings: StackSettings) -> 
         storage_provision=storage_provision, storage_verification=storage_verification, kubernetes=kubernetes,
         slurm=slurm_args(plan, tree, settings, roles_hash),
         monitoring=monitoring_args(plan, tree, settings, roles_hash),
-    ))  # fmt: skip
+    )  # fmt: skip
+    if part is None:
+        return DeclaredStack(Site(plan.cluster, args))
+    return _declare_part(plan, settings, part, args)
+
+
+def _declare_part(plan: Plan, settings: StackSettings, part: StackPart, args: SiteArgs) -> DeclaredStack:
+    """The Site of one part: what the part holds kept, the rest left to the other stacks; an SU's hosts and the
+    services' reached through the site stack's lab (its output, on the lab target)."""
+    base = settings.stack[: -len(part.name) - 1]
+    if part.kind == "site":
+        return DeclaredStack(Site(plan.cluster, dataclasses.replace(
+            args, units=(), kubernetes=None, slurm=None, monitoring=None)), part)
+    reads = {SITE: _reference(base, SITE, "cluster", lambda value: _same_cluster(value, plan.cluster, base))}
+    ssh = _reference(base, SITE, "lab_ssh_config", lambda value: value) if settings.target.emulates else None
+    kept = dataclasses.replace(args, networks=(), racks=(), lab=None, metal=(), images=(), fabric_config=None,
+                               storage_provision=None, storage_verification=None)
+    if part.kind == "su":
+        kept = dataclasses.replace(kept, units=tuple(u for u in args.units if u.su == part.su),
+                                   kubernetes=None, slurm=None, monitoring=None)
+    else:  # services: every SU stack is read, so applied before it
+        for name in part.reads:
+            if name != SITE:
+                reads[name] = _reference(base, name, "su", lambda value: value)
+        kept = dataclasses.replace(kept, units=())
+    return DeclaredStack(Site(plan.cluster, kept, ssh_config=ssh), part, reads)
+
+
+def _same_cluster(value: Any, cluster: str, base: str) -> str:
+    if value != cluster:
+        raise ValueError(f"stack {part_stack(base, SITE)} holds cluster {value!r}, not {cluster!r}")
+    return str(value)

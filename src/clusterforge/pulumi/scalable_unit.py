@@ -28,7 +28,10 @@ class ScalableUnit(pulumi.ComponentResource):
     """clusterforge:su:ScalableUnit — the expansion block; its name is its stable id (su01)."""
 
     def __init__(self, name: str, args: ScalableUnitArgs, opts: pulumi.ResourceOptions | None = None,
-                 lab: Lab | None = None, after: Sequence[pulumi.Resource] = ()) -> None:
+                 lab: Lab | None = None, after: Sequence[pulumi.Resource] = (),
+                 ssh_config: pulumi.Input[str] | None = None) -> None:
+        """``ssh_config``: how the hosts are reached where the lab is another stack's (its output, read through a
+        stack reference); ``lab``'s own when it is in this stack."""
         super().__init__("clusterforge:su:ScalableUnit", name, None, opts)
         self.racks = [Rack(r.rack.name, r, pulumi.ResourceOptions(parent=self)) for r in args.racks]
         self.provision: HostProvision | None = None
@@ -37,18 +40,19 @@ class ScalableUnit(pulumi.ComponentResource):
         # site's aggregation and spines passed in `after`) and, in the lab, once the hosts exist.
         # Depending on a component waits for every resource under it.
         after = [*after, *self.racks, *([lab] if lab is not None else [])]
+        ssh = lab.ssh_config if lab is not None else ssh_config
         if args.provision is not None:
             provision = args.provision
-            if lab is not None:
-                provision = dataclasses.replace(provision, ssh_config=lab.ssh_config)
+            if ssh is not None:
+                provision = dataclasses.replace(provision, ssh_config=ssh)
             self.provision = HostProvision(f"{name}-provision", provision,
                                            pulumi.ResourceOptions(parent=self, depends_on=after))
         if args.verification is not None:
             verification = args.verification
             if self.provision is not None:
                 verification = dataclasses.replace(verification, provision_runs=self.provision.runs)
-            if lab is not None:
-                verification = dataclasses.replace(verification, ssh_config=lab.ssh_config)
+            if ssh is not None:
+                verification = dataclasses.replace(verification, ssh_config=ssh)
             depends = [self.provision] if self.provision is not None else after
             self.verification = Verification(f"{name}-verify", verification,
                                              pulumi.ResourceOptions(parent=self, depends_on=depends))

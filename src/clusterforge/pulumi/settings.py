@@ -19,6 +19,10 @@
   verifyRun            set by `clusterforge up` on every run: the host checks run each `up`  [none]
   kubernetes           run the Kubernetes step on the declared control nodes (control plane,
                        the GPU servers joined as nodes, k8s_gpu applied)                 [true]
+  part                 the part of a cluster split into stacks (state.split, clusterforge.plan.stacks) this
+                       stack holds: site, suNN, services; set by `clusterforge up --part`        [none]
+  revision             the repository revision being applied: set by `clusterforge up --revision` (the CI
+                       apply after a merge), exported as the stack's output `revision`           [none]
   lockLease            seconds a run's stack lock stays valid without a renewal; read by the CLI
                        (clusterforge.pulumi.stacklock), $CLUSTERFORGE_LOCK_LEASE_S overrides  [600]
 
@@ -70,6 +74,8 @@ class StackSettings:
     verify_run: str | None = None
     image: bool = True
     kubernetes: bool = True
+    revision: str | None = None  # the repository revision applied (`up --revision`), exported
+    part: str | None = None  # of a split cluster: site, su01, ..., services (clusterforge.plan.stacks)
 
     @property
     def rendered_dir(self) -> Path:
@@ -108,7 +114,8 @@ class StackSettings:
             playbook=path(playbook) if playbook else None, provision_tags=config.get("provisionTags"),
             host_ssh_config=path(host_ssh_config) if host_ssh_config else None,
             verify_run=config.get("verifyRun"), image=_flag(config, "image", True),
-            kubernetes=_flag(config, "kubernetes", True),
+            kubernetes=_flag(config, "kubernetes", True), part=config.get("part") or None,
+            revision=config.get("revision") or None,
         )  # fmt: skip
 
 

@@ -48,7 +48,10 @@ class SiteArgs:
 class Site(pulumi.ComponentResource):
     """clusterforge:site:Site — one per stack."""
 
-    def __init__(self, name: str, args: SiteArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+    def __init__(self, name: str, args: SiteArgs, opts: pulumi.ResourceOptions | None = None,
+                 ssh_config: pulumi.Input[str] | None = None) -> None:
+        """``ssh_config``: how the hosts are reached where the lab is in another stack (a stack split by SU,
+        clusterforge.plan.stacks: the site stack's output, read through a stack reference)."""
         super().__init__("clusterforge:site:Site", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         self.networks = [Network(n.plane, n, child) for n in args.networks]
@@ -64,11 +67,13 @@ class Site(pulumi.ComponentResource):
         self.racks = [Rack(r.rack.name, r, child) for r in args.racks]
         self.fabric_config = (SwitchConfig(f"{name}-fabric-config", args.fabric_config, child)
                               if args.fabric_config is not None else None)
+        ssh = self.lab.ssh_config if self.lab is not None else ssh_config
         site_switches = [*self.racks, *([self.fabric_config] if self.fabric_config is not None else [])]
-        self.storage_provision, self.storage_verification = self._storage(args, site_switches)
+        self.storage_provision, self.storage_verification = self._storage(args, site_switches, ssh)
         after_storage = [*site_switches, *([self.storage_provision] if self.storage_provision is not None else [])]
         # a unit's provisioning waits for its bare-metal servers' installs (all of them: an install is per host)
-        self.units = [ScalableUnit(f"su{u.su:02d}", u, child, lab=self.lab, after=[*after_storage, *self.metal])
+        self.units = [ScalableUnit(f"su{u.su:02d}", u, child, lab=self.lab, after=[*after_storage, *self.metal],
+                                   ssh_config=ssh)
                       for u in args.units]
         # both schedulers' steps need only the converged hosts, and run side by side (both reach the control node;
         # neither role installs what the other's does): 83 s off a warm lab `up` against Slurm after Kubernetes.
@@ -77,19 +82,17 @@ class Site(pulumi.ComponentResource):
         converged = [u.provision if u.provision is not None else u for u in self.units]
         after_hosts = [*after_storage, *converged, *([self.lab] if self.lab else [])]
         self.kubernetes = (Kubernetes("kubernetes", args.kubernetes, child,
-                                      ssh_config=self.lab.ssh_config if self.lab is not None else None,
-                                      after=after_hosts)
+                                      ssh_config=ssh, after=after_hosts)
                            if args.kubernetes is not None else None)
-        self.slurm = (Slurm("slurm", args.slurm, child, after=after_hosts,
-                            ssh_config=self.lab.ssh_config if self.lab is not None else None)
+        self.slurm = (Slurm("slurm", args.slurm, child, after=after_hosts, ssh_config=ssh)
                       if args.slurm is not None else None)
         # after the schedulers' steps, which reach the same control node (apt's lock where nothing is in an image)
         self.monitoring = None
         if args.monitoring is not None:
             schedulers = [s for s in (self.kubernetes, self.slurm) if s is not None]
             m = args.monitoring
-            if self.lab is not None:
-                m = dataclasses.replace(m, ssh_config=self.lab.ssh_config)
+            if ssh is not None:
+                m = dataclasses.replace(m, ssh_config=ssh)
             self.monitoring = HostProvision("monitoring", m, pulumi.ResourceOptions(
                 parent=self, depends_on=[*after_hosts, *schedulers]))
         self.register_outputs({
@@ -103,22 +106,22 @@ class Site(pulumi.ComponentResource):
                                  if self.storage_verification is not None else None),
         })  # fmt: skip
 
-    def _storage(self, args: SiteArgs, after: list[pulumi.Resource]
+    def _storage(self, args: SiteArgs, after: list[pulumi.Resource], ssh: pulumi.Input[str] | None
                  ) -> tuple[HostProvision | None, Verification | None]:
         """The storage servers' provisioning (after the site switches and the lab) and its verification."""
         after = [*after, *([self.lab] if self.lab is not None else [])]
         provision = verification = None
         if args.storage_provision is not None:
             p = args.storage_provision
-            if self.lab is not None:
-                p = dataclasses.replace(p, ssh_config=self.lab.ssh_config)
+            if ssh is not None:
+                p = dataclasses.replace(p, ssh_config=ssh)
             provision = HostProvision("storage-provision", p, pulumi.ResourceOptions(parent=self, depends_on=after))
         if args.storage_verification is not None:
             v = args.storage_verification
             if provision is not None:
                 v = dataclasses.replace(v, provision_runs=provision.runs)
-            if self.lab is not None:
-                v = dataclasses.replace(v, ssh_config=self.lab.ssh_config)
+            if ssh is not None:
+                v = dataclasses.replace(v, ssh_config=ssh)
             verification = Verification("storage-verify", v, pulumi.ResourceOptions(
                 parent=self, depends_on=[provision] if provision is not None else after))
         return provision, verification

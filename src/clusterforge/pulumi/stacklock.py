@@ -36,6 +36,7 @@ import os
 import secrets
 import socket
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
@@ -136,13 +137,15 @@ def lease_seconds(config: Mapping[str, str], environ: Mapping[str, str] = os.env
 class StackLocked(RuntimeError):
     """Another run holds the stack; ``holder`` says who."""
 
-    def __init__(self, holder: Holder) -> None:
+    def __init__(self, holder: Holder, waited_s: float = 0.0) -> None:
         self.holder = holder
+        self.waited_s = waited_s
         overdue = holder.age_s > holder.lease_s
         hint = (" It is past its lease but its process still holds the lock: if that run hangs, stop pid"
                 f" {holder.pid} on {holder.host}." if overdue else
                 " Wait for it; if that run is gone for good, `clusterforge unlock` clears its lock.")
-        super().__init__(f"stack {holder.stack} is locked: {holder.describe()}.{hint}")
+        waited = f" (still, after waiting {waited_s:.0f} s for it)" if waited_s else ""
+        super().__init__(f"stack {holder.stack} is locked{waited}: {holder.describe()}.{hint}")
 
 
 class LockStore(Protocol):
@@ -363,13 +366,28 @@ def store_for(url: str, env: Mapping[str, str] | None = None) -> LockStore:
 
 
 @contextlib.contextmanager
-def held(store: LockStore, stack: str, command: str, lease_s: int, say: Say) -> Iterator[Holder]:
-    """Hold ``stack``'s lock for the ``with`` block, renewed every lease/3 s; StackLocked while another run
-    holds it. A stale record of a gone run is cleared and reported through ``say``."""
-    mine = Holder.mine(stack, command, lease_s)
-    stale, other = store.take(mine)
-    if other is not None:
-        raise StackLocked(other)
+def held(store: LockStore, stack: str, command: str, lease_s: int, say: Say, wait_s: float = 0.0,
+         poll_s: float = 2.0) -> Iterator[Holder]:
+    """Hold ``stack``'s lock for the ``with`` block, renewed every lease/3 s. While another run holds it: StackLocked
+    at once, or with ``wait_s`` > 0 a queued wait, said once through ``say``, polling every ``poll_s`` until the lock
+    is free or ``wait_s`` has passed (then StackLocked naming the holder). A stale record of a gone run is cleared
+    and reported through ``say``. Waiters are not ordered: whichever polls first after a release takes it."""
+    started = time.monotonic()
+    waiting_for: str | None = None
+    while True:
+        mine = Holder.mine(stack, command, lease_s)  # since when: when taken, not when the wait began
+        stale, other = store.take(mine)
+        if other is None:
+            break
+        waited = time.monotonic() - started
+        if waited >= wait_s:
+            raise StackLocked(other, waited)
+        if other.token != waiting_for:
+            say(f"stack {stack} is locked: {other.describe()}; waiting for it, up to {wait_s:.0f} s in all (queued)")
+            waiting_for = other.token
+        time.sleep(max(0.05, min(poll_s, wait_s - waited)))
+    if waiting_for is not None:
+        say(f"stack {stack}: took the lock after waiting {time.monotonic() - started:.0f} s")
     if stale is not None:
         say(f"stack {stack}: cleared the lock of a run that is gone ({stale.describe()}):"
             f" {store.gone_reason(stale, mine.host)}")
