@@ -52,6 +52,7 @@ def test_usable_pools(pool):
     ("10.0.0.0/7", "not a usable pool"), ("0.0.0.0/0", "not a usable pool"), ("010.0.0.0/8", "not an IPv4 address"),
     ("256.0.0.0/8", "not an IPv4 address"), ("10.0.0.0", "not a CIDR prefix"), (" 10.0.0.0/8x", "not a CIDR prefix"),
     ("fd00::/64", "IPv6 is not planned"), ("::ffff:10.0.0.0/104", "IPv6 is not planned"),
+    ("10.0.0.0/8\nx: 1", "not a CIDR prefix"), ("10.0.0.0/8 # a: b", "not a CIDR prefix"),
     ("127.0.0.0/8", "loopback"), ("224.0.0.0/24", "multicast"), ("239.1.0.0/16", "multicast"),
     ("169.254.0.0/16", "link-local"), ("240.0.0.0/8", "reserved"), ("0.1.0.0/16", "'this network'"),
 ])

@@ -146,7 +146,7 @@ DECLARATION = [
     ("pod-cidr-ipv6", "lab", K8S, K8S.replace(POD, "fd00::/48"), "kubernetes.pod_cidr", "IPv6 is not planned here"),
     ("pod-cidr-host-bits", "lab", K8S, K8S.replace(POD, "198.18.32.1/20"), "kubernetes.pod_cidr", "host bits set"),
     ("pod-cidr-newline", "lab", K8S, K8S.replace(POD, '"198.18.32.0/20\\n  x: 1"'), "kubernetes.pod_cidr",
-     "expected an IPv4 prefix"),
+     "not a CIDR prefix; expected an IPv4 prefix"),
     ("pod-cidr-jinja", "lab", K8S, K8S.replace(POD, '"{{ 7*7 }}"'), "kubernetes.pod_cidr", "not a CIDR prefix"),
     ("pod-cidr-64", "lab", K8S, K8S.replace(POD, "198.18.32.0/64"), "kubernetes.pod_cidr", "/64 is not a usable pool"),
     ("pod-cidr-loopback", "lab", K8S, K8S.replace(POD, "127.0.0.0/20"), "kubernetes.pod_cidr", "overlaps loopback"),

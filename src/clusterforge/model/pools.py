@@ -11,6 +11,7 @@ from pydantic import AfterValidator
 __all__ = ["Ipv4Pool", "UNUSABLE"]
 
 _FORM = re.compile(r"[0-9]{1,3}(?:\.[0-9]{1,3}){3}/[0-9]{1,2}")
+_V6_FORM = re.compile(r"[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*(?:/[0-9]{1,3})?")  # what an IPv6 prefix is made of
 # Blocks whose addresses are not unicast a host or switch port may carry (IANA special-purpose registry)
 UNUSABLE: tuple[tuple[IPNetwork, str], ...] = (
     (IPNetwork("0.0.0.0/8"), "'this network' (0.0.0.0/8)"),
@@ -23,7 +24,7 @@ ALLOWED = "an IPv4 prefix A.B.C.D/N (N 8-30) without host bits, in unicast space
 
 
 def _pool(value: str) -> str:
-    if ":" in value:
+    if _V6_FORM.fullmatch(value):
         raise ValueError(f"IPv6 is not planned here; expected {ALLOWED}")
     if not _FORM.fullmatch(value):
         raise ValueError(f"not a CIDR prefix; expected {ALLOWED}")
