@@ -1,6 +1,6 @@
 """`verify`'s platform checks on the lab's real cluster: Kueue's queues and a probe Job through a team's LocalQueue
 (clusterforge.verify.kueue_checks, as the Kubernetes driver runs them with kubernetes.kueue declared) and
-Prometheus's targets and rules (clusterforge.verify.monitoring_checks.monitoring_layer, the layer `verify` adds).
+Prometheus's targets and rules (clusterforge.cli._layers.monitoring_layer, the layer `verify` adds).
 
 On the healthy lab every check holds (the probe Job and the dcgm targets SIMULATED: the GPUs are the lab's plugin's,
 the GPU series cf-sim-dcgm-exporter's); a ClusterQueue whose nominal quota is patched off the plan fails naming the
@@ -34,18 +34,22 @@ EXPORTER_UNIT = "prometheus-node-exporter"  # roles/node_exporter/vars/Debian.ym
 GROUP, VERSION = "kueue.x-k8s.io", "v1beta2"
 
 
-def _image() -> str:
+def _expected() -> dict:
     from clusterforge.render.ansible_inventory import kubernetes_vars
-    from clusterforge.verify.kube_checks import probe_image
 
-    return probe_image(kubernetes_vars(PLAN))
+    return kubernetes_vars(PLAN)
+
+
+def _monitoring():
+    from clusterforge.render.monitoring.expected import monitoring_expected
+
+    return monitoring_expected(PLAN)
 
 
 def _kueue(kube_cluster, probe: bool = True, timeout_s: float = 120.0) -> list:
     from clusterforge.verify.kueue_checks import run_kueue_checks
 
-    assert PLAN.queueing is not None
-    return run_kueue_checks(kube_cluster.api, PLAN.queueing, _image(), timeout_s, probe=probe)
+    return run_kueue_checks(kube_cluster.api, _expected(), timeout_s, probe=probe)
 
 
 def _failed(checks) -> dict[str, str]:
@@ -53,14 +57,14 @@ def _failed(checks) -> dict[str, str]:
 
 
 def test_verify_passes_the_queues_a_probe_job_and_the_monitoring_of_the_healthy_lab(kube_cluster, monitoring_cluster):
+    from clusterforge.cli._layers import monitoring_layer
     from clusterforge.targets import LAB
     from clusterforge.verify.kueue_checks import probe_team
-    from clusterforge.verify.monitoring_checks import monitoring_layer
 
     started = time.monotonic()
     checks = _kueue(kube_cluster)
     assert _failed(checks) == {}
-    team = probe_team(PLAN.queueing)
+    team = probe_team(_expected()["queueing"])
     probe = checks[-1]
     assert probe.name == f"probe job via localqueue {team}" and probe.outcome == "simulated"
     assert f"admitted by ClusterQueue {team}" in probe.detail and "allocated 1 GPU(s)" in probe.detail
@@ -103,14 +107,14 @@ def test_a_stopped_node_exporter_on_a_gpu_server_fails_naming_that_host(monitori
     from clusterforge.verify.monitoring_checks import run_monitoring_checks
 
     host = GPU_SERVERS[0]
-    assert PLAN.monitoring is not None
-    assert _failed(run_monitoring_checks(PLAN.monitoring, True, timeout_s=60)) == {}
+    expected = _monitoring()
+    assert _failed(run_monitoring_checks(expected, True, timeout_s=60)) == {}
     rc, _, err = monitoring_cluster.sh(host, f"systemctl stop {EXPORTER_UNIT}")
     assert rc == 0, err
     stopped = time.monotonic()
     try:
         while True:  # the lab scrapes every 5 s: the next scrape finds it down
-            failed = _failed(run_monitoring_checks(PLAN.monitoring, True, timeout_s=0))
+            failed = _failed(run_monitoring_checks(expected, True, timeout_s=0))
             if failed:
                 break
             assert time.monotonic() - stopped < 45, "the stopped exporter's target still up after 45 s"
@@ -122,6 +126,6 @@ def test_a_stopped_node_exporter_on_a_gpu_server_fails_naming_that_host(monitori
         rc, _, err = monitoring_cluster.sh(host, f"systemctl start {EXPORTER_UNIT}")
     assert rc == 0, err
     started = time.monotonic()
-    assert _failed(run_monitoring_checks(PLAN.monitoring, True, timeout_s=60)) == {}
+    assert _failed(run_monitoring_checks(expected, True, timeout_s=60)) == {}
     print(f"\n{host}'s node target failed {seen_s:.1f} s after the stop; up again {time.monotonic() - started:.1f} s"
           " after the start")

@@ -101,12 +101,9 @@ def verify(
     schedulers = Reach(plan, reach(target.value), ssh_config, stack=stack, default_stack=inventory.stem,
                        skip=turned_off)
     layers = {driver.name: driver.checks(schedulers) for driver in SCHEDULERS.values()}
-    if monitoring:  # None (not planned) where the declaration has no monitoring host
-        from clusterforge.verify.monitoring_checks import monitoring_layer
+    from clusterforge.cli._layers import monitoring_layer
 
-        layers["monitoring"] = monitoring_layer(plan, reach(target.value))
-    else:
-        layers["monitoring"] = None
+    layers["monitoring"] = monitoring_layer(plan, reach(target.value)) if monitoring else None  # None: not planned
     layers_ok = all(layer is None or layer.ok for layer in layers.values())
     if format is Format.json:
         emit_json({**result.to_dict(), **{name: None if layer is None else {

@@ -66,14 +66,9 @@ def _checks(reach: Reach) -> LayerChecks | None:
 
     api, expected = stack_api(text), kubernetes_vars(plan)
     checks = run_kube_checks(api, expected, versions=pinned_versions())
-    from clusterforge.plan.verify_kueue import planned_queues
+    from clusterforge.verify.kueue_checks import run_kueue_checks
 
-    queueing = planned_queues(plan.queueing)
-    if queueing is not None:  # Kueue declared: its queues and a probe Job through one
-        from clusterforge.verify.kube_checks import probe_image
-        from clusterforge.verify.kueue_checks import run_kueue_checks
-
-        checks += run_kueue_checks(api, queueing, probe_image(expected))
+    checks += run_kueue_checks(api, expected)  # with Kueue declared: its queues and a probe Job through one
     return LayerChecks(tuple(checks), "", TITLE)
 
 

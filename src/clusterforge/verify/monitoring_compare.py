@@ -1,7 +1,7 @@
-"""What `verify` finds wrong in the running Prometheus, compared with the plan's monitoring (plan/monitoring.py): pure
-functions of the MonitoringPlan, the planned rule groups and what Prometheus's HTTP API returned (the active
-targets of /api/v1/targets, the groups of /api/v1/rules). The checks come from the plan: one per planned host
-target, one per planned rule group and one for the rule set as a whole, whatever Prometheus reports besides.
+"""What `verify` finds wrong in the running Prometheus, compared with the plan's monitoring (render/monitoring/
+expected.py): pure functions of those expectations and what Prometheus's HTTP API returned (the active targets of
+/api/v1/targets, the groups of /api/v1/rules). The checks come from the plan: one per planned host target, one per
+planned rule group and one for the rule set as a whole, whatever Prometheus reports besides.
 
 * Targets: every planned host's node_exporter (job ``node``) and every GPU server's dcgm-exporter (job ``dcgm``)
   must be an active target with health ``up``, found by its ``job`` and the plan's ``host`` label. A target that
@@ -10,22 +10,18 @@ target, one per planned rule group and one for the rule set as a whole, whatever
   where it does not (a real cluster must not be watched by a simulator).
 * Rules: each planned group must be loaded with the planned number of alerting rules; the rule set passes when
   the loaded group names are exactly the planned ones.
-
-The kubelet, API-server and Slurm-exporter targets are the scheduler layers' (each depends on credentials or a
-daemon those layers check), and Prometheus's and Alertmanager's own targets are not host targets: none is asked
-for here."""
+"""
 
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-from clusterforge.plan.monitoring import MonitoringPlan, ScrapeJob
+from clusterforge.render.monitoring.expected import DCGM_JOB, MonitoringExpected
 from clusterforge.verify.layer_check import LayerCheck
 
-__all__ = ["HOST_JOBS", "SIMULATED_GPU_SERIES", "target_checks", "rule_checks"]
+__all__ = ["SIMULATED_GPU_SERIES", "target_checks", "rule_checks"]
 
-HOST_JOBS = (ScrapeJob.NODE, ScrapeJob.DCGM)
 SIMULATED_GPU_SERIES = ("GPU series: the lab's cf-sim-dcgm-exporter (no GPUs in the lab; every series it serves"
                         " carries simulated=\"true\")")
 
@@ -38,32 +34,31 @@ def _by_job_and_host(active: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str
     return found
 
 
-def target_checks(monitoring: MonitoringPlan, active: Sequence[Mapping[str, Any]],
+def target_checks(expected: MonitoringExpected, active: Sequence[Mapping[str, Any]],
                   simulated_gpu_hosts: Collection[str] = (), simulates_gpus: bool = False) -> list[LayerCheck]:
     """One check per planned node and dcgm target. `active`: /api/v1/targets' activeTargets; `simulated_gpu_hosts`:
     the hosts whose dcgm series say simulated="true"; `simulates_gpus`: the reach stands in for GPUs (the lab)."""
     found = _by_job_and_host(active)
     out = []
-    for planned in monitoring.targets:
-        if planned.job not in HOST_JOBS:
-            continue
-        name = f"target {planned.job} {planned.host}"
-        targets = found.get((planned.job, planned.host), [])
+    for planned in expected["targets"]:
+        job, host, address = planned["job"], planned["host"], planned["address"]
+        name = f"target {job} {host}"
+        targets = found.get((job, host), [])
         if not targets:
-            out.append(LayerCheck(name, False, f"host {planned.host}: no active target of job {planned.job} in"
-                                               f" Prometheus (planned {planned.address})"))
+            out.append(LayerCheck(name, False, f"host {host}: no active target of job {job} in"
+                                               f" Prometheus (planned {address})"))
             continue
         down = [t for t in targets if t.get("health") != "up"]
         if down:
             first = down[0]
             error = first.get("lastError") or "not scraped yet"
-            out.append(LayerCheck(name, False, f"host {planned.host}: job {planned.job} is {first.get('health')}"
-                                               f" at {first.get('scrapeUrl', planned.address)}: {error}"))
+            out.append(LayerCheck(name, False, f"host {host}: job {job} is {first.get('health')}"
+                                               f" at {first.get('scrapeUrl', address)}: {error}"))
             continue
-        detail = f"up at {targets[0].get('scrapeUrl', planned.address)}"
-        if planned.job == ScrapeJob.DCGM and planned.host in simulated_gpu_hosts:
+        detail = f"up at {targets[0].get('scrapeUrl', address)}"
+        if job == DCGM_JOB and host in simulated_gpu_hosts:
             if not simulates_gpus:
-                out.append(LayerCheck(name, False, f"host {planned.host}: job {planned.job} serves SIMULATED GPU"
+                out.append(LayerCheck(name, False, f"host {host}: job {job} serves SIMULATED GPU"
                                                    " series (simulated=\"true\") on a target that has real GPUs"))
                 continue
             out.append(LayerCheck(name, True, f"{detail} (SIMULATED GPU series)", SIMULATED_GPU_SERIES))
