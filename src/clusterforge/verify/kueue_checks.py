@@ -1,6 +1,6 @@
 """Kueue's checks against a live API server, where the declaration turns Kueue on (``kubernetes: {kueue: true}``).
 
-Every planned team's ClusterQueue and LocalQueue are read and compared with the plan (plan/verify_kueue.py: cohort,
+Every planned team's ClusterQueue and LocalQueue are read and compared with the plan (verify/queue_compare.py: cohort,
 nominal quota, borrowing and lending limits per flavor, Active; the LocalQueue in the team's namespace feeding the
 team's ClusterQueue). Then a live probe: a one-GPU Job of the cluster registry's probe image (the image of the
 Kubernetes checks' probe pods, clusterforge.verify.kube_checks) is created suspended with the
