@@ -47,7 +47,7 @@ def _api(base: str, path: str, request_timeout_s: float) -> Any:
 def _observe(expected: MonitoringExpected, simulates_gpus: bool, request_timeout_s: float) -> list[LayerCheck]:
     base = expected["prometheus"]
     active = (_api(base, "/api/v1/targets?state=active", request_timeout_s) or {}).get("activeTargets") or []
-    groups = (_api(base, "/api/v1/rules?type=alert", request_timeout_s) or {}).get("groups") or []
+    groups = (_api(base, "/api/v1/rules", request_timeout_s) or {}).get("groups") or []
     simulated: set[str] = set()
     if expected["gpu_hosts"]:
         query = urllib.parse.urlencode({"query": SIMULATED_QUERY})
