@@ -236,7 +236,7 @@ def test_entry_point_is_the_cli_package():
 
 # The scheduler seam (clusterforge.schedulers): what reaches a live scheduler directly, and the modules that may.
 SCHEDULER_INTERNALS = ("clusterforge.ops.drain", "clusterforge.ops.slurm_drain", "clusterforge.verify.kube_checks",
-                       "clusterforge.verify.slurm_checks")
+                       "clusterforge.verify.kueue_checks", "clusterforge.verify.slurm_checks")
 # The commands that change or check nodes through every declared scheduler: they ask the registry only.
 SCHEDULER_COMMANDS = ("cli/replace.py", "cli/roll.py", "operate/replace.py", "operate/roll.py", "cli/verify.py",
                       "cli/remediate.py", "health/act.py")

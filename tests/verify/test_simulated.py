@@ -290,7 +290,7 @@ def _verify(app, monkeypatch, records, target, *extra):
 
     monkeypatch.setattr(runner, "run_checks", fake_run_checks)
     return CliRunner().invoke(app, ["verify", str(DECLARATION), "--target", target, "--host", HOST,
-                                    "--no-kubernetes", "--no-slurm", *extra])
+                                    "--no-kubernetes", "--no-slurm", "--no-monitoring", *extra])
 
 
 LAB_RECORDS = [rec(HOST, "driver::test_gpu_model[h/gpu0]", "simulated", "SIMULATED GPUs: the GPUs not checked: x",

@@ -1,4 +1,6 @@
-"""`clusterforge verify`: the testinfra host checks, then each declared scheduler's layer checks.
+"""`clusterforge verify`: the testinfra host checks, then each declared scheduler's layer checks (with Kueue
+declared, its queues and a probe Job through one) and the monitoring layer's (Prometheus's targets and rules) where
+the declaration plans monitoring; a layer that is not planned is null in the JSON report, not passed.
 
 Each host check ends passed, failed, SIMULATED (on the lab: the planned fact needs a part the lab simulates, and
 the output says which) or skipped (nothing planned to check; on the lab, a fact it cannot read, with the reason);
@@ -57,10 +59,14 @@ def verify(
                                     help="check the Kubernetes layer when the declaration has control nodes"),
     slurm: bool = typer.Option(True, "--slurm/--no-slurm",
                                help="check the Slurm layer when the declaration asks for it"),
+    monitoring: bool = typer.Option(True, "--monitoring/--no-monitoring",
+                                    help="check Prometheus's targets and rules when the declaration plans monitoring"),
     format: Format = format_option(),
 ) -> None:
     """Check hosts against the rendered inventory with testinfra, then the Kubernetes layer (nodes, GPU
-    counts, RuntimeClass, device-plugin DaemonSet, team quotas, a live quota probe) and the Slurm layer.
+    counts, RuntimeClass, device-plugin DaemonSet, team quotas, a live quota probe; with Kueue declared each
+    team's ClusterQueue and LocalQueue and a probe Job through a LocalQueue), the Slurm layer and the monitoring
+    layer (every planned host an up target in Prometheus, the planned rule groups loaded).
 
     Counts passed, failed, SIMULATED (the lab simulates the part: said which) and skipped checks apart. Exit 0
     with no failure; 1 on any failure, including a planned fact that cannot be checked outside the lab (ssh,
@@ -95,6 +101,9 @@ def verify(
     schedulers = Reach(plan, reach(target.value), ssh_config, stack=stack, default_stack=inventory.stem,
                        skip=turned_off)
     layers = {driver.name: driver.checks(schedulers) for driver in SCHEDULERS.values()}
+    from clusterforge.cli._layers import monitoring_layer
+
+    layers["monitoring"] = monitoring_layer(plan, reach(target.value)) if monitoring else None  # None: not planned
     layers_ok = all(layer is None or layer.ok for layer in layers.values())
     if format is Format.json:
         emit_json({**result.to_dict(), **{name: None if layer is None else {

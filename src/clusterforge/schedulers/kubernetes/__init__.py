@@ -1,7 +1,7 @@
 """The Kubernetes driver: the node labels under scheduler/kubernetes/ and `cf_kubernetes` in the control
 nodes' host_vars, playbooks/kubernetes.yml through the stack's Kubernetes step, the checks of
-verify/kube_checks through the stack's kubeconfig, nodes drained through the Eviction API and uncordoned,
-the teams' ResourceQuotas as its queues."""
+verify/kube_checks (and with Kueue declared verify/kueue_checks) through the stack's kubeconfig, nodes drained
+through the Eviction API and uncordoned, the teams' ResourceQuotas as its queues."""
 
 from __future__ import annotations
 
@@ -64,8 +64,12 @@ def _checks(reach: Reach) -> LayerChecks | None:
                                  " plane)", TITLE)
     from clusterforge.pulumi.kube.binaries import pinned_versions
 
-    return LayerChecks(tuple(run_kube_checks(stack_api(text), kubernetes_vars(plan), versions=pinned_versions())),
-                       "", TITLE)
+    api, expected = stack_api(text), kubernetes_vars(plan)
+    checks = run_kube_checks(api, expected, versions=pinned_versions())
+    from clusterforge.verify.kueue_checks import run_kueue_checks
+
+    checks += run_kueue_checks(api, expected)  # with Kueue declared: its queues and a probe Job through one
+    return LayerChecks(tuple(checks), "", TITLE)
 
 
 KUBERNETES = SchedulerDriver(
