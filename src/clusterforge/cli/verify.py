@@ -101,9 +101,10 @@ def verify(
     schedulers = Reach(plan, reach(target.value), ssh_config, stack=stack, default_stack=inventory.stem,
                        skip=turned_off)
     layers = {driver.name: driver.checks(schedulers) for driver in SCHEDULERS.values()}
-    from clusterforge.cli._layers import monitoring_layer
+    from clusterforge.cli._layers import monitoring_for_run
 
-    layers["monitoring"] = monitoring_layer(plan, reach(target.value)) if monitoring else None  # None: not planned
+    layers["monitoring"] = monitoring_for_run(plan, reach(target.value), monitoring, host, check,
+                                              quiet=format is Format.json)
     layers_ok = all(layer is None or layer.ok for layer in layers.values())
     if format is Format.json:
         emit_json({**result.to_dict(), **{name: None if layer is None else {
