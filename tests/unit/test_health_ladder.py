@@ -217,3 +217,12 @@ def test_a_gpu_reset_mark_answers_the_xid_lines_before_it_but_not_those_after_or
     again = judge(NODE, kernel_log_evidence(NODE, "\n".join([_xid(48), mark, _xid(48, mark=" later")])))
     assert (again.verdict, again.action) == (Verdict.CRITICAL, Action.reset_gpu)
     assert "x1" in {e.check: e for e in again.evidence}["kernel:xid-48"].summary
+
+
+def test_the_table_says_simulated_on_a_drill_lines_evidence():
+    from clusterforge.health.report import lines
+
+    drilled = judge(NODE, kernel_log_evidence(NODE, _xid(48, mark=f" [{SIMULATED_MARK}]")))
+    table = lines([drilled])
+    assert table[0].endswith("action reset_gpu (SIMULATED fault)"), table
+    assert table[1].endswith("-> reset_gpu [SIMULATED]"), table
