@@ -15,6 +15,13 @@ One scenario, in order, everything restored at the end (the fixtures are shared 
    left in service;
 5. both repaired by hand: every server PASS;
 6. `remediate --yes` returns the first server to service (uncordoned, resumed), recorded in the journal.
+
+The SIMULATED Xid drill (a test of its own, on the same fixtures): an Xid 48 line (double-bit ECC, the catalog's
+RESET_GPU bucket) written into one server's SIMULATED kernel log (the lab's hosts share the machine's kernel, so
+the drill never touches the real one) gives it CRITICAL/reset_gpu, marked simulated; `remediate --yes` drains it,
+runs the reset rung (SIMULATED: no GPU, said in the output and the journal), checks it PASS and returns it in one
+run; then the command line of the continuous loop's service (`remediate --write-units`), run as its unit would
+run it, finds nothing to do. Its times, fault to verdict, drained, repaired and returned, are printed.
 """
 
 from __future__ import annotations
@@ -29,6 +36,8 @@ from pathlib import Path
 
 import pytest
 
+from clusterforge.health.xid import SIMULATED_KERNEL_LOG, SIMULATED_MARK
+
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
 
 kubernetes = pytest.importorskip("kubernetes")
@@ -37,6 +46,7 @@ from kubernetes.client import CoreV1Api  # noqa: E402
 ROOT = Path(__file__).resolve().parents[2]
 LINK_DOWN = "su01-r01-gpu01"  # rack 1: rail0 set down
 EXPORTER_STOPPED = "su01-r02-gpu01"  # rack 2, the same SU: the node exporter stopped
+XID_NODE = "su01-r02-gpu02"  # the Xid drill's server
 EXPORTER = "prometheus-node-exporter"
 STATE_SAVE = "/var/lib/slurm/slurmctld"  # slurmctld's StateSaveLocation (render/slurm/slurm_conf.py)
 
@@ -219,4 +229,82 @@ def test_health_and_remediate_on_the_lab(lab_converged, kube_cluster, slurm_clus
                 core.patch_node(node, {"spec": {"unschedulable": None}})
             if "DRAIN" in _slurm_state(slurm_cluster, node):
                 slurm_cluster.sh(f"scontrol update NodeName={node} State=RESUME")
+        _saved_after(slurm_cluster, since)
+
+
+def _unit_command(units: Path) -> tuple[list[str], dict[str, str]]:
+    """The service's ExecStart words and Environment, as systemd reads them for plain paths (no quotes, no
+    specifiers: asserted)."""
+    import shlex
+
+    (service,) = units.glob("*.service")
+    text = service.read_text()
+    start = next(line.removeprefix("ExecStart=") for line in text.splitlines() if line.startswith("ExecStart="))
+    assert '"' not in start and "%" not in start and "$" not in start, start
+    env = dict(shlex.split(line.removeprefix("Environment="))[0].split("=", 1) for line in text.splitlines()
+               if line.startswith("Environment="))
+    return start.split(), env
+
+
+def test_simulated_xid_drill_is_reset_and_returned_then_the_loop_finds_nothing(
+        lab_converged, kube_cluster, slurm_cluster, lab_cluster, tmp_path):
+    declaration = _declaration(tmp_path)
+    state = tmp_path / "state"
+    core = CoreV1Api(kube_cluster.api)
+    where = ["--target", "lab", "--ssh-config", str(lab_cluster.ssh_config)]
+    remediate = ["remediate", str(declaration), "--stack", "lab-xid", *where,
+                 "--kubeconfig", str(kube_cluster.kubeconfig)]
+    assert _schedulable(core, XID_NODE) and _slurm_state(slurm_cluster, XID_NODE) == "IDLE"
+    line = (f"$(date -Is) {XID_NODE} kernel: NVRM: Xid (PCI:0000:1b:00): 48, pid=0, name=cf-drill, An uncorrectable"
+            f" double bit error (DBE) has been detected on GPU in the framebuffer. {SIMULATED_MARK}")
+    try:
+        fault = time.time()
+        rc, _, err = kube_cluster.sh(XID_NODE, f"mkdir -p {Path(SIMULATED_KERNEL_LOG).parent} &&"
+                                               f" printf '%s\\n' \"{line}\" >> {SIMULATED_KERNEL_LOG}")
+        assert rc == 0, err
+        # one remediate run: its own verdicts (the health gather) are the fault's verdict, its journal's `decided`
+        acted = _cli(state, *remediate, "--yes", "--format", "json")
+        assert acted.returncode == 0, acted.stdout[-3000:] + acted.stderr[-3000:]
+        document = json.loads(acted.stdout)
+        node = {n["name"]: n for n in document["nodes"]}[XID_NODE]
+        assert (node["verdict"], node["action"]) == ("CRITICAL", "reset_gpu"), _bad(node)
+        xid = {e["check"]: e for e in node["evidence"]}["kernel:xid-48"]
+        assert (xid["status"], xid.get("simulated"), node.get("simulated")) == ("fail", True, True), node
+        assert [n["verdict"] for n in document["nodes"] if n["name"] != XID_NODE] == ["PASS"] * 3
+        (decision,) = document["decisions"]
+        assert (decision["domain"], decision["kind"], decision["action"], decision["result"]) == \
+            (XID_NODE, "act", "reset_gpu", "returned"), decision
+        assert "SIMULATED: the lab has no GPU" in decision["detail"]
+        assert f"remediate {XID_NODE}: reset_gpu SIMULATED: the lab has no GPU" in acted.stderr
+        journal = [json.loads(x) for x in (state / "stacks" / "lab-xid" / "remediation.jsonl").read_text().splitlines()]
+        at = {e["event"]: e for e in journal}
+        assert [e["event"] for e in journal] == ["decided", "drained", "repaired", "checked", "resumed"], journal
+        assert at["repaired"]["simulated"].startswith("SIMULATED") and at["checked"]["result"] == {XID_NODE: "PASS"}
+        assert _schedulable(core, XID_NODE) and _slurm_state(slurm_cluster, XID_NODE) == "IDLE"
+        times = {k: at[e]["t"] - fault for k, e in
+                 (("verdict", "decided"), ("drained", "drained"), ("repaired", "repaired"), ("returned", "resumed"))}
+        print("SIMULATED Xid 48 drill on " + XID_NODE + ": " + ", ".join(f"{k} {v:.1f} s" for k, v in times.items())
+              + " after the fault")
+
+        # the continuous loop: the service's command line, in the unit's environment, finds nothing to do
+        units = tmp_path / "units"
+        wrote = _cli(state, *remediate, "--write-units", str(units), "--every", "60")
+        assert wrote.returncode == 0, wrote.stderr[-2000:]
+        argv, env = _unit_command(units)
+        assert argv[-1] == "--yes" and env["CLUSTERFORGE_STATE_DIR"] == str(state)
+        started = time.monotonic()
+        looped = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=600, cwd=ROOT,
+                                stdin=subprocess.DEVNULL)
+        assert looped.returncode == 0, looped.stdout[-2000:] + looped.stderr[-3000:]
+        assert "remediate: 0 decision(s), acted" in looped.stdout, looped.stdout
+        print(f"the loop's service command: nothing to do, {time.monotonic() - started:.1f} s")
+        again = [json.loads(x) for x in (state / "stacks" / "lab-xid" / "remediation.jsonl").read_text().splitlines()]
+        assert len(again) == len(journal)  # the same journal, nothing new to record
+    finally:
+        kube_cluster.sh(XID_NODE, f"rm -f {SIMULATED_KERNEL_LOG}")
+        since = float(slurm_cluster.sh("date +%s.%N")[1] or 0)
+        if not _schedulable(core, XID_NODE):
+            core.patch_node(XID_NODE, {"spec": {"unschedulable": None}})
+        if "DRAIN" in _slurm_state(slurm_cluster, XID_NODE):
+            slurm_cluster.sh(f"scontrol update NodeName={XID_NODE} State=RESUME")
         _saved_after(slurm_cluster, since)

@@ -8,7 +8,7 @@ import pytest
 from clusterforge.health import Action, Evidence, Status, Verdict, climb, judge, serviceable
 from clusterforge.health.report import document, exit_code
 from clusterforge.health.sources import alert_evidence, doctor_evidence, service_evidence, verify_evidence
-from clusterforge.health.xid import SIMULATED_MARK, kernel_log_evidence
+from clusterforge.health.xid import RESET_MARK, SIMULATED_MARK, kernel_log_evidence
 from clusterforge.ops.doctor import Finding
 from clusterforge.ops.doctor import Status as DoctorStatus
 
@@ -203,3 +203,26 @@ def test_the_report_and_its_exit_code_follow_the_worst_verdict():
     assert doc["worst"] == "CRITICAL"
     assert doc["nodes"][1] == {"name": "d", "verdict": "CRITICAL", "action": "drain",
                                "evidence": [{"check": "x", "status": "fail", "summary": "down", "action": "drain"}]}
+
+
+def test_a_gpu_reset_mark_answers_the_xid_lines_before_it_but_not_those_after_or_above_its_rung():
+    """remediate's reset_gpu writes RESET_MARK into the kernel log: the reset-class lines before it stop counting,
+    a reboot-class line (79) does not, and a line after the reset counts again."""
+    mark = f"2026-12-06T03:05:00+0000 {NODE} kernel: {RESET_MARK} (nvidia-smi --gpu-reset)"
+    cleared = kernel_log_evidence(NODE, "\n".join([_xid(48), _xid(48), mark]))
+    assert [(e.check, e.status) for e in cleared] == [("kernel:gpu-reset", Status.ok)]
+    assert "Xid 48 x2" in cleared[0].summary and judge(NODE, cleared).verdict is Verdict.PASS
+    above = judge(NODE, kernel_log_evidence(NODE, "\n".join([_xid(79), _xid(48), mark])))
+    assert (above.verdict, above.action) == (Verdict.CRITICAL, Action.reboot)
+    again = judge(NODE, kernel_log_evidence(NODE, "\n".join([_xid(48), mark, _xid(48, mark=" later")])))
+    assert (again.verdict, again.action) == (Verdict.CRITICAL, Action.reset_gpu)
+    assert "x1" in {e.check: e for e in again.evidence}["kernel:xid-48"].summary
+
+
+def test_the_table_says_simulated_on_a_drill_lines_evidence():
+    from clusterforge.health.report import lines
+
+    drilled = judge(NODE, kernel_log_evidence(NODE, _xid(48, mark=f" [{SIMULATED_MARK}]")))
+    table = lines([drilled])
+    assert table[0].endswith("action reset_gpu (SIMULATED fault)"), table
+    assert table[1].endswith("-> reset_gpu [SIMULATED]"), table

@@ -13,6 +13,7 @@ from hostile_fixtures import LAB_TEXT, assert_refused, line_of, run_cli, workdir
 from clusterforge.health import Action, Evidence, NodeHealth, Status, judge
 from clusterforge.health.journal import Journal, JournalError, NodeState, replay
 from clusterforge.health.policy import decide, domains_of
+from clusterforge.health.repair import Repaired
 from clusterforge.model.remediation import Remediation
 from clusterforge.targets import SSH
 
@@ -227,7 +228,7 @@ def test_a_repair_that_does_not_clear_the_fault_leaves_the_node_out_and_a_later_
     health = _cluster(_sick("a1"), _well("a2"), _well("b1"), _well("c1"))
     run, decisions = _run(tmp_path, health)
     repaired: list[tuple[str, Action]] = []
-    outcomes = run.carry_out(decisions, [scheduler], lambda n, a: repaired.append((n, a)),
+    outcomes = run.carry_out(decisions, [scheduler], lambda n, a: repaired.append((n, a)) or Repaired(),
                              lambda nodes: [health[n] for n in nodes])
     assert [(o.decision.domain.name, o.result) for o in outcomes] == [("a1", "still-out")]
     assert repaired == [("a1", Action.drain)]
@@ -253,9 +254,25 @@ def test_a_scheduler_that_cannot_take_the_node_back_is_a_failed_step_and_the_nod
     earlier.record("repaired", ["a1"], domain="a1", targets=["a1"], action="drain", result="ok")
     health = _cluster(_well("a1"), _well("a2"), _well("b1"), _well("c1"))
     run, decisions = _run(tmp_path, health, replay(earlier.entries()))
-    outcomes = run.carry_out(decisions, [_Scheduler({"a1"}, refuse_resume=True)], lambda n, a: None,
+    outcomes = run.carry_out(decisions, [_Scheduler({"a1"}, refuse_resume=True)], lambda n, a: Repaired(),
                              lambda nodes: [health[n] for n in nodes])
     assert [(o.result, o.detail) for o in outcomes] == [("failed", "fake: the controller does not answer")]
     entries = run.journal.entries()
     assert [e["event"] for e in entries] == ["drained", "repaired", "failed"]
     assert replay(entries)["a1"].out  # the next run tries the return again
+
+
+def test_a_simulated_reset_that_clears_the_evidence_returns_the_node_in_one_run_and_says_simulated(tmp_path):
+    """The lab's reset_gpu rung (no GPU): the repair says SIMULATED, the journal's `repaired` entry carries it,
+    and the node is resumed once the re-check passes."""
+    scheduler = _Scheduler({"a1", "a2", "b1", "c1"})
+    health = _cluster(_sick("a1", Action.reset_gpu), _well("a2"), _well("b1"), _well("c1"))
+    run, decisions = _run(tmp_path, health)
+    outcomes = run.carry_out(decisions, [scheduler], lambda n, a: Repaired(None, "SIMULATED: no GPU"),
+                             lambda nodes: [_well(n) for n in nodes])
+    assert [(o.result, o.detail) for o in outcomes] == [("returned", "reset_gpu cleared the evidence;"
+                                                          " a1 reset_gpu SIMULATED: no GPU")]
+    entries = run.journal.entries()
+    assert [e["event"] for e in entries] == ["decided", "drained", "repaired", "checked", "resumed"]
+    assert (entries[2]["result"], entries[2]["simulated"]) == ("ok", "SIMULATED: no GPU")
+    assert scheduler.calls[-1] == ("resume", "a1", "")

@@ -8,6 +8,10 @@ remediate took out that passes again is returned. Every decision and step goes t
 `<state>/stacks/STACK/remediation.jsonl` first, so a run killed halfway is continued by the next.
 The library: clusterforge.health.act.
 
+`--write-units DIR` runs nothing: it writes the continuous loop, a systemd service and timer that run this
+same command (the same reach, `--yes` when the declaration says `mode: act`) every `--every` seconds after
+the last run ended, into DIR (clusterforge.health.units says where they run and why).
+
 Exit codes: 0 nothing is left to do, 1 a domain is held, kept out, still out or failed (observe: a
 decision is pending), 2 usage, 3 environment (the journal is held by another run, a scheduler cannot be
 reached).
@@ -20,7 +24,7 @@ from pathlib import Path
 import typer
 
 from clusterforge.cli._args import check_file, check_stack
-from clusterforge.cli._common import Format, HostTarget, emit_json, err, format_option, out, say
+from clusterforge.cli._common import Format, HostTarget, emit_json, err, format_option, out, say, usage_error
 from clusterforge.cli.health import health_reach, read_alerts_option
 
 __all__ = ["register"]
@@ -38,6 +42,10 @@ def remediate(
     kubeconfig: Path | None = typer.Option(None, "--kubeconfig", help="drain through this kubeconfig"
                                            " [default: the stack's]"),
     alerts: Path | None = typer.Option(None, "--alerts", help="firing alerts: Alertmanager's /api/v2/alerts JSON"),
+    write_units: Path | None = typer.Option(None, "--write-units", help="write the systemd service and timer that"
+                                            " run this command continuously into this directory; run nothing"),
+    every: int = typer.Option(300, "--every", help="with --write-units: seconds between the end of one run and"
+                              " the next (60 to 86400)"),
     format: Format = format_option(),
 ) -> None:
     """Drain, repair, re-check and return the failure domains the health verdicts call for, under the policy."""
@@ -50,6 +58,9 @@ def remediate(
     check_file("--kubeconfig", kubeconfig)
     spec, reach = health_reach(inventory, target, ssh_config, stack, verify=True)
     policy = spec.remediation
+    if write_units is not None:
+        _write_units(write_units, inventory, stack, target, ssh_config, kubeconfig, policy.mode == "act", every)
+        return
     act = yes and not observe and policy.mode == "act"
     if yes and policy.mode == "observe" and not observe:
         say(err, "remediate: remediation.mode is observe in the declaration: nothing is changed")
@@ -77,6 +88,34 @@ def remediate(
         verb = "acted" if act else "would act (observe; `--yes` under remediation.mode: act changes things)"
         say(out, f"remediate: {len(run.outcomes)} decision(s), {verb}; journal {journal.path}")
     raise typer.Exit(1 if pending else 0)
+
+
+def _write_units(directory: Path, inventory: Path, stack: str, target: HostTarget, ssh_config: Path | None,
+                 kubeconfig: Path | None, act: bool, every: int) -> None:
+    import os
+    import sys
+
+    from clusterforge.health.units import CARRIED, Invocation, UnitError, remediation_units
+    from clusterforge.paths import STATE_DIR_ENV, state_dir
+
+    if directory.exists() and not directory.is_dir():
+        usage_error(f"--write-units {directory}: not a directory")
+    how = Invocation(Path(sys.executable), inventory.resolve(), stack, HostTarget(target).value, Path.cwd(),
+                     ssh_config.resolve() if ssh_config else None, kubeconfig.resolve() if kubeconfig else None,
+                     act, every, {**{k: os.environ[k] for k in CARRIED if k in os.environ},
+                                  STATE_DIR_ENV: str(state_dir())})  # the journal this shell's runs write
+    try:
+        units = remediation_units(how)
+    except UnitError as exc:
+        usage_error(str(exc))
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, text in units.items():
+        (directory / name).write_text(text)
+        say(out, f"wrote {directory / name}")
+    timer = next(n for n in units if n.endswith(".timer"))
+    say(out, f"remediate: the loop {'acts (mode: act)' if act else 'observes only (mode: observe)'} every {every} s;"
+             f" install: cp {' '.join(str(directory / n) for n in units)} /etc/systemd/system/ &&"
+             f" systemctl daemon-reload && systemctl enable --now {timer}")
 
 
 def register(app: typer.Typer) -> None:

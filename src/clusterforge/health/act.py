@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from clusterforge.health.evidence import Action
 from clusterforge.health.gather import Reach, gather, gpu_servers
@@ -24,10 +24,13 @@ from clusterforge.health.policy import Decision, Domain, decide, domains_of
 from clusterforge.model.remediation import Remediation
 from clusterforge.schedulers import DrainRefused, NodeControl, ResumeFailed, drain_nodes, resume_nodes
 
+if TYPE_CHECKING:
+    from clusterforge.health.repair import Repaired
+
 __all__ = ["Outcome", "Run", "plan_domains", "remediate"]
 
 Say = Callable[[str], Any]
-Repair = Callable[[str, Action], "str | None"]
+Repair = Callable[[str, Action], "Repaired"]
 Check = Callable[[Sequence[str]], Sequence[NodeHealth]]
 
 
@@ -115,13 +118,17 @@ class Run:
         if decision.kind == "keep-out":
             self._record("kept-out", decision, result=f"waits for the operator: {decision.action.value}")
             return Outcome(decision, "kept-out", f"{decision.action.value}: repair it, then `clusterforge replace`")
-        problems = []
+        problems: list[str] = []
+        simulated: list[str] = []
         for node in decision.targets:
             say(f"remediate {node}: {decision.action.value}")
-            problem = repair(node, decision.action)
-            self._record("repaired", decision, targets=[node], result=problem or "ok")
-            if problem:
-                problems.append(f"{node}: {problem}")
+            done = repair(node, decision.action)
+            self._record("repaired", decision, targets=[node], result=done.problem or "ok",
+                         **({"simulated": done.simulated} if done.simulated else {}))
+            if done.problem:
+                problems.append(f"{node}: {done.problem}")
+            if done.simulated:
+                simulated.append(f"{node} {decision.action.value} {done.simulated}")
         after = {h.name: h for h in check(domain.nodes)}
         self._record("checked", decision, result={n: h.verdict.value for n, h in after.items()})
         unwell = [n for n in domain.nodes if n not in after or not serviceable(after[n])]
@@ -130,7 +137,8 @@ class Run:
             return Outcome(decision, "still-out", detail + "; the next run climbs the ladder")
         resume_nodes(controls, domain.nodes, say=say)
         self._record("resumed", decision, result="schedulable")
-        return Outcome(decision, "returned", f"{decision.action.value} cleared the evidence")
+        return Outcome(decision, "returned", f"{decision.action.value} cleared the evidence"
+                       + "".join(f"; {s}" for s in simulated))
 
 
 def remediate(reach: Reach, policy: Remediation, journal: Journal, act: bool,

@@ -32,7 +32,7 @@ from clusterforge.health.sources import (
     service_script,
     verify_evidence,
 )
-from clusterforge.health.xid import kernel_log_evidence
+from clusterforge.health.xid import RESET_MARK, SIMULATED_KERNEL_LOG, SIMULATED_MARK, kernel_log_evidence
 from clusterforge.ops.doctor import Expect, Shell, SshShell, diagnose
 from clusterforge.ops.doctor.run import CHECKS
 from clusterforge.plan import Plan
@@ -45,10 +45,13 @@ __all__ = ["DOCTOR_CHECKS", "VERIFY_CONCERNS", "Reach", "gather", "gpu_servers",
 # service_evidence)
 DOCTOR_CHECKS = tuple(name for name, _ in CHECKS if name not in ("xid", "slurm"))
 VERIFY_CONCERNS = ("network", "roce")
-_KERNEL_LINES = "grep -E 'NVRM: Xid|EDAC MC[0-9]+: [0-9]+ (CE|UE)'"
+_KERNEL_LINES = f"grep -E 'NVRM: Xid|EDAC MC[0-9]+: [0-9]+ (CE|UE)|{RESET_MARK}'"
 # the journal's kernel lines of this boot; the ring buffer when the journal has none (a container's journal)
 KERNEL_LOG = (f"out=$(journalctl -k -b --no-pager -q -o short-iso 2>/dev/null | {_KERNEL_LINES});"
               f" [ -n \"$out\" ] || out=$(dmesg 2>/dev/null | {_KERNEL_LINES}); printf '%s\\n' \"$out\"")
+# SIMULATED, the lab only: the host's drill log after its kernel lines, every line marked simulated
+SIMULATED_KERNEL_LINES = (f"[ ! -r {SIMULATED_KERNEL_LOG} ] || {_KERNEL_LINES} {SIMULATED_KERNEL_LOG}"
+                          f" | sed 's/$/ [{SIMULATED_MARK}]/'")
 KERNEL_LOG_READABLE = "journalctl -k -b -q -n 1 --no-pager >/dev/null 2>&1 || dmesg >/dev/null 2>&1"
 PARALLEL = 16
 
@@ -74,8 +77,9 @@ def gpu_servers(plan: Plan) -> tuple[str, ...]:
     return tuple(d.name for d in plan.devices if d.kind == DeviceKind.SERVER)
 
 
-def node_evidence(shell: Shell, expect: Expect) -> list[Evidence]:
-    """What one node's shell tells: the doctor's checks, the kernel log, the daemons."""
+def node_evidence(shell: Shell, expect: Expect, lab: bool = False) -> list[Evidence]:
+    """What one node's shell tells: the doctor's checks, the kernel log, the daemons. `lab`: the node is a
+    lab host, whose SIMULATED drill log (xid.SIMULATED_KERNEL_LOG) is read after its kernel log."""
     node = shell.name
     findings = diagnose(shell, expect, only=DOCTOR_CHECKS)
     if any(f.check == "reachable" for f in findings):
@@ -84,7 +88,8 @@ def node_evidence(shell: Shell, expect: Expect) -> list[Evidence]:
     container = virt.out.strip() if virt.ok and virt.out.strip() not in ("", "none") else None
     evidence = doctor_evidence(node, findings, container)
     if shell.run(KERNEL_LOG_READABLE).ok:
-        evidence += kernel_log_evidence(node, shell.run(KERNEL_LOG).out)
+        command = KERNEL_LOG + (f"; {SIMULATED_KERNEL_LINES}" if lab else "")
+        evidence += kernel_log_evidence(node, shell.run(command).out)
     else:
         evidence.append(Evidence(node, "kernel:xid", Status.unknown, "this boot's kernel log cannot be read (no"
                                  " journal, dmesg refused)"))
@@ -128,7 +133,8 @@ def gather(reach: Reach, nodes: Sequence[str] | None = None, alerts: Any = None,
 
     def one(node: str) -> list[Evidence]:
         host_vars = yaml.safe_load(files.get(f"ansible/host_vars/{node}.yml", "") or "{}") or {}
-        return node_evidence(SshShell(node, str(config) if config else None), Expect.from_host_vars(host_vars))
+        return node_evidence(SshShell(node, str(config) if config else None), Expect.from_host_vars(host_vars),
+                             lab=reach.target.lab)
 
     say(f"health: {len(names)} node(s) over SSH" + (f" ({config})" if config else ""))
     with ThreadPoolExecutor(max_workers=min(PARALLEL, max(1, len(names)))) as pool:

@@ -35,7 +35,8 @@ def lines(nodes: Sequence[NodeHealth], all_evidence: bool = False) -> list[str]:
         for e in node.evidence:
             if all_evidence or e.status in (Status.warn, Status.fail, Status.unknown):
                 out.append(f"         {e.status.value:<7} {e.check}: {e.summary}"
-                           + (f" -> {e.action.value}" if e.action.value != "none" else ""))
+                           + (f" -> {e.action.value}" if e.action.value != "none" else "")
+                           + (" [SIMULATED]" if e.simulated else ""))
     counts = {v: sum(n.verdict is v for n in nodes) for v in Verdict}
     out.append(f"health: {len(nodes)} node(s): " + ", ".join(f"{counts[v]} {v.value}" for v in Verdict))
     return out

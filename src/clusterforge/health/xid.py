@@ -25,6 +25,16 @@ service       64                       CRITICAL  rma
 ============  =======================  ========  ===========
 
 A code outside the table is WARN with no automatic action: the operator looks it up in the catalog.
+
+A GPU reset answers the codes at or below its rung, not the kernel log: the lines stay in this boot's log.
+remediate's reset_gpu repair therefore writes RESET_MARK into the kernel log after a reset that succeeded,
+and only the Xid lines after the last such line count; a code that asks for more than a reset (79, 64) still
+counts from before it (a reboot starts a new boot's log; an RMA keeps the node out).
+
+SIMULATED (the lab): the lab's hosts are containers on the machine's kernel, so its kernel log is shared by
+every host and no drill may write there. On the lab, health also reads SIMULATED_KERNEL_LOG, a per-host file
+under /run (gone at the host's next boot, like a boot's kernel log) that the lab's fault drills write Xid lines
+into; every line read from it carries SIMULATED_MARK, and its evidence says `simulated`.
 """
 
 from __future__ import annotations
@@ -34,10 +44,15 @@ from dataclasses import dataclass
 
 from clusterforge.health.evidence import Action, Evidence, Status
 
-__all__ = ["SIMULATED_MARK", "XID_CLASSES", "XidClass", "kernel_log_evidence", "xid_class"]
+__all__ = ["RESET_MARK", "SIMULATED_KERNEL_LOG", "SIMULATED_MARK", "XID_CLASSES", "XidClass", "kernel_log_evidence",
+           "xid_class"]
 
 # the lab's fault drills append this to the lines they inject: evidence from them says `simulated`
 SIMULATED_MARK = "clusterforge-simulated"
+# SIMULATED: a lab host's own kernel log for the drills (the lab only; see the module's text)
+SIMULATED_KERNEL_LOG = "/run/clusterforge/simulated-kernel.log"
+# written into the kernel log by remediate's reset_gpu repair once the reset succeeded
+RESET_MARK = "clusterforge-remediate: GPU reset"
 XID_LINE = re.compile(r"NVRM: Xid \(([^)]*)\): (\d+)")
 EDAC_LINE = re.compile(r"EDAC (MC\d+): (\d+) (CE|UE)\b")
 
@@ -74,13 +89,26 @@ def xid_class(code: int) -> XidClass:
 
 def kernel_log_evidence(node: str, log: str) -> list[Evidence]:
     """One evidence per Xid code and per EDAC memory controller with errors, from this boot's kernel log;
-    one `ok` evidence when there is none."""
+    one `ok` evidence when there is none. Xid lines before the last RESET_MARK line whose code a GPU reset
+    answers are not counted (one `ok` evidence says which)."""
     found: dict[int, list[str]] = {}
+    answered: dict[int, int] = {}
+    reset_line = ""
     for line in log.splitlines():
+        if RESET_MARK in line:
+            reset_line = line.strip()
+            for code in list(found):
+                if xid_class(code).action.rank <= Action.reset_gpu.rank:
+                    answered[code] = answered.get(code, 0) + len(found.pop(code))
+            continue
         match = XID_LINE.search(line)
         if match:
             found.setdefault(int(match.group(2)), []).append(line.strip())
     evidence = []
+    if answered:
+        codes = ", ".join(f"Xid {code} x{count}" for code, count in sorted(answered.items()))
+        evidence.append(Evidence(node, "kernel:gpu-reset", Status.ok, f"answered by the GPU reset logged after them:"
+                                 f" {codes}", detail=reset_line, simulated=SIMULATED_MARK in reset_line))
     for code, lines in sorted(found.items()):
         cls = xid_class(code)
         gpus = sorted({m.group(1) for line in lines if (m := XID_LINE.search(line))})
