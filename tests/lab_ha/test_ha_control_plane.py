@@ -151,8 +151,11 @@ def test_the_api_survives_the_control_node_holding_its_address(ha_lab):
     while time.monotonic() < deadline:
         try:
             name = f"ha-probe-{int(time.monotonic())}"
-            core.create_namespaced_config_map("default", client.V1ConfigMap(metadata=client.V1ObjectMeta(name=name)))
-            answered = core.read_namespaced_config_map(name, "default").metadata.name
+            # a timeout on every call: a connection made to the powered-off node just before it went is never
+            # answered nor reset (no packet of ours is unacknowledged), and would wait forever
+            core.create_namespaced_config_map("default", client.V1ConfigMap(metadata=client.V1ObjectMeta(name=name)),
+                                              _request_timeout=(3, 5))
+            answered = core.read_namespaced_config_map(name, "default", _request_timeout=(3, 5)).metadata.name
             break
         except Exception:  # refused or reset while the address moves
             time.sleep(1)
