@@ -59,9 +59,8 @@ def verify(
                                help="check the Slurm layer when the declaration asks for it"),
     format: Format = format_option(),
 ) -> None:
-    """Check hosts against the rendered inventory with testinfra, then the Kubernetes layer (each control
-    node's API server and etcd member, the API address, nodes, GPU counts, RuntimeClass, device-plugin
-    DaemonSet, team quotas, a live quota probe) and the Slurm layer.
+    """Check hosts against the rendered inventory with testinfra, then the Kubernetes layer (nodes, GPU
+    counts, RuntimeClass, device-plugin DaemonSet, team quotas, a live quota probe) and the Slurm layer.
 
     Counts passed, failed, SIMULATED (the lab simulates the part: said which) and skipped checks apart. Exit 0
     with no failure; 1 on any failure, including a planned fact that cannot be checked outside the lab (ssh,
