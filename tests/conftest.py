@@ -235,7 +235,8 @@ def kube_cluster(lab_cluster: LabCluster, tmp_path_factory: pytest.TempPathFacto
     first, second = _run_twice(run, "the Kubernetes playbooks")
     path = tmp_path_factory.mktemp("kube") / "kubeconfig"
     path.touch(mode=0o600)
-    path.write_text(admin_kubeconfig(plan.cluster, control.management_ip, bundle))
+    assert plan.kubernetes is not None and plan.kubernetes.control_plane is not None
+    path.write_text(admin_kubeconfig(plan.cluster, plan.kubernetes.control_plane.server, bundle))
     api = kubernetes.config.new_client_from_config(str(path))
     return KubeCluster(first, second, path, api, run, sh)
 

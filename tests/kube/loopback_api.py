@@ -48,9 +48,8 @@ class LoopbackApi:
 def _kubeconfig(cluster: str, server: str, bundle: dict[str, str], client: str) -> dict[str, Any]:
     from clusterforge.pulumi.kube.kubeconfig import admin_kubeconfig
 
-    config = yaml.safe_load(admin_kubeconfig(cluster, "127.0.0.1", {**bundle, "admin.crt": bundle[f"{client}.crt"],
-                                                                    "admin.key": bundle[f"{client}.key"]}))
-    config["clusters"][0]["cluster"]["server"] = server
+    config = yaml.safe_load(admin_kubeconfig(cluster, server, {**bundle, "admin.crt": bundle[f"{client}.crt"],
+                                                                "admin.key": bundle[f"{client}.key"]}))
     return config
 
 

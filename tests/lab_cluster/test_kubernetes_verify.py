@@ -40,8 +40,11 @@ def test_every_check_passes_on_the_converged_layer(kube_cluster, expected):
     assert {c.name: c.detail for c in checks if not c.ok} == {}
     assert any(c.name == "device plugin" and "SIMULATED" in c.detail for c in checks)
     assert all("ran and exited 0: allocated 1 GPU(s)" in c.detail for c in checks if c.name.startswith("probe pod"))
-    # a node, its probe pod, the RuntimeClass, the device plugin, a quota per team, the over-quota probe
-    assert len(checks) == 2 * len(expected["gpu_nodes"]) + 2 + len(expected["teams"]) + 1
+    # each control node's API server and etcd member, the API address; a node, its probe pod, the RuntimeClass,
+    # the device plugin, a quota per team, the over-quota probe
+    members = [m["name"] for m in expected["control_plane"]["members"]]
+    assert {c.name for c in checks} >= {f"{what} {m}" for m in members for what in ("apiserver", "etcd")}
+    assert (2 * len(members) + 1 + 2 * len(expected["gpu_nodes"]) + 2 + len(expected["teams"]) + 1) == len(checks)
 
 
 RESTART = "systemctl restart cf-sim-gpu-plugin"

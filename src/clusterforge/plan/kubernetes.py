@@ -11,6 +11,8 @@
   many), which host routes to the peers' management addresses would not.
 * Service addresses: the ``kubernetes`` Service takes the first address of ``kubernetes.service_cidr``
   (the API server's certificate names it), the cluster DNS the tenth (kubeadm's convention).
+* Control plane: its members and the one address every client names, a virtual one with three control nodes
+  (plan/control_plane.py).
 * Labels: the plan's topology labels (plan/topology.py), the GPU model and count; taints: GPU nodes take
   ``nvidia.com/gpu=present:NoSchedule`` (only pods that ask for GPUs, and tolerate it, land there).
 """
@@ -23,6 +25,7 @@ from dataclasses import dataclass
 from netaddr import IPAddress, IPNetwork
 
 from clusterforge.model.cluster import ClusterSpec
+from clusterforge.plan.control_plane import ControlPlanePlan, plan_control_plane
 from clusterforge.plan.ipam import Pools
 from clusterforge.plan.numbering import NODE_OFFSET
 from clusterforge.plan.objects import Device
@@ -60,11 +63,13 @@ class KubernetesPlan:
     dns_ip: str
     overlay_mtu: int
     nodes: tuple[KubeNode, ...]
+    control_plane: ControlPlanePlan | None = None  # None without control nodes
 
     def to_dict(self) -> dict[str, object]:
         return {"pod_cidr": self.pod_cidr, "service_cidr": self.service_cidr, "service_ip": self.service_ip,
                 "dns_ip": self.dns_ip, "overlay": {"vxlan_id": VXLAN_ID, "port": VXLAN_PORT, "mtu": self.overlay_mtu},
-                "nodes": [n.to_dict() for n in self.nodes]}
+                "nodes": [n.to_dict() for n in self.nodes],
+                "control_plane": self.control_plane.to_dict() if self.control_plane is not None else None}
 
 
 def overlay_mac(pod_block: IPNetwork) -> str:
@@ -84,6 +89,7 @@ def plan_kubernetes(spec: ClusterSpec, pools: Pools, devices: Iterable[Device], 
     pods = IPNetwork(k8s.pod_cidr)
     services = IPNetwork(k8s.service_cidr)
     block_size = 2 ** (32 - k8s.node_pod_prefix)
+    devices = list(devices)
     nodes = []
     for device in devices:
         if device.kind != DeviceKind.SERVER or not device.gpus or device.su is None or not device.management_ip:
@@ -94,4 +100,5 @@ def plan_kubernetes(spec: ClusterSpec, pools: Pools, devices: Iterable[Device], 
         nodes.append(KubeNode(device.name, device.management_ip, str(block), overlay_mac(block), device.gpus,
                               gpu_models[device.name], tuple(sorted(labels.items()))))
     return KubernetesPlan(str(pods), str(services), str(IPAddress(services.first + 1)),
-                          str(IPAddress(services.first + 10)), management_mtu - VXLAN_OVERHEAD, tuple(nodes))
+                          str(IPAddress(services.first + 10)), management_mtu - VXLAN_OVERHEAD, tuple(nodes),
+                          plan_control_plane(pools.site_block(Plane.MANAGEMENT), devices))

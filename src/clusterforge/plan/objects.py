@@ -314,4 +314,6 @@ class Plan:
             "warnings": list(self.warnings),
         } | ({"rack_trays": [t.to_dict() for t in self.rack_trays],
               "nvlink_domains": [d.to_dict() for d in self.nvlink_domains]} if self.nvlink_domains else {}) \
-            | ({"cooling": self.cooling.to_dict()} if self.cooling else {})
+            | ({"cooling": self.cooling.to_dict()} if self.cooling else {}) \
+            | ({"kubernetes_api": self.kubernetes.control_plane.to_dict()}
+               if self.kubernetes is not None and self.kubernetes.control_plane is not None else {})

@@ -239,8 +239,11 @@ def _kubernetes_args(plan: Plan, tree: RenderedTree, settings: StackSettings,
     join = step(NODES_GROUP, nodes, NODES_PLAYBOOK, services=node_units, nodes=nodes, nodes_via=hosts[0])
     # off the lab the control node outlives `destroy`: what k8s_gpu applied is recorded, for destroy to remove
     layer = planned_layer(kubernetes_vars(plan), role_defaults()).to_dict() if not settings.target.emulates else None
+    control_plane = plan.kubernetes.control_plane  # the API address every kubeconfig names (plan/control_plane.py)
     return KubernetesArgs(cluster=plan.cluster, node_ips=tuple(str(d.management_ip) for d in controls),
-                          service_ip=plan.kubernetes.service_ip, provision=provision, nodes=join, layer=layer)
+                          service_ip=plan.kubernetes.service_ip, provision=provision, nodes=join, layer=layer,
+                          api_server=control_plane.server if control_plane is not None else "",
+                          api_vip=control_plane.vip if control_plane is not None else None)
 
 
 def write_rendered_inventory(tree: RenderedTree, settings: StackSettings) -> None:

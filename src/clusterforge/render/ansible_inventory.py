@@ -82,7 +82,9 @@ KUEUE_MANIFEST = "scheduler/kubernetes/kueue.yaml"  # relative to the rendered t
 def kubernetes_vars(plan: Plan) -> dict[str, Any]:
     """What the control plane, the nodes and the GPU layer are built from (playbooks/kubernetes.yml,
     playbooks/k8s-nodes.yml): the control nodes, every node's address, pod block, overlay MAC and labels
-    (plan/kubernetes.py), the ranges, the GPU taint, the registry on the first control node, the teams."""
+    (plan/kubernetes.py), the ranges, the GPU taint, the registry on the first control node, the teams, and the
+    control plane's members and the API address every kubeconfig names (its virtual address with three control
+    nodes: plan/control_plane.py)."""
     from clusterforge.plan.kubernetes import GPU_TAINT
 
     controls = [{"name": d.name, "ip": d.management_ip} for d in plan.devices if d.kind == DeviceKind.CONTROL]
@@ -98,6 +100,9 @@ def kubernetes_vars(plan: Plan) -> dict[str, Any]:
         from clusterforge.plan.dra import plan_device_classes
 
         key, value, effect = GPU_TAINT
+        if k8s.control_plane is not None:  # the members and the one address every kubeconfig names
+            out["control_plane"] = k8s.control_plane.to_dict()
+            out["api_server"] = k8s.control_plane.server
         out |= {"pod_cidr": k8s.pod_cidr, "service_cidr": k8s.service_cidr, "service_ip": k8s.service_ip,
                 "dns_ip": k8s.dns_ip, "overlay": k8s.to_dict()["overlay"], "nodes": nodes,
                 "gpu_taints": [{"key": key, "value": value, "effect": effect}],

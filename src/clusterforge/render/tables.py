@@ -45,7 +45,30 @@ def plan_tables(plan: Plan, device_limit: int = 200) -> list[Table]:
         bom.add_row(line.kind, line.item, str(line.count), f"{line.unit_price:,.0f}",
                     f"{line.total:,.0f}")
     bom.add_row("", "hardware total", "", "", f"{plan.bom.hardware_total:,.0f}")
-    return [summary, racks, fabric, devices, bom, monitoring_table(plan)]
+    tables = [summary, racks, fabric, devices, bom, monitoring_table(plan)]
+    return tables + ([kubernetes_api_table(plan)] if plan.kubernetes is not None else [])
+
+
+def kubernetes_api_table(plan: Plan) -> Table:
+    """The control plane's members and the one address its clients name (plan/control_plane.py)."""
+    assert plan.kubernetes is not None
+    control_plane = plan.kubernetes.control_plane
+    table = Table(title="Kubernetes API")
+    if control_plane is None:
+        table.add_column("not planned")
+        table.add_row("no control node to run the control plane on (control.nodes is 0)")
+        return table
+    for col in ("clients name", "behind it", "etcd members", "highly available"):
+        table.add_column(col)
+    members = ", ".join(f"{name} {ip}" for name, ip in control_plane.members)
+    if control_plane.ha:
+        behind = (f"virtual address (keepalived, VRRP id {control_plane.to_dict()['vrrp_id']}); HAProxy on each"
+                  f" control node to the API servers' :{control_plane.to_dict()['api_port']}")
+        ha = f"yes: {len(control_plane.members)} members, quorum {len(control_plane.members) // 2 + 1}"
+    else:
+        behind, ha = f"the API server of {control_plane.members[0][0]}", "no (one control node; three make it so)"
+    table.add_row(control_plane.server, behind, members, ha)
+    return table
 
 
 def monitoring_table(plan: Plan) -> Table:

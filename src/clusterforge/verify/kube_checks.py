@@ -1,5 +1,7 @@
 """The Kubernetes layer's checks, against a live API server (the official `kubernetes` client).
 
+First the control plane's own (verify/control_plane_checks.py): each control node's API server and etcd member,
+named, and the API through the address every kubeconfig names (the virtual one with three control nodes).
 Every check is one fact with its outcome and a detail naming what differs: each planned GPU server is a
 Ready node whose kubelet and container runtime report the pinned versions, advertising its planned
 nvidia.com/gpu count with its planned labels; the RuntimeClass exists; the device-plugin DaemonSet is ready on
@@ -251,8 +253,11 @@ def run_kube_checks(api_client: Any, expected: Mapping[str, Any], timeout_s: flo
     the pinned component versions ({"kubelet": "v1.36.3"}), when known."""
     from kubernetes import client
 
+    from clusterforge.verify.control_plane_checks import control_plane_checks
+
     core, apps, node_api = client.CoreV1Api(api_client), client.AppsV1Api(api_client), client.NodeV1Api(api_client)
-    checks = _nodes(core, expected, timeout_s, versions)
+    checks = control_plane_checks(api_client.configuration, expected)
+    checks += _nodes(core, expected, timeout_s, versions)
     checks.append(_runtime_class(node_api))
     checks.append(_daemonset(apps, core, expected, timeout_s))
     checks += _quotas(core, expected, timeout_s)

@@ -42,12 +42,16 @@ SIMULATED_GPU_UNITS = ("cf-sim-gpu-plugin",)
 @dataclass(frozen=True)
 class KubernetesArgs:
     cluster: str
-    node_ips: Sequence[str]  # the control nodes' management addresses, first = the one kubeconfig names
+    node_ips: Sequence[str]  # the control nodes' management addresses
     service_ip: str  # the `kubernetes` Service's cluster IP (the API server's certificate names it)
     provision: HostProvisionArgs
     nodes: HostProvisionArgs | None = None  # the GPU servers joining as nodes (playbooks/k8s-nodes.yml)
     # what k8s_gpu applies (GpuLayer.to_dict()), for `destroy` to remove; None on the lab (it goes with the lab)
     layer: Mapping[str, Any] | None = None
+    # the API's URL every kubeconfig names (plan/control_plane.py): the first control node's API server, or the
+    # virtual address of three; "" (older callers): the first control node's
+    api_server: str = ""
+    api_vip: str | None = None  # the virtual address (the API server's certificate names it)
 
 
 class Kubernetes(pulumi.ComponentResource):
@@ -56,7 +60,8 @@ class Kubernetes(pulumi.ComponentResource):
     def __init__(self, name: str, args: KubernetesArgs, opts: pulumi.ResourceOptions | None = None,
                  ssh_config: pulumi.Input[str] | None = None, after: Sequence[pulumi.Resource] = ()) -> None:
         super().__init__("clusterforge:kubernetes:Kubernetes", name, None, opts)
-        self.pki = KubePki(f"{name}-pki", KubePkiArgs(args.cluster, tuple(args.node_ips), args.service_ip),
+        self.pki = KubePki(f"{name}-pki", KubePkiArgs(args.cluster, tuple(args.node_ips), args.service_ip,
+                                                     args.api_vip),
                            pulumi.ResourceOptions(parent=self))
         provision = dataclasses.replace(
             args.provision, secret_vars=self.pki.bundle.apply(lambda bundle: {"cf_k8s_pki": bundle}))
@@ -71,12 +76,12 @@ class Kubernetes(pulumi.ComponentResource):
             nodes, secret_vars=self.pki.bundle.apply(lambda bundle: {"cf_k8s_pki": bundle})),
             pulumi.ResourceOptions(parent=self, depends_on=[self.provision]))
             if nodes is not None else None)
-        first = args.node_ips[0]
+        server = args.api_server or f"https://{args.node_ips[0]}:{API_PORT}"
         kubeconfig: pulumi.Output[str] = pulumi.Output.all(self.pki.bundle, self.provision.runs).apply(
-            lambda values: admin_kubeconfig(args.cluster, first, values[0]))
+            lambda values: admin_kubeconfig(args.cluster, server, values[0]))
         self.kubeconfig: pulumi.Output[str] = pulumi.Output.secret(kubeconfig)
         joined = [self.nodes] if self.nodes is not None else [self.provision]
-        self.api_server = f"https://{first}:{API_PORT}"
+        self.api_server = server
         self.layer = (KubeGpuLayer(f"{name}-gpu-layer", KubeGpuLayerArgs(args.cluster, self.api_server, args.layer),
                                    self.kubeconfig, pulumi.ResourceOptions(parent=self, depends_on=joined))
                       if args.layer is not None else None)

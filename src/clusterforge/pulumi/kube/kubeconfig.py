@@ -1,5 +1,6 @@
-"""The admin kubeconfig `clusterforge kubeconfig` prints: the first control node's API server, the
-cluster CA and the admin client certificate from the KubePki bundle (a Pulumi secret)."""
+"""The admin kubeconfig `clusterforge kubeconfig` prints: the plan's API address (the only control node's API
+server, or the virtual address of three: plan/control_plane.py), the cluster CA and the admin client certificate
+from the KubePki bundle (a Pulumi secret)."""
 
 from __future__ import annotations
 
@@ -17,11 +18,12 @@ def _b64(text: str) -> str:
     return base64.b64encode(text.encode()).decode()
 
 
-def admin_kubeconfig(cluster: str, server_ip: str, bundle: Mapping[str, str]) -> str:
+def admin_kubeconfig(cluster: str, server: str, bundle: Mapping[str, str]) -> str:
+    """`server`: the API's URL (https://ADDRESS:PORT)."""
     user = f"{cluster}-admin"
     config = {
         "apiVersion": "v1", "kind": "Config",
-        "clusters": [{"name": cluster, "cluster": {"server": f"https://{server_ip}:{API_PORT}",
+        "clusters": [{"name": cluster, "cluster": {"server": server,
                                                    "certificate-authority-data": _b64(bundle["ca.crt"])}}],
         "users": [{"name": user, "user": {"client-certificate-data": _b64(bundle["admin.crt"]),
                                           "client-key-data": _b64(bundle["admin.key"])}}],

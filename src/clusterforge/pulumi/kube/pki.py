@@ -1,11 +1,12 @@
 """The control plane's certificates and service-account key, generated here (Python `cryptography`).
 
 One CA signs every certificate: the API server's serving certificate (SANs: each control node's
-address, loopback, the `kubernetes` Service's names and cluster IP), etcd's serving and peer
-certificate, the API server's etcd client, and the client certificates the components and the admin
-authenticate with (Kubernetes maps CN to the user and O to groups: system:kube-controller-manager,
-system:kube-scheduler, system:masters for the admin). ECDSA P-256 keys: quick to generate, accepted by
-every component (and ES256 for service-account tokens). The bundle is a Pulumi secret (KubePki).
+address, the API's virtual address with three control nodes, loopback, the `kubernetes` Service's names
+and cluster IP), etcd's serving and peer certificate, the API server's etcd client, and the client
+certificates the components and the admin authenticate with (Kubernetes maps CN to the user and O to groups:
+system:kube-controller-manager, system:kube-scheduler, system:masters for the admin). ECDSA P-256 keys: quick
+to generate, accepted by every component (and ES256 for service-account tokens). The bundle is a Pulumi
+secret (KubePki).
 
 Beside the certificates: the bootstrap token the kubelets join with (TLS bootstrap: `<id>.<secret>`, 6 and 16
 characters of [a-z0-9], the form the API server's bootstrap authenticator accepts), the cluster registry's
@@ -104,8 +105,10 @@ def _sign(subject: x509.Name, key: ec.EllipticCurvePrivateKey, ca_name: x509.Nam
     return builder.sign(ca_key, hashes.SHA256())
 
 
-def make_bundle(cluster: str, node_ips: Sequence[str], service_ip: str) -> dict[str, str]:
-    """PEM text by file name: ca.crt/ca.key, apiserver, etcd-server, one pair per CLIENTS key, sa.key/sa.pub."""
+def make_bundle(cluster: str, node_ips: Sequence[str], service_ip: str, api_vip: str | None = None) -> dict[str, str]:
+    """PEM text by file name: ca.crt/ca.key, apiserver, etcd-server, one pair per CLIENTS key, sa.key/sa.pub.
+    `api_vip`: the API's virtual address of a highly available control plane, named by the API server's
+    certificate too (clients reach every API server through it)."""
     now = datetime.datetime.now(datetime.UTC)
     ca_key = _key()
     ca_name = _name(f"clusterforge-{cluster}-ca")
@@ -113,7 +116,8 @@ def make_bundle(cluster: str, node_ips: Sequence[str], service_ip: str) -> dict[
     out = {"ca.crt": _pem_cert(ca), "ca.key": _pem_key(ca_key)}
     ips = ["127.0.0.1", *node_ips]
     serving: dict[str, tuple[x509.Name, dict[str, Any]]] = {
-        "apiserver": (_name("kube-apiserver"), dict(dns=(*SERVICE_DNS, "localhost"), ips=(*ips, service_ip))),
+        "apiserver": (_name("kube-apiserver"), dict(dns=(*SERVICE_DNS, "localhost"),
+                                                    ips=(*ips, service_ip, *([api_vip] if api_vip else [])))),
         "etcd-server": (_name("etcd"), dict(dns=("localhost",), ips=ips)),
     }
     for file, (subject, sans) in serving.items():
