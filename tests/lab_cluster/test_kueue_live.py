@@ -7,7 +7,9 @@ only the GPUs are SIMULATED (cf-sim-gpu-plugin).
 admitted, one Job waits (its Workload's QuotaReserved False). A running Job ends (its container is stopped on its
 node: the probe exits 0, the Job completes) and the waiting one is admitted: the time is printed and must be under
 two minutes. Then inference submits one Job and reclaims a GPU research borrowed: one of research's Jobs is
-preempted. Every Job of the module is deleted at the end, and its pods are gone before the next test runs.
+preempted. A Job of 2 pods of 2 GPUs that requires one rack (Kueue's topology-aware scheduling) waits while no rack
+has 4 GPUs free and then runs on the two nodes of one rack. Every Job of the module is deleted at the end, and its
+pods are gone before the next test runs.
 Uses the session's kube_cluster (tests/conftest.py)."""
 
 from __future__ import annotations
@@ -220,3 +222,84 @@ def test_the_lender_submitting_reclaims_a_borrowed_gpu(lab):
     assert _until(f"one of {BORROWER}'s Jobs preempted", preempted, 30)
     _until(f"{LENDER}'s pod running", lambda: f"kl-{LENDER}-0" in lab.running(LENDER), 60)
     print(f"{LENDER}'s pod running {time.monotonic() - started:.1f} s after submission")
+
+
+RACK_LEVEL = next(level for level in PLAN.queueing.levels if level.endswith("/rack"))  # the plan's rack label key
+REQUIRED_TOPOLOGY = "kueue.x-k8s.io/podset-required-topology"  # Kueue v0.17's PodSetRequiredTopologyAnnotation
+
+
+def _gpu_pod_spec(gpus: int, **spec: Any) -> Any:
+    m = kubernetes.client
+    container = m.V1Container(name="probe", image=IMAGE, args=["--hold"], resources=m.V1ResourceRequirements(
+        requests={GPU: str(gpus)}, limits={GPU: str(gpus)}))
+    return m.V1PodSpec(runtime_class_name="nvidia", restart_policy="Never", termination_grace_period_seconds=5,
+                       containers=[container], **spec)
+
+
+def test_a_two_node_job_asking_for_one_rack_waits_until_one_rack_fits_and_runs_there(lab):
+    """Kueue's topology-aware scheduling (beta, on by default since Kueue v0.14: no feature gate) on the real
+    kubelets. A one-GPU Job pinned to one node of each rack (its pod's nodeSelector, which Kueue's topology
+    placement honours) leaves 3 GPUs in each rack; a Job of 2 pods of 2 GPUs each (a node holds 2: two nodes)
+    that requires one rack fits research's quota but no rack, and waits. The Job in one rack ends: the waiting one
+    is admitted, and both its pods run on the two nodes of that rack, read from the pods' nodeName and the nodes'
+    labels. (The holders go through Kueue on purpose: Kueue v0.17 counts a pod it does not manage on a node, but
+    that pod ending does not make it retry a waiting Workload; only Kueue's own events do.)"""
+    m = kubernetes.client
+    labels = {TEST_LABEL[0]: TEST_LABEL[1]}
+    nodes = {n.metadata.name: n.metadata.labels for n in lab.core.list_node().items
+             if n.metadata.labels.get(PLAN.queueing.flavors[0].node_labels[0][0])}
+    racks: dict[str, list[str]] = {}
+    for name, node_labels in sorted(nodes.items()):
+        assert all(level in node_labels for level in PLAN.queueing.levels), (name, node_labels)
+        racks.setdefault(node_labels[RACK_LEVEL], []).append(name)
+    assert len(racks) == 2 and all(len(hosts) == 2 for hosts in racks.values()), racks
+    per_node = {int(n.status.allocatable.get(GPU, 0)) for n in lab.core.list_node().items if n.metadata.name in nodes}
+    assert per_node == {2}, per_node
+
+    started = time.monotonic()
+    fillers = {rack: f"kl-hold-{rack}" for rack in racks}
+    for rack, name in fillers.items():
+        lab.batch.create_namespaced_job(BORROWER, m.V1Job(
+            metadata=m.V1ObjectMeta(name=name, labels={**labels, QUEUE_LABEL: BORROWER}), spec=m.V1JobSpec(
+                suspend=False, backoff_limit=0, template=m.V1PodTemplateSpec(
+                    metadata=m.V1ObjectMeta(labels=labels), spec=_gpu_pod_spec(
+                        1, node_selector={"kubernetes.io/hostname": racks[rack][0]})))))
+    _until("a GPU held on one node of each rack", lambda: set(fillers.values()) <= set(lab.running(BORROWER)), 90)
+    held = {job: pod.spec.node_name for job, pod in lab.running(BORROWER).items() if job in fillers.values()}
+    assert held == {fillers[rack]: racks[rack][0] for rack in racks}, held
+
+    job = "kl-one-rack"
+    lab.batch.create_namespaced_job(BORROWER, m.V1Job(
+        metadata=m.V1ObjectMeta(name=job, labels={**labels, QUEUE_LABEL: BORROWER}), spec=m.V1JobSpec(
+            suspend=False, parallelism=2, completions=2, backoff_limit=0, template=m.V1PodTemplateSpec(
+                metadata=m.V1ObjectMeta(labels=labels, annotations={REQUIRED_TOPOLOGY: RACK_LEVEL}),
+                spec=_gpu_pod_spec(2)))))
+
+    def pending() -> dict | None:
+        reserved = lab.condition(lab.workloads(BORROWER).get(job), "QuotaReserved")
+        return reserved if reserved and reserved["status"] == "False" else None
+
+    reserved = _until(f"{job}'s Workload created and not admitted", pending, 30)
+    time.sleep(5)  # 3 GPUs free in each rack: it stays waiting
+    assert job not in lab.admitted(BORROWER), lab.workloads(BORROWER)[job].get("status")
+    assert not lab.batch.read_namespaced_job(job, BORROWER).status.active
+    print(f"\n{job} waiting: {reserved.get('message')}")
+    assert "topology" in reserved.get("message", "").lower(), reserved
+
+    freed = sorted(racks)[0]
+    lab.batch.delete_namespaced_job(fillers[freed], BORROWER, propagation_policy="Background", grace_period_seconds=0)
+    ended = time.monotonic()
+    _until(f"{job} admitted once {freed} has room", lambda: job in lab.admitted(BORROWER), 60)
+    admitted = time.monotonic()
+
+    def running_pods() -> list[Any]:
+        pods = lab.core.list_namespaced_pod(BORROWER, label_selector=f"job-name={job}").items
+        return pods if sum(p.status.phase == "Running" for p in pods) == 2 else []
+
+    pods = _until(f"{job}'s 2 pods running", running_pods, 90)
+    hosts = sorted(p.spec.node_name for p in pods)
+    print(f"{job} admitted {admitted - ended:.1f} s after the Job in {freed} was deleted, both pods running"
+          f" {time.monotonic() - admitted:.1f} s later on {hosts} ({RACK_LEVEL}="
+          f"{sorted({nodes[h][RACK_LEVEL] for h in hosts})}); {time.monotonic() - started:.1f} s in all")
+    assert len(set(hosts)) == 2 and {nodes[h][RACK_LEVEL] for h in hosts} == {freed}, (hosts, racks)
+    assert hosts == sorted(racks[freed])
