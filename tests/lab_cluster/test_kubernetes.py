@@ -292,9 +292,12 @@ def _power_off(lab: str, node: str) -> None:
     from clusterforge.lab import container
     from clusterforge.lab.state import LabState
 
-    host = LabState.load(lab).host(node)
-    container.stop_many([(host["pid"], Path(host["root"]), host["netns"])], grace=0,
-                        cgroups=container.host_cgroups(lab, node))
+    state = LabState.load(lab)
+    host = state.host(node)
+    cgroups = container.host_cgroups(lab, node)
+    container.stop_many([(host["pid"], Path(host["root"]), host["netns"])], grace=0, cgroups=cgroups)
+    container.remove_cgroups(cgroups)  # what ran there is gone with the power: its next boot starts afresh
+    state.update_host(node, pid=None)
 
 
 def _back_in_service(core, node: str) -> bool:
