@@ -351,6 +351,7 @@ def test_a_powered_off_gpu_server_goes_not_ready_its_pod_is_rescheduled_and_it_r
         evicted = core.read_namespaced_pod(first.metadata.name, team)
         assert evicted.metadata.deletion_timestamp, f"{first.metadata.name} was not evicted from {node}"
         reason = next((c.reason for c in evicted.status.conditions or [] if c.type == "DisruptionTarget"), None)
+        assert reason == "DeletionByTaintManager", f"{first.metadata.name} left {node} for another reason: {reason}"
 
         t_on = time.monotonic()
         booted = up(lab_cluster.topology)
