@@ -244,6 +244,7 @@ def test_a_two_node_job_asking_for_one_rack_waits_until_one_rack_fits_and_runs_t
     is admitted, and both its pods run on the two nodes of that rack, read from the pods' nodeName and the nodes'
     labels. (The holders go through Kueue on purpose: Kueue v0.17 counts a pod it does not manage on a node, but
     that pod ending does not make it retry a waiting Workload; only Kueue's own events do.)"""
+    lab.clean()  # the queueing tests before this one leave their Jobs holding every GPU of the cluster
     m = kubernetes.client
     labels = {TEST_LABEL[0]: TEST_LABEL[1]}
     nodes = {n.metadata.name: n.metadata.labels for n in lab.core.list_node().items
