@@ -117,13 +117,17 @@ def _link_up_command(lab_cluster, host: str, dev: str = "rail0") -> str:
     return " && ".join([f"ip link set {dev} up", *routes])
 
 
-def test_health_and_remediate_on_the_lab(lab_converged, kube_cluster, slurm_cluster, lab_cluster, tmp_path):
+def _drill(tmp_path, kube_cluster, lab_cluster, stack: str):
+    """A drill's declaration, state directory, API, `--target lab` options and remediate command line."""
     declaration = _declaration(tmp_path)
-    state = tmp_path / "state"
-    core = CoreV1Api(kube_cluster.api)
     where = ["--target", "lab", "--ssh-config", str(lab_cluster.ssh_config)]
-    remediate = ["remediate", str(declaration), "--stack", "lab-health", *where,
+    remediate = ["remediate", str(declaration), "--stack", stack, *where,
                  "--kubeconfig", str(kube_cluster.kubeconfig)]
+    return declaration, tmp_path / "state", CoreV1Api(kube_cluster.api), where, remediate
+
+
+def test_health_and_remediate_on_the_lab(lab_converged, kube_cluster, slurm_cluster, lab_cluster, tmp_path):
+    declaration, state, core, where, remediate = _drill(tmp_path, kube_cluster, lab_cluster, "lab-health")
     servers = set(lab_cluster.hosts)
     assert {LINK_DOWN, EXPORTER_STOPPED} <= servers
     for node in (LINK_DOWN, EXPORTER_STOPPED):  # what the end restores
@@ -248,12 +252,7 @@ def _unit_command(units: Path) -> tuple[list[str], dict[str, str]]:
 
 def test_simulated_xid_drill_is_reset_and_returned_then_the_loop_finds_nothing(
         lab_converged, kube_cluster, slurm_cluster, lab_cluster, tmp_path):
-    declaration = _declaration(tmp_path)
-    state = tmp_path / "state"
-    core = CoreV1Api(kube_cluster.api)
-    where = ["--target", "lab", "--ssh-config", str(lab_cluster.ssh_config)]
-    remediate = ["remediate", str(declaration), "--stack", "lab-xid", *where,
-                 "--kubeconfig", str(kube_cluster.kubeconfig)]
+    declaration, state, core, where, remediate = _drill(tmp_path, kube_cluster, lab_cluster, "lab-xid")
     assert _schedulable(core, XID_NODE) and _slurm_state(slurm_cluster, XID_NODE) == "IDLE"
     line = (f"$(date -Is) {XID_NODE} kernel: NVRM: Xid (PCI:0000:1b:00): 48, pid=0, name=cf-drill, An uncorrectable"
             f" double bit error (DBE) has been detected on GPU in the framebuffer. {SIMULATED_MARK}")
