@@ -42,6 +42,7 @@ SERIES = {
     "memory.used": "DCGM_FI_DEV_FB_USED",
     "memory.free": "DCGM_FI_DEV_FB_FREE",
     "clocks_event_reasons.active": "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS",
+    "clocks.sm": "DCGM_FI_DEV_SM_CLOCK",
     "ecc.errors.uncorrected.volatile.total": "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL",
 }
 REMAPPED = {"remapped_rows.uncorrectable": "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS",
