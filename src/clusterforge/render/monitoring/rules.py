@@ -21,7 +21,8 @@ from clusterforge.render.monitoring import promql
 
 __all__ = ["AlertRule", "RuleGroup", "rule_groups", "rules_document", "CRITICAL_XIDS", "WARNING", "CRITICAL",
            "GPU_TEMP_WARNING_C", "GPU_TEMP_CRITICAL_C", "GPU_BELOW_CAP_FRACTION", "GPU_CLOCK_DOWN_FRACTION",
-           "GPU_MEMORY_FULL_FRACTION", "FILESYSTEM_FREE_FRACTION", "DISK_BUSY_FRACTION", "PFC_PAUSES_PER_S", "ECN_MARKS_PER_S"]
+           "GPU_MEMORY_FULL_FRACTION", "FILESYSTEM_FREE_FRACTION", "DISK_BUSY_FRACTION", "PFC_PAUSES_PER_S",
+           "ECN_MARKS_PER_S"]
 
 WARNING = "warning"
 CRITICAL = "critical"
