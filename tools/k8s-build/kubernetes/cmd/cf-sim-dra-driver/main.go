@@ -175,6 +175,13 @@ func main() {
 		}
 	}
 
+	// the library listens in the kubelet's plugin directory of the driver, which nothing else creates
+	for _, dir := range []string{kubeletplugin.KubeletRegistryDir, filepath.Join(kubeletplugin.KubeletPluginsDir, *driver)} {
+		if err := os.MkdirAll(dir, 0o750); err != nil {
+			log.Fatalf("%s: %v", dir, err)
+		}
+	}
+
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	helper, err := kubeletplugin.Start(ctx, sim, kubeletplugin.DriverName(*driver), kubeletplugin.NodeName(*node),
