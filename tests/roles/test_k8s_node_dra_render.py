@@ -21,8 +21,8 @@ def _play(tmp_path: Path, overrides: dict[str, object], tasks: list[dict[str, ob
     (tmp_path / "templates").symlink_to(ROLE / "templates")
     (tmp_path / "vars.json").write_text(json.dumps(overrides))
     playbook = tmp_path / "play.yml"
-    playbook.write_text(json.dumps([{"hosts": "all", "gather_facts": False, "tasks": tasks,
-                                     "vars_files": [str(ROLE / "defaults" / "main.yml"), str(ROLE / "vars" / "main.yml")]}]))
+    vars_files = [str(ROLE / "defaults" / "main.yml"), str(ROLE / "vars" / "main.yml")]
+    playbook.write_text(json.dumps([{"hosts": "all", "gather_facts": False, "tasks": tasks, "vars_files": vars_files}]))
     env = {**os.environ, "ANSIBLE_LOCALHOST_WARNING": "False", "ANSIBLE_NOCOLOR": "1",
            "ANSIBLE_HOME": str(tmp_path / "ah")}
     return subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i", "su01-r01-gpu01,", "-c",
