@@ -107,15 +107,19 @@ def dra_probe_pod(name: str, image: str, template: str, node: str,
 def dra_node_probe(api_client: Any, team: str, node: str, image: str, template: str, driver: str,
                    eventually: Callable[[Callable[[], Any], float], Any], timeout_s: float,
                    taints: Iterable[Mapping[str, Any]] = ()) -> LayerCheck:
-    """One DRA probe pod on ``node``: it must exit 0 with its claim allocated a device of ``node``'s pool."""
-    from kubernetes import client
+    """One DRA probe pod on ``node``: it must exit 0 with its claim allocated a device of ``node``'s pool. The
+    claim's allocation is read from the watch of the namespace's claims since before the pod: once the pod has
+    ended, the resource claim controller may deallocate and delete its generated claim at any moment."""
+    from kubernetes import client, watch
     from kubernetes.client.rest import ApiException
 
     core: Any = client.CoreV1Api(api_client)
     custom: Any = client.CustomObjectsApi(api_client)
+    claims_of = ("resource.k8s.io", "v1", team, "resourceclaims")
     name = f"clusterforge-verify-dra-{node}"[:63].rstrip("-")
     check = f"probe pod on {node}"
     try:
+        since = custom.list_namespaced_custom_object(*claims_of)["metadata"]["resourceVersion"]
         core.create_namespaced_pod(team, dra_probe_pod(name, image, template, node, taints))
     except ApiException as exc:
         return LayerCheck(check, False, f"refused: {exc.status} {exc.reason}")
@@ -127,10 +131,14 @@ def dra_node_probe(api_client: Any, team: str, node: str, image: str, template: 
         phase = eventually(done, timeout_s)
         pod = core.read_namespaced_pod(name, team)
         claims = [s.resource_claim_name for s in pod.status.resource_claim_statuses or [] if s.resource_claim_name]
-        devices: list[tuple[str, str]] = []
-        for claim in claims:
-            devices += claim_devices(custom.get_namespaced_custom_object("resource.k8s.io", "v1", team,
-                                                                         "resourceclaims", claim), driver)
+        allocated: dict[str, list[tuple[str, str]]] = {}
+        for event in watch.Watch().stream(custom.list_namespaced_custom_object, *claims_of, resource_version=since,
+                                          timeout_seconds=3):
+            claim = event["object"]
+            got = claim_devices(claim, driver)
+            if claim.get("metadata", {}).get("name") in claims and got:
+                allocated[claim["metadata"]["name"]] = got
+        devices = [d for found in allocated.values() for d in found]
         log = core.read_namespaced_pod_log(name, team, container="probe") if phase else ""
         seen = next((ln for ln in log.splitlines() if "allocated" in ln), "").removeprefix("cf-gpu-probe: ")
         on_node = [d for pool, d in devices if pool == node]
