@@ -1,6 +1,6 @@
 """`clusterforge replace HOST` on the lab: re-image one host, provision it, verify it — identity unchanged.
 
-Real lab (the verify tests' declaration: inventory/lab.yaml as ``cfverify`` in 198.19.64.0/19),
+Real lab (the verify tests' declaration: inventory/lab.yaml as ``cfverif2`` in 198.19.96.0/19),
 real SSH with host keys checked, the real site playbook (limited to the nouveau role to stay quick)
 and the real host checks (kernel, network).
 """

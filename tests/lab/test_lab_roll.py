@@ -1,6 +1,6 @@
 """`clusterforge roll` on the lab: declared batches, a health gate per batch, a failing batch stops the roll.
 
-Real lab (the verify tests' declaration, ``cfverify``, with ``rollout_batch: 2`` on SU 1: two batches
+Real lab (the verify tests' declaration as ``cfverif2``, with ``rollout_batch: 2`` on SU 1: two batches
 of two, racks taken in turn), the real site playbook limited to the nouveau role, the real host
 checks (kernel, network) as the gate. First a planned interface of a batch-1 host is down: batch 1
 fails its gate, the roll stops naming that host and batch 2 is never provisioned. Then, repaired,

@@ -1,7 +1,7 @@
 """A lab host lost under a running stack: `drift` names it, `up` boots it again — real engine, real lab.
 
-The stack is the verify tests' declaration (inventory/lab.yaml as ``cfverify`` in 198.19.64.0/19, so
-it runs beside other labs) on the lab target, without provisioning or checks (the lab alone).
+The stack is the verify tests' declaration as lab ``cfverif2`` (tests/verify_lab_copy.py: inventory/lab.yaml
+in 198.19.96.0/19, so it runs beside other labs) on the lab target, without provisioning or checks (the lab alone).
 Killing one host's systemd-nspawn leaves its systemd running (the lab reports it `orphaned`).
 """
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from pulumi_fixtures import run_cli
-from verify_lab_copy import planned_lab, verify_lab_declaration
+from verify_lab_copy import LAB, planned_lab, verify_lab_declaration
 
 from clusterforge.lab import missing_prerequisites, status
 
@@ -44,8 +44,8 @@ def test_a_lost_lab_host_is_drift_and_up_boots_it(backend, tmp_path: Path) -> No
         os.kill(rows[VICTIM].pid, signal.SIGKILL)
         found = _cli(backend, "drift", str(DECLARATION), "--stack", STACK)
         assert found.returncode == 1, found.stdout + found.stderr
-        assert f"DRIFT lab cfverify: host {VICTIM} lost its container process" in found.stdout, found.stdout
-        assert "update: cfverify" in found.stdout  # the Lab resource
+        assert f"DRIFT lab {LAB}: host {VICTIM} lost its container process" in found.stdout, found.stdout
+        assert f"update: {LAB}" in found.stdout  # the Lab resource
         assert {r.host: r.state for r in status(topology)}[VICTIM] == "orphaned"  # drift changed nothing
 
         repaired = _cli(backend, *up_args)
