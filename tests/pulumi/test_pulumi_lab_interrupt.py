@@ -1,7 +1,7 @@
 """Ctrl-C during provisioning of a real lab, then during its Kubernetes step, then `up` again: converged,
 verified, nothing left behind.
 
-Real engine, real lab (the verify tests' declaration, ``cfverify``, with a control node), the real site
+Real engine, real lab (the verify tests' declaration as ``cfverif2``, with a control node), the real site
 playbook over SSH (``provisionTags: nouveau`` keeps it short), per-host progress streamed into `up`'s
 output. The CLI runs in its own session as a shell runs it; SIGINT goes to its whole process group, as a
 terminal's Ctrl-C does: the first time once the first host reports a finished task, the second time once
@@ -19,15 +19,17 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 import pytest
 from pulumi_fixtures import cli_env, state_file
-from verify_lab_copy import verify_lab_declaration
+from verify_lab_copy import LAB, verify_lab_declaration
 
 from clusterforge.lab import missing_prerequisites
 from clusterforge.pulumi import automation
@@ -57,9 +59,14 @@ def _procs() -> dict[int, tuple[int, int, str, str, float]]:
     return out
 
 
-def _left_behind(sid: int, since_ticks: float, work_dir: Path) -> list[str]:
+def _left_behind(sid: int, since_ticks: float, work_dir: Path, run_tmp: Path) -> list[str]:
+    """What the interrupted run left: a process of its session or naming its stack's work dir, or an ssh master
+    (``ssh: DIR/HASH [mux]``, daemonised: parent PID 1) under the run's own temporary directory. Masters of other
+    runs on this machine (the other pytest worker's playbooks) are theirs: their control directories are in
+    another temporary directory (sshmux.private_control_dir)."""
     return [f"{pid} {state} {argv[:120]}" for pid, (ppid, s, state, argv, start) in _procs().items()
-            if s == sid or str(work_dir) in argv or (start >= since_ticks and "[mux]" in argv and ppid == 1)]
+            if s == sid or str(work_dir) in argv
+            or (start >= since_ticks and "[mux]" in argv and ppid == 1 and f"{run_tmp}/" in argv)]
 
 
 def _boot_ticks() -> float:
@@ -118,7 +125,10 @@ def test_interrupt_during_lab_provisioning_then_up_converges(backend, tmp_path: 
                                            "verify": "false", "provisionTags": "nouveau",
                                            "image": "false"}, backend)
     work_dir = automation.stack_work_dir(backend, STACK)
-    env = cli_env(backend)
+    # the run's own temporary directory: its ssh masters' control directories are made there (sshmux), so the
+    # orphan check finds this run's and no other's; short, as a unix socket path must stay under 108 bytes
+    run_tmp = Path(tempfile.mkdtemp(prefix="cf-li-"))
+    env = {**cli_env(backend), "TMPDIR": str(run_tmp)}
     up = [sys.executable, "-m", "clusterforge.cli", "up", str(declaration), "--stack", STACK, "--target", "lab",
           "--provision", "--no-verify", "--yes"]
     since = _boot_ticks()
@@ -128,7 +138,7 @@ def test_interrupt_during_lab_provisioning_then_up_converges(backend, tmp_path: 
         assert f"up of stack {STACK} interrupted by SIGINT" in err
         assert "in flight: create HostProvision su01-provision" in err
         time.sleep(2)
-        assert _left_behind(cli.pid, since, work_dir) == []  # no orphan, no zombie of the run
+        assert _left_behind(cli.pid, since, work_dir, run_tmp) == []  # no orphan, no zombie of the run
         assert lock_files(backend.url, STACK) == []
         assert not json.loads(state_file(backend, STACK).read_text())["checkpoint"]["latest"].get("pending_operations")
 
@@ -138,7 +148,7 @@ def test_interrupt_during_lab_provisioning_then_up_converges(backend, tmp_path: 
             assert f"up of stack {STACK} interrupted by SIGINT" in err
             assert "HostProvision kubernetes-control-plane" in err, err[-3000:]
             time.sleep(2)
-            assert _left_behind(cli.pid, since, work_dir) == []
+            assert _left_behind(cli.pid, since, work_dir, run_tmp) == []
             assert lock_files(backend.url, STACK) == []
             latest = json.loads(state_file(backend, STACK).read_text())["checkpoint"]["latest"]
             assert not latest.get("pending_operations")
@@ -149,7 +159,7 @@ def test_interrupt_during_lab_provisioning_then_up_converges(backend, tmp_path: 
         from clusterforge.lab import ssh_command
 
         for host in HOSTS:
-            done = subprocess.run(ssh_command("cfverify", host, ["ls /etc/modprobe.d/"]), capture_output=True,
+            done = subprocess.run(ssh_command(LAB, host, ["ls /etc/modprobe.d/"]), capture_output=True,
                                   text=True, timeout=60)
             assert "nouveau" in done.stdout, (host, done.stderr)
         if kubernetes:  # verify: a GPU server's kernel checks and the whole Kubernetes layer, through the stack
@@ -170,6 +180,7 @@ def test_interrupt_during_lab_provisioning_then_up_converges(backend, tmp_path: 
     finally:
         gone = subprocess.run([sys.executable, "-m", "clusterforge.cli", "destroy", "--stack", STACK, "--yes"],
                               capture_output=True, text=True, env=env, timeout=600)
+        shutil.rmtree(run_tmp, ignore_errors=True)
         assert gone.returncode == 0, gone.stderr[-2000:]
     assert _lasting_orphan_zombies(since) == []
 
@@ -177,7 +188,7 @@ def test_interrupt_during_lab_provisioning_then_up_converges(backend, tmp_path: 
 def _on(host: str, script: str) -> subprocess.CompletedProcess[str]:
     from clusterforge.lab import ssh_command
 
-    return subprocess.run(ssh_command("cfverify", host, [script]), capture_output=True, text=True, timeout=60)
+    return subprocess.run(ssh_command(LAB, host, [script]), capture_output=True, text=True, timeout=60)
 
 
 def _su01_provision(backend) -> dict:
