@@ -20,8 +20,11 @@ down:
 	$(ENV) clusterforge lab down inventory/lab.yaml
 
 # Every test: unit, property, golden, FRR, Pulumi engine, lab (real hosts), roles; GPU tests skip without a GPU.
+# Two pytest workers (pytest-xdist): the shared lab's tests on one, the rest beside them; tests/conftest.py keeps
+# each module, and modules that share a lab, an address block or a server, on one worker. CF_TEST_WORKERS=0: one process.
+CF_TEST_WORKERS ?= 2
 test: setup
-	$(ENV) ruff check src tests benchmarks && mypy && pytest -ra --durations=40 -p no:cacheprovider tests
+	$(ENV) ruff check src tests benchmarks && mypy && pytest -ra --durations=40 -p no:cacheprovider -n $(CF_TEST_WORKERS) --dist loadgroup tests
 
 lint:
 	$(ENV) ruff check src tests benchmarks && mypy

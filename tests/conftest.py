@@ -12,9 +12,13 @@ a lab test that would collide with one skips and says so.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -36,7 +40,8 @@ def _test_lab_home() -> Path:
             (shared / cache).mkdir(parents=True, exist_ok=True)
             link = home / cache
             if not link.is_symlink() and not link.exists():
-                link.symlink_to(shared / cache)
+                with contextlib.suppress(FileExistsError):  # made a moment ago by another pytest process
+                    link.symlink_to(shared / cache)
     os.environ["CLUSTERFORGE_LAB_HOME"] = str(home)
     os.environ["CLUSTERFORGE_TEST_LAB_HOME"] = str(home)  # a nested test session keeps this home
     return home
@@ -52,11 +57,164 @@ TEST_LAB_HOME = _test_lab_home()
 SESSION_LAB_FIXTURES = frozenset({"lab_cluster", "lab_converged", "kube_cluster", "slurm_cluster",
                                   "monitoring_cluster", "lab_inventory"})
 
+# Two pytest processes (`make test`: pytest-xdist, -n 2 --dist loadgroup; CF_TEST_WORKERS=0 runs one). Each
+# module runs whole on one worker (pytest_xdist_make_scheduler below); modules that hold the same machine resource run
+# on the same worker, one after another, as they do in one process: a session fixture is set up once per worker
+# that uses it, and a lab name, an address block or a fixed port is the machine's, not the process's. A resource
+# is named by the fixtures that hold it (RESOURCE_FIXTURES) or, where no fixture names it, by the module
+# (RESOURCE_MODULES). docs/guide/testing.md lists the groups and what was checked.
+LAB = "lab"  # the shared lab of inventory/lab.yaml and everything that must run on its worker
+RESOURCE_FIXTURES: dict[str, tuple[str, ...]] = {
+    # "<directory of the conftest.py that defines it>::<fixture>"
+    **{f"tests::{name}": (LAB,) for name in SESSION_LAB_FIXTURES},
+    "tests/roles::lab_inventory": (LAB,),
+    # the verify tests' lab cfverify (198.19.64.0/19), up for the session; tests/verify/test_lab_checks.py uses it
+    # and the shared lab, so it lives on the shared lab's worker
+    "tests/verify::fresh_lab": ("lab-cfverify",),
+    "tests/lab::lab": ("lab-cftest",),  # tests/lab's synthetic lab cftest (198.19.16.0/20, 198.19.28-30)
+    "tests/kube::loopback_api": ("loopback-api",),  # free ports: safe twice, but started once, not per worker
+    "tests/state::pg": ("postgres",),  # free port, temp dir: safe twice, but started once
+    "tests/sot::nautobot": ("nautobot",),  # free ports, temp dir: one module, ~6 min set-up
+}
+RESOURCE_MODULES: dict[str, tuple[str, ...]] = {
+    # cfverif2 (tests/verify_lab_copy.py: the verify lab in 198.19.96.0/19), each bringing it up and down
+    "tests/lab/test_lab_replace.py": ("lab-cfverif2",),
+    "tests/lab/test_lab_roll.py": ("lab-cfverif2",),
+    "tests/pulumi/test_pulumi_lab_drift.py": ("lab-cfverif2",),
+    "tests/pulumi/test_pulumi_lab_interrupt.py": ("lab-cfverif2",),
+    # the image builder's lab (lab.builder: img-<name> in 198.19.254.0/24; the shared lab's fixture builds its
+    # images there when the cache lacks them) and 198.19.253.0/24 for the image's own lab
+    "tests/lab/test_lab_image.py": (LAB, "net-198.19.253"),
+    # the provisioning network in 198.19.253.0/24 and its hosts' 198.19.252.0/24; a fixed client namespace
+    "tests/lab/test_metal_bootnet.py": ("net-198.19.253", "net-198.19.252"),
+    # labs killed on purpose in 198.19.252.0/24; address_holders() sees every link holding an overlapping address
+    "tests/lab/test_lab_debris.py": ("net-198.19.252",),
+}
 
+
+def _module_path(item: pytest.Item) -> str:
+    return item.nodeid.split("::", 1)[0]
+
+
+def _resources(item: pytest.Item) -> set[str]:
+    held = set(RESOURCE_MODULES.get(_module_path(item), ()))
+    info = getattr(item, "_fixtureinfo", None)
+    for name, defs in (info.name2fixturedefs.items() if info is not None else ()):
+        held.update(RESOURCE_FIXTURES.get(f"{defs[-1].baseid}::{name}", ()))
+    return held
+
+
+def module_groups(items: list[pytest.Item]) -> dict[str, str]:
+    """Module path -> its group (modules that share a resource, transitively, share a group); a module that
+    holds none is in no group. The shared lab's group is named LAB."""
+    parent: dict[str, str] = {}
+
+    def find(x: str) -> str:
+        while parent.setdefault(x, x) != x:
+            x = parent[x]
+        return x
+
+    held: dict[str, set[str]] = {}
+    for item in items:
+        held.setdefault(_module_path(item), set()).update(f"r:{r}" for r in _resources(item))
+    for module, resources in held.items():
+        for r in resources:
+            parent[find(r)] = find(f"m:{module}")
+    members: dict[str, list[str]] = {}
+    for module, resources in held.items():
+        if resources:
+            members.setdefault(find(f"m:{module}"), []).append(module)
+    groups = {}
+    for modules in members.values():
+        resources = {r[2:] for m in modules for r in held[m]}
+        name = LAB if LAB in resources else "+".join(sorted(resources))
+        groups.update((m, name) for m in modules)
+    return groups
+
+
+# pytest-xdist's loadgroup names a grouped test "<nodeid>@<group>" by setting Item._nodeid, which pytest 9.2 no longer
+# reads (Node.nodeid comes from Node._id): its xdist_group marks group nothing here. So a worker writes each module's
+# group to GROUPS_FILE (a path the controller chose and its workers inherit) and the controller's scheduler reads it.
+GROUPS_FILE = "CF_TEST_GROUPS_FILE"
+# xdist's modes that hand tests out (not "each", which runs every test on every worker): all get the scheduler below,
+# so `pytest -n 2 tests/...` with any of them keeps the groups together
+DISTRIBUTING = frozenset({"load", "loadscope", "loadfile", "loadgroup", "worksteal"})
+
+
+def _groups_file(pid: int) -> Path:
+    return Path(tempfile.gettempdir()) / f"cf-test-groups-{pid}.json"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if hasattr(config, "workerinput") or not getattr(config.option, "numprocesses", None):
+        return
+    if config.getvalue("dist") in DISTRIBUTING:  # the controller of a parallel run, before its workers start
+        path = _groups_file(os.getpid())
+        os.environ[GROUPS_FILE] = str(path)
+        config.add_cleanup(lambda: path.unlink(missing_ok=True))
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the xdist_group marks
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     lab_modules = {item.module for item in items if SESSION_LAB_FIXTURES & set(getattr(item, "fixturenames", ()))}
-    items[:] = ([item for item in items if item.module not in lab_modules]
-                + [item for item in items if item.module in lab_modules])
+    if not hasattr(config, "workerinput"):  # one process: the shared lab's modules last
+        items[:] = ([item for item in items if item.module not in lab_modules]
+                    + [item for item in items if item.module in lab_modules])
+        return
+    # a pytest-xdist worker: every worker collects the same, in this order, which the controller schedules in:
+    # the shared lab's group first (its worker starts on it at once and holds it to the end), then the other
+    # groups and the modules with lab tests, then those with slow or Pulumi tests, then the rest
+    groups = module_groups(items)
+    for item in items:
+        if _module_path(item) in groups:
+            item.add_marker(pytest.mark.xdist_group(groups[_module_path(item)]))
+
+    def rank(item: pytest.Item) -> int:
+        group = groups.get(_module_path(item))
+        if group == LAB:
+            return 0
+        if group is not None or item.get_closest_marker("lab"):
+            return 1
+        return 2 if item.get_closest_marker("slow") or item.get_closest_marker("pulumi") else 3
+
+    unit_rank: dict[str, int] = {}  # a group or a module: what the scheduler hands out whole
+    for item in items:
+        unit = groups.get(_module_path(item), _module_path(item))
+        unit_rank[unit] = min(unit_rank.get(unit, 3), rank(item))
+    items.sort(key=lambda item: unit_rank[groups.get(_module_path(item), _module_path(item))])  # stable
+    target = os.environ.get(GROUPS_FILE)  # set by this worker's controller (a nested run's worker only inherits it)
+    if target and Path(target) == _groups_file(os.getppid()):
+        mine = Path(f"{target}.{config.workerinput['workerid']}")  # type: ignore[attr-defined]
+        mine.write_text(json.dumps(groups))
+        mine.replace(target)  # every worker writes the same; whole files only
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """Each module whole: a module in a group (module_groups, from the file the workers write) runs with its group,
+    any other module whole by itself (xdist's own loadgroup would spread a module's tests over both workers, setting
+    its module fixtures up twice). The work goes out in collection order (pytest_collection_modifyitems above).
+    `make test` asks for --dist loadgroup; every other mode that hands tests out gets this too."""
+    if config.getvalue("dist") not in DISTRIBUTING:
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class LoadModuleScheduling(LoadScopeScheduling):
+        groups: dict[str, str] | None = None
+
+        def _split_scope(self, nodeid: str) -> str:
+            if nodeid.rfind("@") > nodeid.rfind("]"):  # xdist's name of a grouped test, "<nodeid>@<group>"
+                return nodeid.rsplit("@", 1)[-1]
+            if self.groups is None:  # first asked once every worker has collected: the file is there
+                path = Path(os.environ[GROUPS_FILE])
+                if not path.is_file():
+                    raise RuntimeError(f"no {path}: the workers did not write their groups (tests/conftest.py)")
+                self.groups = json.loads(path.read_text())
+            module = nodeid.split("::", 1)[0]
+            return self.groups.get(module, module)
+
+    config.option.loadscopereorder = False  # collection order, not most tests first
+    return LoadModuleScheduling(config, log)
 
 
 def skip_if_lab_owned_elsewhere(lab: str) -> None:
