@@ -45,11 +45,14 @@ class _Handler(BaseHTTPRequestHandler):
         type(self).paths.append(self.path)
         time.sleep(type(self).delay_s)
         code, body = type(self).answer
-        self.send_response(code)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        try:
+            self.send_response(code)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+        except (BrokenPipeError, ConnectionResetError):  # the client gave up (the timeout test): nothing to say
+            pass
 
     def log_message(self, *args: object) -> None:
         pass
@@ -58,8 +61,7 @@ class _Handler(BaseHTTPRequestHandler):
 @pytest.fixture
 def alertmanager() -> Iterator[tuple[str, type[_Handler]]]:
     handler = type("Handler", (_Handler,), {"paths": []})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    server.daemon_threads = True
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)  # server_close joins its request threads
     thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     try:
@@ -111,11 +113,11 @@ def test_an_alertmanager_that_answers_wrong_makes_every_node_unknown(alertmanage
 
 def test_no_answer_is_unknown_within_the_timeout_and_gather_never_passes_it(alertmanager, tmp_path):
     url, handler = alertmanager
-    handler.delay_s = 3.0
+    handler.delay_s = 1.5
     started = time.monotonic()
     with pytest.raises(AlertsUnavailable, match="timed out"):
         fetch_alerts(url, timeout_s=0.5)
-    assert time.monotonic() - started < 2.5
+    assert time.monotonic() - started < 1.4
     # nothing listens: through gather (real hosts, their ssh config missing, so no SSH is tried), every node
     # UNKNOWN, and said
     lines: list[str] = []
