@@ -134,7 +134,10 @@ def _link_up_command(lab_cluster, host: str, dev: str = "rail0") -> str:
 def _drill(tmp_path, kube_cluster, lab_cluster, stack: str, nvlink_domain_nodes: int | None = None):
     """A drill's declaration, state directory, API, `--target lab` options and remediate command line."""
     declaration = _declaration(tmp_path, nvlink_domain_nodes)
-    where = ["--target", "lab", "--ssh-config", str(lab_cluster.ssh_config)]
+    # --alertmanager none: the drills judge what the hosts say; the session sets up Prometheus and Alertmanager
+    # (monitoring_cluster) after this module, if at all, and a NodeDown raised by the stopped exporter would resolve
+    # on Alertmanager's clock, not the drill's. Health reading the lab's Alertmanager: test_monitoring_live.py.
+    where = ["--target", "lab", "--ssh-config", str(lab_cluster.ssh_config), "--alertmanager", "none"]
     remediate = ["remediate", str(declaration), "--stack", stack, *where,
                  "--kubeconfig", str(kube_cluster.kubeconfig)]
     return declaration, tmp_path / "state", CoreV1Api(kube_cluster.api), where, remediate

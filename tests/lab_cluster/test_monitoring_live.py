@@ -18,7 +18,10 @@ session (the monitoring_cluster fixture)."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 import time
 import urllib.parse
 import urllib.request
@@ -31,10 +34,14 @@ import yaml
 pytestmark = [pytest.mark.lab]
 
 
+ROOT = Path(__file__).resolve().parents[2]
+LAB_YAML = ROOT / "inventory" / "lab.yaml"
+
+
 def _plan():
     from clusterforge.loading import load_and_plan
 
-    return load_and_plan(Path(__file__).resolve().parents[2] / "inventory" / "lab.yaml")[1]
+    return load_and_plan(LAB_YAML)[1]
 
 
 PLAN = _plan()
@@ -196,7 +203,33 @@ def test_a_healthy_lab_raises_no_alert(monitoring_cluster):
     assert [a["labels"] for a in alerts if a["labels"].get("job") == "dcgm"] == []
 
 
-def test_a_hot_simulated_gpu_raises_gpu_temperature_critical_for_its_host_and_gpu(monitoring_cluster):
+def _health_names_the_alert(lab_cluster, alertmanager: str, host: str, gpu: str) -> float:
+    """`clusterforge health` on the hot host and another GPU server, with no alert file (the declaration's
+    Alertmanager) and no host checks (--no-verify: the alert is what is asked about): the alert is evidence on the
+    hot host only, critical (drain), marked simulated. Its seconds."""
+    other = GPU_SERVERS[0]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
+    started = time.monotonic()
+    run = subprocess.run([sys.executable, "-m", "clusterforge.cli", "health", str(LAB_YAML), "--target", "lab",
+                          "--ssh-config", str(lab_cluster.ssh_config), "--node", host, "--node", other,
+                          "--no-verify", "--format", "json"],
+                         capture_output=True, text=True, env=env, timeout=300, stdin=subprocess.DEVNULL)
+    seconds = time.monotonic() - started
+    assert run.returncode == 1, run.stdout[-2000:] + run.stderr[-3000:]  # the worst verdict CRITICAL
+    assert f"health: firing alerts from {alertmanager}\n" in run.stderr, run.stderr[-2000:]
+    nodes = {n["name"]: n for n in json.loads(run.stdout)["nodes"]}
+    hot = {e["check"]: e for e in nodes[host]["evidence"]}
+    alert = hot["alert:GpuTemperatureCritical"]
+    assert (alert["status"], alert["action"], alert.get("simulated")) == ("fail", "drain", True), alert
+    assert f"GPU {gpu} on {host} is at or above 85 C" in alert["summary"] and "SIMULATED" in alert["summary"]
+    assert nodes[host]["verdict"] == "CRITICAL", nodes[host]
+    assert hot["alert:alertmanager"]["status"] == "ok", hot["alert:alertmanager"]
+    cool = {e["check"]: e for e in nodes[other]["evidence"]}
+    assert "alert:GpuTemperatureCritical" not in cool and cool["alert:alertmanager"]["status"] == "ok", cool
+    return seconds
+
+
+def test_a_hot_simulated_gpu_raises_gpu_temperature_critical_for_its_host_and_gpu(monitoring_cluster, lab_cluster):
     host = GPU_SERVERS[-1]  # not the host the NodeDown test stops
     gpu = str(GPUS[host] - 1)
     assert not [a for a in _active(monitoring_cluster.alertmanager, "GpuTemperatureCritical")]
@@ -218,6 +251,7 @@ def test_a_hot_simulated_gpu_raises_gpu_temperature_critical_for_its_host_and_gp
         assert alerts[0]["annotations"]["summary"] == f"GPU {gpu} on {host} is at or above 85 C"
         # the lab's GpuTemperatureCritical waits 10 s
         assert fired_s >= 8, f"GpuTemperatureCritical reached Alertmanager {fired_s:.0f} s after the state was set"
+        health_s = _health_names_the_alert(lab_cluster, monitoring_cluster.alertmanager, host, gpu)
         while True:
             delivered = [(at - heated_at, a) for at, a in _notified(heated_at)
                          if a["labels"].get("alertname") == "GpuTemperatureCritical" and a["status"] == "firing"]
@@ -235,7 +269,7 @@ def test_a_hot_simulated_gpu_raises_gpu_temperature_critical_for_its_host_and_gp
         time.sleep(1)
     print(f"GpuTemperatureCritical for {host} GPU {gpu}: in Alertmanager {fired_s:.1f} s after the state was set,"
           f" delivered to the lab receiver {delivered[0][0]:.1f} s after it; resolved {time.monotonic() - cooled:.1f} s"
-          " after the state was removed")
+          f" after the state was removed; `clusterforge health` named it on {host} in {health_s:.1f} s")
 
 
 def test_a_stopped_node_exporter_raises_node_down_for_its_host_and_a_restart_resolves_it(monitoring_cluster):

@@ -10,7 +10,9 @@ The library: clusterforge.health.act.
 
 `--write-units DIR` runs nothing: it writes the continuous loop, a systemd service and timer that run this
 same command (the same reach, `--yes` when the declaration says `mode: act`) every `--every` seconds after
-the last run ended, into DIR (clusterforge.health.units says where they run and why).
+the last run ended, into DIR (clusterforge.health.units says where they run and why). The loop reads the
+firing alerts from the declaration's Alertmanager at every run (or the `--alertmanager` it was written with);
+`--alerts FILE` is refused there.
 
 Exit codes: 0 nothing is left to do, 1 a domain is held, kept out, still out or failed (observe: a
 decision is pending), 2 usage, 3 environment (the journal is held by another run, a scheduler cannot be
@@ -25,7 +27,7 @@ import typer
 
 from clusterforge.cli._args import check_file, check_stack
 from clusterforge.cli._common import Format, HostTarget, emit_json, err, format_option, out, say, usage_error
-from clusterforge.cli.health import health_reach, read_alerts_option
+from clusterforge.cli.health import ALERTMANAGER_HELP, health_reach, read_alerts_option
 
 __all__ = ["register"]
 
@@ -41,7 +43,9 @@ def remediate(
     ssh_config: Path | None = typer.Option(None, "--ssh-config", help="OpenSSH config (default: the lab's for lab)"),
     kubeconfig: Path | None = typer.Option(None, "--kubeconfig", help="drain through this kubeconfig"
                                            " [default: the stack's]"),
-    alerts: Path | None = typer.Option(None, "--alerts", help="firing alerts: Alertmanager's /api/v2/alerts JSON"),
+    alerts: Path | None = typer.Option(None, "--alerts", help="firing alerts from this file (Alertmanager's"
+                                       " /api/v2/alerts JSON), not from an Alertmanager"),
+    alertmanager: str | None = typer.Option(None, "--alertmanager", help=ALERTMANAGER_HELP),
     write_units: Path | None = typer.Option(None, "--write-units", help="write the systemd service and timer that"
                                             " run this command continuously into this directory; run nothing"),
     every: int = typer.Option(300, "--every", help="with --write-units: seconds between the end of one run and"
@@ -56,10 +60,14 @@ def remediate(
 
     check_stack(stack)
     check_file("--kubeconfig", kubeconfig)
-    spec, reach = health_reach(inventory, target, ssh_config, stack, verify=True)
+    if write_units is not None and alerts is not None:
+        usage_error("--write-units with --alerts FILE: the loop reads the live Alertmanager (the declaration's, or"
+                    " --alertmanager URL); a file is for one run offline")
+    spec, reach = health_reach(inventory, target, ssh_config, stack, True, alertmanager, alerts)
     policy = spec.remediation
     if write_units is not None:
-        _write_units(write_units, inventory, stack, target, ssh_config, kubeconfig, policy.mode == "act", every)
+        _write_units(write_units, inventory, stack, target, ssh_config, kubeconfig, policy.mode == "act", every,
+                     alertmanager)
         return
     act = yes and not observe and policy.mode == "act"
     if yes and policy.mode == "observe" and not observe:
@@ -91,7 +99,7 @@ def remediate(
 
 
 def _write_units(directory: Path, inventory: Path, stack: str, target: HostTarget, ssh_config: Path | None,
-                 kubeconfig: Path | None, act: bool, every: int) -> None:
+                 kubeconfig: Path | None, act: bool, every: int, alertmanager: str | None) -> None:
     import os
     import sys
 
@@ -103,7 +111,8 @@ def _write_units(directory: Path, inventory: Path, stack: str, target: HostTarge
     how = Invocation(Path(sys.executable), inventory.resolve(), stack, HostTarget(target).value, Path.cwd(),
                      ssh_config.resolve() if ssh_config else None, kubeconfig.resolve() if kubeconfig else None,
                      act, every, {**{k: os.environ[k] for k in CARRIED if k in os.environ},
-                                  STATE_DIR_ENV: str(state_dir())})  # the journal this shell's runs write
+                                  STATE_DIR_ENV: str(state_dir())},  # the journal this shell's runs write
+                     alertmanager=alertmanager)
     try:
         units = remediation_units(how)
     except UnitError as exc:

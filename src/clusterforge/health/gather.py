@@ -5,8 +5,9 @@ host keys checked): the doctor's checks with the node's planned state from its r
 (GPUs on the bus and seen by the driver, driver, NVLink, data links and their MTU, RDMA ports, PFC,
 NCCL settings, mounts), this boot's kernel log (Xid and EDAC lines), the daemons its roles enable. For
 all nodes at once, the host checks of `clusterforge verify` for the network and RoCE (testinfra through
-the same SSH config). Firing alerts come from a file when one is given. Every source that cannot run
-gives `unknown` evidence, never none.
+the same SSH config). Firing alerts come from the declaration's Alertmanager (plan.monitoring; `Reach.alertmanager`,
+clusterforge.health.alertmanager), or from a file when one is given (offline). Every source that cannot run
+gives `unknown` evidence, never none: an Alertmanager that cannot be read too.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any
 import yaml
 
 from clusterforge import paths
+from clusterforge.health.alertmanager import AlertsUnavailable, fetch_alerts
 from clusterforge.health.evidence import Evidence, Status
 from clusterforge.health.ladder import NodeHealth, judge
 from clusterforge.health.sources import (
@@ -39,7 +41,7 @@ from clusterforge.plan import Plan
 from clusterforge.targets import Reach as HostReach
 from clusterforge.vocab import DeviceKind
 
-__all__ = ["DOCTOR_CHECKS", "VERIFY_CONCERNS", "Reach", "gather", "gpu_servers", "node_evidence"]
+__all__ = ["DOCTOR_CHECKS", "VERIFY_CONCERNS", "Reach", "alert_findings", "gather", "gpu_servers", "node_evidence"]
 
 # the doctor's checks health runs: its xid and slurm checks are read here in more detail (kernel_log_evidence,
 # service_evidence)
@@ -59,12 +61,14 @@ PARALLEL = 16
 @dataclass(frozen=True)
 class Reach:
     """How the nodes are reached: `target` lab (the lab's ssh_config by host name) or ssh (`ssh_config`, or
-    the operator's own)."""
+    the operator's own); `alertmanager`: the base URL of the Alertmanager whose firing alerts are read (None:
+    none is read)."""
 
     plan: Plan
     target: HostReach
     ssh_config: Path | None = None
     use_verify: bool = True
+    alertmanager: str | None = None
 
     @property
     def config(self) -> Path | None:
@@ -115,21 +119,45 @@ def _verify(reach: Reach, nodes: Sequence[str], files: Mapping[str, str]) -> dic
     return verify_evidence(result.records, nodes)
 
 
+def alert_findings(reach: Reach, names: Sequence[str], alerts: Any = None,
+                   say: Callable[[str], Any] = lambda _: None) -> dict[str, list[Evidence]]:
+    """The firing alerts by node: from `alerts` (a list already read from a file: alert_evidence raises
+    ValueError on a malformed one), else from `reach.alertmanager`, else none. An Alertmanager that cannot be
+    read, or answers with something that is not the alert list, gives every node `unknown` evidence saying so;
+    one that was read gives every node an `ok` evidence saying how many alerts named it."""
+    if alerts is not None:
+        return alert_evidence(alerts, names)
+    if reach.alertmanager is None:
+        return {}
+    say(f"health: firing alerts from {reach.alertmanager}")
+    try:
+        found = alert_evidence(fetch_alerts(reach.alertmanager), names)
+    except (AlertsUnavailable, ValueError) as exc:
+        why = f"the firing alerts could not be read from Alertmanager: {str(exc)[:400]}"
+        say(f"health: {why}")
+        return {n: [Evidence(n, "alert:alertmanager", Status.unknown, why)] for n in names}
+    return {n: [Evidence(n, "alert:alertmanager", Status.ok, f"{len(found[n])} firing alert(s) name this node"
+                         f" ({reach.alertmanager})"), *found[n]] for n in names}
+
+
 def gather(reach: Reach, nodes: Sequence[str] | None = None, alerts: Any = None,
            say: Callable[[str], Any] = lambda _: None) -> tuple[NodeHealth, ...]:
     """The verdict of each GPU server (or of `nodes`), in plan order. `alerts`: Alertmanager's alert list,
-    already read (alert_evidence raises ValueError on a malformed one)."""
+    already read from a file (alert_evidence raises ValueError on a malformed one); without it, the alerts of
+    `reach.alertmanager` (alert_findings)."""
     from clusterforge.render import render_all
 
     names = tuple(nodes) if nodes else gpu_servers(reach.plan)
-    by_alert = alert_evidence(alerts, names) if alerts is not None else {}
-    files = render_all(reach.plan)
     config = reach.config
     if config is not None and not config.is_file():
         hint = " (is the lab up? `clusterforge lab up`)" if reach.target.lab else ""
         evidence = {n: [Evidence(n, "ssh:config", Status.unknown, f"ssh config {config} does not exist{hint}")]
                     for n in names}
+        # a lab that is not up runs no Alertmanager either: only a file's alerts are read
+        by_alert = alert_findings(reach, names, alerts, say) if alerts is not None or not reach.target.lab else {}
         return tuple(judge(n, evidence[n] + by_alert.get(n, [])) for n in names)
+    by_alert = alert_findings(reach, names, alerts, say)
+    files = render_all(reach.plan)
 
     def one(node: str) -> list[Evidence]:
         host_vars = yaml.safe_load(files.get(f"ansible/host_vars/{node}.yml", "") or "{}") or {}

@@ -13,7 +13,8 @@ The action each source's failures ask for:
 * services: a daemon the node's roles enabled (kubelet, slurmd, munge, the node exporter) that is not
   active -> drain.
 * alerts (Alertmanager's /api/v2/alerts): a firing alert with ``severity: critical`` -> fail, drain;
-  any other severity -> warn.
+  any other severity -> warn. An alert labelled ``simulated: "true"`` (the lab's SIMULATED dcgm-exporter) is
+  marked simulated and says so.
 """
 
 from __future__ import annotations
@@ -134,7 +135,7 @@ def service_evidence(node: str, units: Sequence[str], output: str) -> list[Evide
 
 def _alert_node(labels: Mapping[str, Any], nodes: Iterable[str]) -> str | None:
     known = set(nodes)
-    for key in ("node", "nodename", "hostname", "instance"):
+    for key in ("host", "node", "nodename", "hostname", "instance"):
         value = str(labels.get(key, ""))
         host = value.rsplit(":", 1)[0] if value.count(":") == 1 else value
         if host in known:
@@ -143,8 +144,9 @@ def _alert_node(labels: Mapping[str, Any], nodes: Iterable[str]) -> str | None:
 
 
 def alert_evidence(alerts: Any, nodes: Sequence[str]) -> dict[str, list[Evidence]]:
-    """Firing alerts (the JSON list of Alertmanager's GET /api/v2/alerts) by the node they name (a `node`,
-    `nodename`, `hostname` or `instance` label). Raises ValueError naming what is wrong with the document."""
+    """Firing alerts (the JSON list of Alertmanager's GET /api/v2/alerts) by the node they name (a `host`
+    label, the plan's identity on every scrape target, or a `node`, `nodename`, `hostname` or `instance`
+    one). Raises ValueError naming what is wrong with the document."""
     if not isinstance(alerts, list):
         raise ValueError(f"expected a JSON list of alerts (Alertmanager's /api/v2/alerts), got {type(alerts).__name__}")
     found: dict[str, list[Evidence]] = {n: [] for n in nodes}
@@ -163,7 +165,9 @@ def alert_evidence(alerts: Any, nodes: Sequence[str]) -> dict[str, list[Evidence
         critical = str(labels.get("severity", "")).lower() == "critical"
         summary = str((alert.get("annotations") or {}).get("summary", "")) if isinstance(
             alert.get("annotations"), dict) else ""
+        simulated = str(labels.get("simulated", "")).lower() == "true"  # a SIMULATED exporter's series (the lab)
         found[node].append(Evidence(node, f"alert:{name}", Status.fail if critical else Status.warn,
-                                    f"{name} firing" + (f": {summary[:300]}" if summary else ""),
-                                    Action.drain if critical else Action.none))
+                                    f"{name} firing" + (f": {summary[:300]}" if summary else "")
+                                    + (" (SIMULATED: the alert's series are simulated)" if simulated else ""),
+                                    Action.drain if critical else Action.none, simulated=simulated))
     return found

@@ -11,12 +11,13 @@ a timer never starts a run while the last one is still going (a oneshot service 
 it has finished).
 
 The service runs remediate exactly as the command line would, with the reach it was written with
-(`--target`, `--ssh-config`, `--kubeconfig`) and `--yes` only when the declaration's policy said
-``mode: act`` when the units were written. The declaration is read again at every run, so ``mode: observe``
-written into it later stops the acting at once (remediate never acts under observe, `--yes` or not); a
-policy turned to ``act`` later needs the units written again. Remediate's exit 1 (a domain held, kept out or
-still out: an operator is needed) leaves the service failed until a run that leaves nothing to do, where
-`systemctl --failed` and node_exporter's systemd collector see it.
+(`--target`, `--ssh-config`, `--kubeconfig`, `--alertmanager` when one was named: else each run reads the firing
+alerts from the Alertmanager the declaration plans, as read at that run) and `--yes` only when the
+declaration's policy said ``mode: act`` when the units were written. The declaration is read again at every
+run, so ``mode: observe`` written into it later stops the acting at once (remediate never acts under observe,
+`--yes` or not); a policy turned to ``act`` later needs the units written again. Remediate's exit 1 (a domain
+held, kept out or still out: an operator is needed) leaves the service failed until a run that leaves nothing to
+do, where `systemctl --failed` and node_exporter's systemd collector see it.
 
 The environment the units carry is the one they were written from, by name (CARRIED): which Python package,
 which Pulumi engine and home, which state directory and lab home. Nothing secret is carried; a stack whose
@@ -61,6 +62,7 @@ class Invocation:
     act: bool = False
     interval_s: int = DEFAULT_INTERVAL_S
     environment: Mapping[str, str] | None = None
+    alertmanager: str | None = None  # `--alertmanager` as given (a URL or none); None: the declaration's at each run
 
     def argv(self) -> list[str]:
         args = [str(self.python), "-m", "clusterforge.cli", "remediate", str(self.inventory), "--stack", self.stack,
@@ -69,6 +71,8 @@ class Invocation:
             args += ["--ssh-config", str(self.ssh_config)]
         if self.kubeconfig is not None:
             args += ["--kubeconfig", str(self.kubeconfig)]
+        if self.alertmanager is not None:
+            args += ["--alertmanager", self.alertmanager]
         if self.act:
             args.append("--yes")
         return args
