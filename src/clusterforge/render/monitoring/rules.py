@@ -7,7 +7,7 @@ busy; memory, disk and file-system rules fire near full. Every rule has promtool
 
 Metric sources: dcgm-exporter's DCGM fields (the list roles/dcgm_exporter collects, plan.monitoring.DCGM_FIELDS),
 node_exporter 1.5's collectors that roles/node_exporter enables (netclass, ethtool with ConnectX's mlx5
-counters, filesystem, diskstats), Kueue's ClusterQueue metrics, prometheus-slurm-exporter's queue and node
+counters, filesystem, diskstats), Kueue's ClusterQueue metrics, cf-slurm-exporter's queue and node
 gauges, and Prometheus's own ``up``.
 """
 
@@ -136,7 +136,7 @@ def node_rules(monitoring: MonitoringPlan) -> RuleGroup:
     rules = [
         AlertRule("NodeDown", f"up{promql.matchers(job=ScrapeJob.NODE)} == 0", 120, CRITICAL,
                   "{{ $labels.host }} does not answer (node exporter down or host off)"),
-        AlertRule("ExporterDown", 'up{job=~"dcgm|kubelet|slurm|kube-apiserver"} == 0', 300, WARNING,
+        AlertRule("ExporterDown", 'up{job=~"dcgm|kubelet|kueue|slurm|kube-apiserver"} == 0', 300, WARNING,
                   "{{ $labels.job }} on {{ $labels.host }} does not answer"),
         AlertRule("FilesystemNearlyFull",
                   'node_filesystem_avail_bytes{fstype!~"tmpfs|ramfs"} / node_filesystem_size_bytes'
@@ -181,13 +181,13 @@ def slurm_rules() -> RuleGroup:
 
 
 def rule_groups(monitoring: MonitoringPlan) -> tuple[RuleGroup, ...]:
-    """The groups the plan's jobs feed: GPU rules with dcgm-exporter targets, Kueue with Kubernetes, Slurm with
-    a Slurm exporter."""
+    """The groups the plan's jobs feed: GPU rules with dcgm-exporter targets, Kueue's where Kueue runs, Slurm's
+    with a Slurm exporter."""
     jobs = monitoring.jobs()
     groups = [node_rules(monitoring), network_rules(monitoring.pfc_priority)]
     if ScrapeJob.DCGM in jobs:
         groups.insert(0, gpu_rules())
-    if ScrapeJob.KUBE_APISERVER in jobs:
+    if ScrapeJob.KUEUE in jobs:
         groups.append(kueue_rules())
     if ScrapeJob.SLURM in jobs:
         groups.append(slurm_rules())
