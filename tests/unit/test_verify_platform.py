@@ -180,7 +180,7 @@ def _loaded(planned: dict[str, int]) -> list[dict[str, Any]]:
 
 def test_the_planned_rule_groups_loaded_pass_and_any_difference_fails() -> None:
     planned = _expected()["rule_groups"]
-    assert planned == {"gpu": 12, "node": 5, "network": 4, "kueue": 2, "slurm": 2}
+    assert planned == {"gpu": 12, "node": 5, "network": 4, "kueue": 2, "slurm": 3}
     checks = rule_checks(planned, _loaded(planned))
     assert [c.name for c in checks] == [f"rules {g}" for g in planned] + ["rule set"]
     assert _failed(checks) == {}
@@ -188,7 +188,7 @@ def test_the_planned_rule_groups_loaded_pass_and_any_difference_fails() -> None:
     loaded = [g for g in loaded if g["name"] != "slurm"]
     assert _failed(rule_checks(planned, loaded)) == {
         "rules gpu": "rule group gpu: 11 alerting rules loaded, planned 12",
-        "rules slurm": "rule group slurm not loaded (planned 2 alerting rules)",
+        "rules slurm": "rule group slurm not loaded (planned 3 alerting rules)",
         "rule set": "loaded groups differ from the plan's (not planned: extra; missing: slurm)",
     }
 

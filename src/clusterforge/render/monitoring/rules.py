@@ -160,7 +160,8 @@ def kueue_rules() -> RuleGroup:
     usage = "sum by (cluster_queue, resource) (kueue_cluster_queue_resource_usage)"
     quota = "sum by (cluster_queue, resource) (kueue_cluster_queue_nominal_quota)"
     pending = 'sum by (cluster_queue) (kueue_pending_workloads{status="active"}) > 0'
-    wait = "histogram_quantile(0.9, sum by (cluster_queue, le) (rate(kueue_admission_wait_time_seconds_bucket[30m])))"
+    wait = ("histogram_quantile(0.9, sum by (cluster_queue, team, le)"
+            " (rate(kueue_admission_wait_time_seconds_bucket[30m])))")
     return RuleGroup("kueue", (
         AlertRule("KueueQuotaSaturated", f"{usage} / {quota} >= 1 and on(cluster_queue) {pending}", 1800, WARNING,
                   "ClusterQueue {{ $labels.cluster_queue }} uses its whole {{ $labels.resource }} quota"
@@ -172,11 +173,15 @@ def kueue_rules() -> RuleGroup:
 
 
 def slurm_rules() -> RuleGroup:
+    # cf-slurm-exporter's per-account histogram; Prometheus's slurm job gives each team's account its team label
+    wait = 'histogram_quantile(0.9, sum by (team, le) (rate(slurm_job_wait_seconds_bucket{team!=""}[30m])))'
     return RuleGroup("slurm", (
         AlertRule("SlurmQueueStalled", "slurm_queue_pending > 0 and slurm_queue_running == 0", 1800, WARNING,
                   "Slurm on {{ $labels.host }} has pending jobs and none running"),
         AlertRule("SlurmNodesUnavailable", "slurm_nodes_down > 0 or slurm_nodes_drain > 0", 900, WARNING,
                   "Slurm on {{ $labels.host }} has nodes down or drained"),
+        AlertRule("SlurmQueueWaitHigh", f"{wait} > 3600", 1800, WARNING,
+                  "Team {{ $labels.team }}: 9 in 10 Slurm jobs wait more than an hour to start"),
     ))
 
 
