@@ -196,6 +196,13 @@ def test_the_api_server_kubelets_kueue_and_slurm_exporter_are_up_with_prometheus
                                          " && kubectl --kubeconfig=/etc/kubernetes/admin.conf auth can-i list secrets"
                                          " --as=system:serviceaccount:kube-system:prometheus --all-namespaces; true")
     assert out.split("\n")[:2] == ["640 root prometheus", "no"], (out, err)
+    # and never logged: neither playbook run's artifacts (events, stdout) hold it
+    rc, token, err = monitoring_cluster.sh(monitoring_cluster.host, "cat /etc/prometheus/kubernetes.token")
+    assert rc == 0 and len(token) > 100, err
+    for result in (monitoring_cluster.first, monitoring_cluster.second):
+        leaked = [str(p) for p in Path(result.artifact_dir).rglob("*")
+                  if p.is_file() and token[:64] in p.read_text(errors="replace")]
+        assert leaked == []
     # what each series is: the Kubernetes components' own and Slurm's read by cf-slurm-exporter
     assert _query(monitoring_cluster.prometheus, 'count(apiserver_request_total{job="kube-apiserver"})')
     assert _query(monitoring_cluster.prometheus, 'count by (host) (kubelet_running_pods{job="kubelet"})')
