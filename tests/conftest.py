@@ -460,10 +460,13 @@ class MonitoringCluster:
 
 
 @pytest.fixture(scope="session")
-def monitoring_cluster(lab_converged: Converged, lab_cluster: LabCluster,
-                       tmp_path_factory: pytest.TempPathFactory) -> MonitoringCluster:
+def monitoring_cluster(lab_converged: Converged, lab_cluster: LabCluster, tmp_path_factory: pytest.TempPathFactory,
+                       request: pytest.FixtureRequest) -> MonitoringCluster:
     """One monitoring per test session (never one per test): the GPU and storage servers' node_exporter comes
-    from the site converge, the control node's and the monitoring host's daemons from the monitoring playbook."""
+    from the site converge, the control node's and the monitoring host's daemons from the monitoring playbook.
+    As in `up`, it runs after the schedulers the lab plans (the session's kube_cluster and slurm_cluster): it
+    makes Prometheus's service account in that Kubernetes, and scrapes their API server, kubelets, Kueue and
+    cf-slurm-exporter."""
 
     from clusterforge.loading import load_and_plan
     from clusterforge.provision import run_site
@@ -471,6 +474,10 @@ def monitoring_cluster(lab_converged: Converged, lab_cluster: LabCluster,
     _, plan, _ = load_and_plan(LAB_INVENTORY)
     if plan.monitoring is None:
         pytest.skip(f"{LAB_INVENTORY.name} plans no monitoring")
+    if plan.kubernetes is not None and "kubernetes" in plan.schedulers:
+        request.getfixturevalue("kube_cluster")
+    if plan.slurm is not None:
+        request.getfixturevalue("slurm_cluster")
     private = tmp_path_factory.mktemp("monitoring-runner")
     inventory = lab_cluster.inventory_dir / "ansible" / "inventory.yml"
 

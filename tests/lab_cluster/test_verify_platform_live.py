@@ -76,6 +76,10 @@ def test_verify_passes_the_queues_a_probe_job_and_the_monitoring_of_the_healthy_
     assert _failed(layer.checks) == {}
     outcomes = {c.name: c.outcome for c in layer.checks}
     assert {outcomes[f"target dcgm {h}"] for h in GPU_SERVERS} == {"simulated"}
+    # the schedulers' targets too: the API server, every kubelet, Kueue and cf-slurm-exporter
+    schedulers = {f"target {t.job} {t.host}" for t in PLAN.monitoring.targets
+                  if t.job in ("kube-apiserver", "kubelet", "kueue", "slurm")}
+    assert len(schedulers) == len(GPU_SERVERS) + 3 and {outcomes[n] for n in schedulers} == {"passed"}
     assert outcomes["rule set"] == "passed"
     print(f"monitoring checks {time.monotonic() - started:.1f} s, {len(layer.checks)} checks")
 

@@ -111,4 +111,11 @@ CASES = (
          (("slurm_queue_pending", SLURM, "5x40"), ("slurm_queue_running", SLURM, "2x40")), SLURM),
     Case("SlurmNodesUnavailable", 20, (("slurm_nodes_down", SLURM, "1x20"), ("slurm_nodes_drain", SLURM, "0x20")),
          (("slurm_nodes_down", SLURM, "0x20"), ("slurm_nodes_drain", SLURM, "0x20")), SLURM),
+    # every job of the team waits between one and two hours to start / every one starts within ten minutes
+    Case("SlurmQueueWaitHigh", 40,
+         tuple(("slurm_job_wait_seconds_bucket", {**SLURM, "account": "research", "team": "research", "le": le}, v)
+               for le, v in (("600", "0x40"), ("3600", "0x40"), ("7200", "0+10x40"), ("+Inf", "0+10x40"))),
+         tuple(("slurm_job_wait_seconds_bucket", {**SLURM, "account": "research", "team": "research", "le": le},
+                "0+10x40") for le in ("600", "3600", "7200", "+Inf")),
+         {"team": "research"}),
 )

@@ -102,3 +102,35 @@ def test_a_cluster_without_control_nodes_plans_no_monitoring() -> None:
     plan = load_and_plan(REPO / "inventory" / "superpod-4su.yaml")[1]
     assert not any(d.kind == "control" for d in plan.devices)
     assert plan.monitoring is None
+
+
+def test_kueue_is_scraped_where_it_runs_and_queues_and_accounts_map_to_their_teams(tmp_path: Path) -> None:
+    from clusterforge.render.monitoring import monitoring_files
+    from clusterforge.render.monitoring.prometheus_yml import prometheus_config
+    from clusterforge.render.monitoring.rules import rule_groups
+
+    monitoring = lab().monitoring
+    assert monitoring is not None and monitoring.teams == ("research", "inference")
+    assert [(t.host, t.address) for t in monitoring.targets if t.job == ScrapeJob.KUEUE] == [("ctl-01",
+                                                                                               "198.18.8.76:8443")]
+    jobs = {j["job_name"]: j for j in prometheus_config(monitoring, "lab", [])["scrape_configs"]}
+    for job, source in ((ScrapeJob.KUEUE, "cluster_queue"), (ScrapeJob.SLURM, "account")):
+        relabels = jobs[job]["metric_relabel_configs"]
+        assert [(r["source_labels"], r["regex"], r["target_label"], r["replacement"]) for r in relabels] == [
+            ([source], team, "team", team) for team in monitoring.teams]
+    # the Kubernetes jobs send the service account token; the API server and Kueue are verified
+    assert jobs[ScrapeJob.KUBE_APISERVER]["tls_config"] == {"ca_file": "/etc/prometheus/kubernetes-ca.crt"}
+    assert jobs[ScrapeJob.KUEUE]["tls_config"] == {"ca_file": "/etc/prometheus/kueue-ca.crt"}
+    assert all(jobs[j]["authorization"] == {"credentials_file": "/etc/prometheus/kubernetes.token"}
+               for j in (ScrapeJob.KUBE_APISERVER, ScrapeJob.KUBELET, ScrapeJob.KUEUE))
+    assert "token" not in "".join(v for k, v in monitoring_files(lab()).items() if k.endswith(".yml")).replace(
+        "kubernetes.token", "")
+    # without Kueue: no kueue job and no kueue rules
+    path = tmp_path / "lab.yaml"
+    shutil.copytree(REPO / "inventory" / "catalog", tmp_path / "catalog")
+    text = (REPO / "inventory" / "lab.yaml").read_text()
+    assert text.count("  kueue: true\n") == 1
+    path.write_text(text.replace("  kueue: true\n", "  kueue: false\n"))
+    without = load_and_plan(path)[1].monitoring
+    assert without is not None and ScrapeJob.KUEUE not in without.jobs()
+    assert "kueue" not in {g.name for g in rule_groups(without)}

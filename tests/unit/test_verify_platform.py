@@ -132,14 +132,23 @@ def test_every_planned_host_target_up_passes_and_simulated_gpu_series_are_said_s
     monitoring = _plan().monitoring
     assert monitoring is not None
     checks = target_checks(_expected(), _targets(), set(monitoring.gpu_hosts), simulates_gpus=True)
-    hosts = [t.host for t in monitoring.targets if t.job == "node"]
-    assert [c.name for c in checks] == ([f"target node {h}" for h in hosts]
-                                        + [f"target dcgm {h}" for h in monitoring.gpu_hosts])
+    assert [c.name for c in checks] == [f"target {t.job} {t.host}" for t in monitoring.targets
+                                        if t.job not in ("prometheus", "alertmanager")]
     assert _failed(checks) == {}
     assert {c.outcome for c in checks if c.name.startswith("target dcgm")} == {"simulated"}
-    assert {c.outcome for c in checks if c.name.startswith("target node")} == {"passed"}
-    # the kubelet, API-server, Slurm, Prometheus and Alertmanager targets are not host targets of this layer
-    assert not [c for c in checks if c.name.split()[1] not in ("node", "dcgm")]
+    assert {c.outcome for c in checks if not c.name.startswith("target dcgm")} == {"passed"}
+    # every scheduler target is required where planned: the API server, the kubelets, Kueue, cf-slurm-exporter
+    assert {c.name.split()[1] for c in checks} == {"node", "dcgm", "kube-apiserver", "kubelet", "kueue", "slurm"}
+
+
+def test_a_down_kueue_or_slurm_target_fails_naming_the_host_and_the_job() -> None:
+    monitoring = _plan().monitoring
+    assert monitoring is not None
+    for job in ("kueue", "slurm", "kubelet"):
+        host = next(t.host for t in monitoring.targets if t.job == job)
+        failed = _failed(target_checks(_expected(), _targets(down=host, job=job), set(monitoring.gpu_hosts), True))
+        assert list(failed) == [f"target {job} {host}"], failed
+        assert failed[f"target {job} {host}"].startswith(f"host {host}: job {job} is down")
 
 
 def test_a_down_node_exporter_fails_naming_the_host_and_the_job() -> None:
@@ -171,7 +180,7 @@ def _loaded(planned: dict[str, int]) -> list[dict[str, Any]]:
 
 def test_the_planned_rule_groups_loaded_pass_and_any_difference_fails() -> None:
     planned = _expected()["rule_groups"]
-    assert planned == {"gpu": 12, "node": 5, "network": 4, "kueue": 2, "slurm": 2}
+    assert planned == {"gpu": 12, "node": 5, "network": 4, "kueue": 2, "slurm": 3}
     checks = rule_checks(planned, _loaded(planned))
     assert [c.name for c in checks] == [f"rules {g}" for g in planned] + ["rule set"]
     assert _failed(checks) == {}
@@ -179,7 +188,7 @@ def test_the_planned_rule_groups_loaded_pass_and_any_difference_fails() -> None:
     loaded = [g for g in loaded if g["name"] != "slurm"]
     assert _failed(rule_checks(planned, loaded)) == {
         "rules gpu": "rule group gpu: 11 alerting rules loaded, planned 12",
-        "rules slurm": "rule group slurm not loaded (planned 2 alerting rules)",
+        "rules slurm": "rule group slurm not loaded (planned 3 alerting rules)",
         "rule set": "loaded groups differ from the plan's (not planned: extra; missing: slurm)",
     }
 

@@ -153,9 +153,11 @@ def plan_cluster(spec: ClusterSpec, nos_traits: Mapping[str, NosTraits] = NOS_TR
     kubernetes = _kubernetes(ctx, devices, scheduler)
     fabric = _fabric_summaries(ctx, devices, links)
     slurm = _slurm(spec, devices, scheduler, roce)
+    queueing = _queueing(spec, kubernetes)
     monitoring = plan_monitoring(spec, devices, services.storage.mounts,
                                  tuple(c.name for c in slurm.controllers) if slurm else (),
-                                 roce.pfc_priority if roce.enabled else None)
+                                 roce.pfc_priority if roce.enabled else None,
+                                 kueue=queueing is not None and queueing.enabled)
     summary = Summary(
         gpus=sum(d.gpus for d in devices), servers=kinds[DeviceKind.SERVER], storage_servers=kinds[DeviceKind.STORAGE],
         switches=sum(v for k, v in kinds.items() if k not in DeviceKind.HOSTS), racks=len(racks), pdus=len(pdus),
@@ -170,7 +172,7 @@ def plan_cluster(spec: ClusterSpec, nos_traits: Mapping[str, NosTraits] = NOS_TR
         switch_models=switch_models(spec, devices), site_facts=site_facts(spec), gateways=gateways,
         rack_trays=tuple(trays),
         nvlink_domains=domains, scheduler=scheduler, schedulers=tuple(spec.schedulers),
-        slurm=slurm, monitoring=monitoring, kubernetes=kubernetes, queueing=_queueing(spec, kubernetes),
+        slurm=slurm, monitoring=monitoring, kubernetes=kubernetes, queueing=queueing,
         cooling=cooling if spec.site.facility.cooling.liquid_loop else None, bmcs=_bmcs(spec, devices),
         state_split=spec.state.split,
     )

@@ -1,9 +1,12 @@
 """Monitoring: what Prometheus scrapes, with which identity labels, where it runs and how much disk it needs.
 
 Every host's node_exporter, dcgm-exporter on the GPU servers, the kube-apiservers on the control nodes and
-the kubelets on the GPU servers (with Kubernetes among the schedulers), a Slurm exporter on the Slurm
-controllers (with Slurm), and the storage servers. Each target carries the Plan's identity of its host
-(host, rack, su, role); the renderer maps each exporter's interface and GPU labels onto plane and rail.
+the kubelets on the GPU servers (with Kubernetes among the schedulers), Kueue's metrics endpoint on the first
+control node (where Kueue runs: the declaration's ``kubernetes.kueue``), cf-slurm-exporter on the Slurm
+controllers (with Slurm: roles/slurm_controller's exporter of Slurm's own squeue, sinfo and sacct), and the
+storage servers. Each target carries the Plan's identity of its host (host, rack, su, role); the renderer maps
+each exporter's interface and GPU labels onto plane and rail, and Kueue's ClusterQueues and Slurm's accounts
+onto the teams they are named after (``teams``).
 
 Prometheus and Alertmanager run on one control node (``monitoring.host``, else the first), listening on its
 management address. Disk is sized from a series estimate: Prometheus stores a sample in 1-2 bytes once
@@ -39,17 +42,20 @@ class ScrapeJob:
     DCGM = "dcgm"
     KUBE_APISERVER = "kube-apiserver"
     KUBELET = "kubelet"
+    KUEUE = "kueue"
     SLURM = "slurm"
     PROMETHEUS = "prometheus"
     ALERTMANAGER = "alertmanager"
-    ORDER = (NODE, DCGM, KUBE_APISERVER, KUBELET, SLURM, PROMETHEUS, ALERTMANAGER)
+    ORDER = (NODE, DCGM, KUBE_APISERVER, KUBELET, KUEUE, SLURM, PROMETHEUS, ALERTMANAGER)
 
 
 # Where each exporter listens: node_exporter's and dcgm-exporter's defaults (roles/node_exporter,
-# roles/dcgm_exporter), kube-apiserver's secure port, the kubelet's, prometheus-slurm-exporter's default.
+# roles/dcgm_exporter), kube-apiserver's secure port, the kubelet's, Kueue's metrics port (roles/k8s_kueue),
+# cf-slurm-exporter's (roles/slurm_controller: the port prometheus-slurm-exporter uses, which it stands in for).
 EXPORTER_PORTS = {
     ScrapeJob.NODE: 9100, ScrapeJob.DCGM: 9400, ScrapeJob.KUBE_APISERVER: 6443, ScrapeJob.KUBELET: 10250,
-    ScrapeJob.SLURM: 8080, ScrapeJob.PROMETHEUS: PROMETHEUS_PORT, ScrapeJob.ALERTMANAGER: ALERTMANAGER_PORT,
+    ScrapeJob.KUEUE: 8443, ScrapeJob.SLURM: 8080, ScrapeJob.PROMETHEUS: PROMETHEUS_PORT,
+    ScrapeJob.ALERTMANAGER: ALERTMANAGER_PORT,
 }
 
 # The DCGM fields roles/dcgm_exporter collects (its dcgm_exporter_metrics, in that order; a unit test keeps the
@@ -72,10 +78,11 @@ DCGM_FIELDS = (
 # largest single source on a control node).
 SERIES_PER_TARGET = {
     ScrapeJob.NODE: 800, ScrapeJob.DCGM: 20, ScrapeJob.KUBE_APISERVER: 20_000, ScrapeJob.KUBELET: 2_000,
-    ScrapeJob.SLURM: 100, ScrapeJob.PROMETHEUS: 1_500, ScrapeJob.ALERTMANAGER: 300,
+    ScrapeJob.KUEUE: 300, ScrapeJob.SLURM: 100, ScrapeJob.PROMETHEUS: 1_500, ScrapeJob.ALERTMANAGER: 300,
 }
 NODE_SERIES_PER_INTERFACE = 150  # netdev, netclass and ethtool (a ConnectX port has ~100 ethtool counters)
 KUBELET_SERIES_PER_GPU = 50  # pods and containers of the jobs a GPU runs
+SERIES_PER_TEAM = 150  # a ClusterQueue's gauges and wait histograms; an account's job gauges and histograms
 BYTES_PER_SAMPLE = 2  # the upper end of Prometheus's documented 1-2 bytes per compacted sample
 DISK_HEADROOM = 1.3  # write-ahead log (about two hours of samples) and compaction's temporary blocks
 GIB = 1024 ** 3
@@ -114,6 +121,7 @@ class MonitoringPlan:
     mount_hosts: tuple[str, ...]  # the hosts that mount them
     gpu_hosts: tuple[str, ...]
     pfc_priority: int | None  # RoCE's lossless priority on the hosts' NICs; None without RoCE
+    teams: tuple[str, ...] = ()  # the declared teams: Kueue's ClusterQueues and Slurm's accounts carry their names
 
     @property
     def series(self) -> int:
@@ -191,8 +199,10 @@ def _host(spec: ClusterSpec, control: list[Device]) -> Device | None:
 
 
 def plan_monitoring(spec: ClusterSpec, devices: Sequence[Device], mounts: Sequence[StorageMount],
-                    slurm_controllers: Sequence[str], pfc_priority: int | None) -> MonitoringPlan | None:
-    """The monitoring plan, or None for a cluster without a control node to run it on."""
+                    slurm_controllers: Sequence[str], pfc_priority: int | None,
+                    kueue: bool = False) -> MonitoringPlan | None:
+    """The monitoring plan, or None for a cluster without a control node to run it on. `kueue`: Kueue runs (on
+    the first control node, playbooks/kubernetes.yml)."""
     control = [d for d in devices if d.kind == DeviceKind.CONTROL]
     home = _host(spec, control)
     if home is None or home.management_ip is None:
@@ -217,9 +227,12 @@ def plan_monitoring(spec: ClusterSpec, devices: Sequence[Device], mounts: Sequen
             add(ScrapeJob.KUBE_APISERVER, device, SERIES_PER_TARGET[ScrapeJob.KUBE_APISERVER])
         for device in gpu_hosts:
             add(ScrapeJob.KUBELET, device, SERIES_PER_TARGET[ScrapeJob.KUBELET] + KUBELET_SERIES_PER_GPU * device.gpus)
+        if kueue and control:
+            add(ScrapeJob.KUEUE, control[0], SERIES_PER_TARGET[ScrapeJob.KUEUE] + SERIES_PER_TEAM * len(spec.teams))
     for device in control:
         if device.name in slurm_controllers:
-            add(ScrapeJob.SLURM, device, SERIES_PER_TARGET[ScrapeJob.SLURM] + len(servers))
+            add(ScrapeJob.SLURM, device,
+                SERIES_PER_TARGET[ScrapeJob.SLURM] + len(servers) + SERIES_PER_TEAM * len(spec.teams))
     add(ScrapeJob.PROMETHEUS, home, SERIES_PER_TARGET[ScrapeJob.PROMETHEUS])
     add(ScrapeJob.ALERTMANAGER, home, SERIES_PER_TARGET[ScrapeJob.ALERTMANAGER])
     return MonitoringPlan(
@@ -228,5 +241,5 @@ def plan_monitoring(spec: ClusterSpec, devices: Sequence[Device], mounts: Sequen
         retention_days=spec.monitoring.retention_days, targets=tuple(targets), interfaces=_interfaces(servers),
         gpu_rails=_gpu_rails(gpu_hosts), mounts=tuple(m.path for m in mounts),
         mount_hosts=tuple(d.name for d in servers) if mounts else (), gpu_hosts=tuple(d.name for d in gpu_hosts),
-        pfc_priority=pfc_priority,
+        pfc_priority=pfc_priority, teams=tuple(team.name for team in spec.teams),
     )

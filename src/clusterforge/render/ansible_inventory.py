@@ -151,11 +151,16 @@ def slurm_vars(plan: Plan, role: str) -> dict[str, Any]:
 
 def monitoring_vars(plan: Plan) -> dict[str, Any]:
     """``cf_monitoring`` on the monitoring host (roles/monitoring): where the rendered files are (relative to the
-    rendered tree, as cf_slurm's), what Prometheus and Alertmanager listen on and how long samples are kept."""
+    rendered tree, as cf_slurm's), what Prometheus and Alertmanager listen on and how long samples are kept;
+    with Kubernetes jobs planned, that the role makes Prometheus's service account and writes its token, and the
+    control node Kueue's serving certificate is read from."""
+    from clusterforge.plan.monitoring import ScrapeJob
     from clusterforge.render.monitoring import MONITORING_DIR, monitoring_files
 
     monitoring = plan.monitoring
     assert monitoring is not None
+    jobs = monitoring.jobs()
+    kueue = [t.host for t in monitoring.targets if t.job == ScrapeJob.KUEUE]
     return {
         "config_dir": MONITORING_DIR,
         "rule_files": sorted(path for path in monitoring_files(plan) if path.startswith("rules/")),
@@ -164,6 +169,8 @@ def monitoring_vars(plan: Plan) -> dict[str, Any]:
         "alertmanager_port": monitoring.alertmanager_port,
         "retention_days": monitoring.retention_days,
         "retention_size_mb": -(-monitoring.retention_bytes // 2**20),
+        "kubernetes": ScrapeJob.KUBE_APISERVER in jobs or ScrapeJob.KUBELET in jobs,
+        "kueue_host": kueue[0] if kueue else "",
     }
 
 

@@ -1,6 +1,7 @@
 """The monitoring layer's checks, against the live Prometheus through its HTTP API on the monitoring host's
-management address (plan.monitoring: the control node, port 9090): every planned host's node_exporter and every
-GPU server's dcgm-exporter an ``up`` target (/api/v1/targets), the loaded rule groups the planned ones with the
+management address (plan.monitoring: the control node, port 9090): every planned host's node_exporter, every
+GPU server's dcgm-exporter and, where planned, every API server, kubelet, Kueue and cf-slurm-exporter an ``up``
+target (/api/v1/targets), the loaded rule groups the planned ones with the
 planned number of alerting rules each (/api/v1/rules). The comparisons are verify/monitoring_compare.py's; the GPU
 series of a dcgm target are asked (/api/v1/query) whether they are simulated, and on the lab they are (the
 cf-sim-dcgm-exporter): those checks are SIMULATED, never passed.

@@ -3,8 +3,9 @@ expected.py): pure functions of those expectations and what Prometheus's HTTP AP
 /api/v1/targets, the groups of /api/v1/rules). The checks come from the plan: one per planned host target, one per
 planned rule group and one for the rule set as a whole, whatever Prometheus reports besides.
 
-* Targets: every planned host's node_exporter (job ``node``) and every GPU server's dcgm-exporter (job ``dcgm``)
-  must be an active target with health ``up``, found by its ``job`` and the plan's ``host`` label. A target that
+* Targets: every planned host's node_exporter (job ``node``), every GPU server's dcgm-exporter (job ``dcgm``) and
+  where planned the API servers, kubelets, Kueue and cf-slurm-exporter (render/monitoring/expected.py) must be an
+  active target with health ``up``, found by its ``job`` and the plan's ``host`` label. A target that
   is down fails naming the host, the job and Prometheus's last scrape error. A dcgm target whose GPU series carry
   ``simulated="true"`` (the lab's cf-sim-dcgm-exporter) is SIMULATED where the reach simulates GPUs, and a failure
   where it does not (a real cluster must not be watched by a simulator).
@@ -36,7 +37,7 @@ def _by_job_and_host(active: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str
 
 def target_checks(expected: MonitoringExpected, active: Sequence[Mapping[str, Any]],
                   simulated_gpu_hosts: Collection[str] = (), simulates_gpus: bool = False) -> list[LayerCheck]:
-    """One check per planned node and dcgm target. `active`: /api/v1/targets' activeTargets; `simulated_gpu_hosts`:
+    """One check per planned host target. `active`: /api/v1/targets' activeTargets; `simulated_gpu_hosts`:
     the hosts whose dcgm series say simulated="true"; `simulates_gpus`: the reach stands in for GPUs (the lab)."""
     found = _by_job_and_host(active)
     out = []

@@ -25,7 +25,7 @@ __all__ = ["Slurm", "SlurmArgs", "CONTROLLER_GROUP", "NODE_GROUP", "CONTROLLER_U
 CONTROLLER_GROUP = "slurm_controller"  # inventory groups (render.ansible_inventory)
 NODE_GROUP = "slurm_nodes"
 # the roles' units (roles/slurm_controller/vars, roles/slurm_node/vars); one not running is drift
-CONTROLLER_UNITS = ("munge", "mariadb", "slurmdbd", "slurmctld")
+CONTROLLER_UNITS = ("munge", "mariadb", "slurmdbd", "slurmctld", "cf-slurm-exporter")
 NODE_UNITS = ("munge", "slurmd")
 
 

@@ -53,8 +53,8 @@ EXPORTER_METRICS = {
     "node_infiniband_port_data_received_bytes_total": "node_exporter infiniband",
     "node_infiniband_port_data_transmitted_bytes_total": "node_exporter infiniband",
     "kueue_admitted_active_workloads": "kueue",
-    "slurm_nodes_alloc": "prometheus-slurm-exporter",
-    "slurm_nodes_idle": "prometheus-slurm-exporter",
+    "slurm_nodes_alloc": "cf-slurm-exporter",
+    "slurm_nodes_idle": "cf-slurm-exporter",
 }
 
 HOSTS = 'su=~"$su",rack=~"$rack",host=~"$host"'

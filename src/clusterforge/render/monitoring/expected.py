@@ -12,10 +12,11 @@ from clusterforge.render.monitoring.rules import rule_groups
 
 __all__ = ["HOST_JOBS", "DCGM_JOB", "ExpectedTarget", "MonitoringExpected", "monitoring_expected"]
 
-# node_exporter on every host, dcgm-exporter on the GPU servers. The kubelet, API-server and Slurm-exporter targets
-# are the scheduler layers' (each needs credentials or a daemon those layers check); Prometheus's and
-# Alertmanager's own are not host targets.
-HOST_JOBS = (ScrapeJob.NODE, ScrapeJob.DCGM)
+# node_exporter on every host, dcgm-exporter on the GPU servers, and where planned the API servers, the kubelets
+# (with Prometheus's service account token), Kueue and cf-slurm-exporter: every target that is a host's, so all
+# but Prometheus's and Alertmanager's own.
+HOST_JOBS = (ScrapeJob.NODE, ScrapeJob.DCGM, ScrapeJob.KUBE_APISERVER, ScrapeJob.KUBELET, ScrapeJob.KUEUE,
+             ScrapeJob.SLURM)
 DCGM_JOB = ScrapeJob.DCGM  # the job whose series may be simulated (the lab's cf-sim-dcgm-exporter)
 
 

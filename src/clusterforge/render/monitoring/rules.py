@@ -8,7 +8,7 @@ disk and file-system rules fire near full. Every rule has promtool unit tests
 
 Metric sources: dcgm-exporter's DCGM fields (the list roles/dcgm_exporter collects, plan.monitoring.DCGM_FIELDS),
 node_exporter 1.5's collectors that roles/node_exporter enables (netclass, ethtool with ConnectX's mlx5
-counters, filesystem, diskstats), Kueue's ClusterQueue metrics, prometheus-slurm-exporter's queue and node
+counters, filesystem, diskstats), Kueue's ClusterQueue metrics, cf-slurm-exporter's queue and node
 gauges, and Prometheus's own ``up``.
 """
 
@@ -144,7 +144,7 @@ def node_rules(monitoring: MonitoringPlan) -> RuleGroup:
     rules = [
         AlertRule("NodeDown", f"up{promql.matchers(job=ScrapeJob.NODE)} == 0", 120, CRITICAL,
                   "{{ $labels.host }} does not answer (node exporter down or host off)"),
-        AlertRule("ExporterDown", 'up{job=~"dcgm|kubelet|slurm|kube-apiserver"} == 0', 300, WARNING,
+        AlertRule("ExporterDown", 'up{job=~"dcgm|kubelet|kueue|slurm|kube-apiserver"} == 0', 300, WARNING,
                   "{{ $labels.job }} on {{ $labels.host }} does not answer"),
         AlertRule("FilesystemNearlyFull",
                   'node_filesystem_avail_bytes{fstype!~"tmpfs|ramfs"} / node_filesystem_size_bytes'
@@ -168,7 +168,8 @@ def kueue_rules() -> RuleGroup:
     usage = "sum by (cluster_queue, resource) (kueue_cluster_queue_resource_usage)"
     quota = "sum by (cluster_queue, resource) (kueue_cluster_queue_nominal_quota)"
     pending = 'sum by (cluster_queue) (kueue_pending_workloads{status="active"}) > 0'
-    wait = "histogram_quantile(0.9, sum by (cluster_queue, le) (rate(kueue_admission_wait_time_seconds_bucket[30m])))"
+    wait = ("histogram_quantile(0.9, sum by (cluster_queue, team, le)"
+            " (rate(kueue_admission_wait_time_seconds_bucket[30m])))")
     return RuleGroup("kueue", (
         AlertRule("KueueQuotaSaturated", f"{usage} / {quota} >= 1 and on(cluster_queue) {pending}", 1800, WARNING,
                   "ClusterQueue {{ $labels.cluster_queue }} uses its whole {{ $labels.resource }} quota"
@@ -180,22 +181,26 @@ def kueue_rules() -> RuleGroup:
 
 
 def slurm_rules() -> RuleGroup:
+    # cf-slurm-exporter's per-account histogram; Prometheus's slurm job gives each team's account its team label
+    wait = 'histogram_quantile(0.9, sum by (team, le) (rate(slurm_job_wait_seconds_bucket{team!=""}[30m])))'
     return RuleGroup("slurm", (
         AlertRule("SlurmQueueStalled", "slurm_queue_pending > 0 and slurm_queue_running == 0", 1800, WARNING,
                   "Slurm on {{ $labels.host }} has pending jobs and none running"),
         AlertRule("SlurmNodesUnavailable", "slurm_nodes_down > 0 or slurm_nodes_drain > 0", 900, WARNING,
                   "Slurm on {{ $labels.host }} has nodes down or drained"),
+        AlertRule("SlurmQueueWaitHigh", f"{wait} > 3600", 1800, WARNING,
+                  "Team {{ $labels.team }}: 9 in 10 Slurm jobs wait more than an hour to start"),
     ))
 
 
 def rule_groups(monitoring: MonitoringPlan) -> tuple[RuleGroup, ...]:
-    """The groups the plan's jobs feed: GPU rules with dcgm-exporter targets, Kueue with Kubernetes, Slurm with
-    a Slurm exporter."""
+    """The groups the plan's jobs feed: GPU rules with dcgm-exporter targets, Kueue's where Kueue runs, Slurm's
+    with a Slurm exporter."""
     jobs = monitoring.jobs()
     groups = [node_rules(monitoring), network_rules(monitoring.pfc_priority)]
     if ScrapeJob.DCGM in jobs:
         groups.insert(0, gpu_rules())
-    if ScrapeJob.KUBE_APISERVER in jobs:
+    if ScrapeJob.KUEUE in jobs:
         groups.append(kueue_rules())
     if ScrapeJob.SLURM in jobs:
         groups.append(slurm_rules())
