@@ -10,7 +10,8 @@ plugin advertises them from each node: said so); each team's quota is the declar
 cf_kubernetes.queueing.enabled, the team's ceiling: nominal GPUs plus borrowing limit); and live probes: a pod
 asking one GPU more than the smallest team's quota is refused by the API server, and on every GPU node a
 one-GPU pod of the cluster registry's probe image runs in the RuntimeClass's handler, sees the GPU it was
-allocated and exits 0. `expected` is the control node's `cf_kubernetes` host var
+allocated and exits 0; last the cluster DNS (verify/dns_checks.py: kube-dns at the planned address, CoreDNS ready, a
+pod resolving kubernetes.default.svc.<domain>). `expected` is the control node's `cf_kubernetes` host var
 (clusterforge.render.ansible_inventory.kubernetes_vars).
 """
 
@@ -248,12 +249,13 @@ def _node_probes(core: Any, team: str, nodes: list[str], image: str, timeout_s: 
 
 
 def run_kube_checks(api_client: Any, expected: Mapping[str, Any], timeout_s: float = 60.0,
-                    versions: Mapping[str, str] | None = None) -> list[KubeCheck]:
+                    versions: Mapping[str, str] | None = None, dns: bool = True) -> list[KubeCheck]:
     """Every check against the API server `api_client` reaches (a kubernetes.client.ApiClient); `versions`:
-    the pinned component versions ({"kubelet": "v1.36.3"}), when known."""
+    the pinned component versions ({"kubelet": "v1.36.3"}), when known; `dns`: with the cluster DNS's."""
     from kubernetes import client
 
     from clusterforge.verify.control_plane_checks import control_plane_checks
+    from clusterforge.verify.dns_checks import run_dns_checks
 
     core, apps, node_api = client.CoreV1Api(api_client), client.AppsV1Api(api_client), client.NodeV1Api(api_client)
     checks = control_plane_checks(api_client.configuration, expected)
@@ -262,4 +264,6 @@ def run_kube_checks(api_client: Any, expected: Mapping[str, Any], timeout_s: flo
     checks.append(_daemonset(apps, core, expected, timeout_s))
     checks += _quotas(core, expected, timeout_s)
     checks += _probe(core, expected, timeout_s)
+    if dns:
+        checks += run_dns_checks(core, apps, expected, timeout_s)
     return checks
