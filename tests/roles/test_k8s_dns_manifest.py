@@ -39,7 +39,8 @@ def test_every_object_is_valid_and_kube_dns_has_the_planned_address():
         kubernetes_validate.validate(doc, KUBERNETES_VERSION, strict=True)
     kinds = {d["kind"]: d for d in docs}
     assert set(kinds) == {"ServiceAccount", "ClusterRole", "ClusterRoleBinding", "ConfigMap", "Deployment", "Service"}
-    assert kinds["Service"]["metadata"]["name"] == "kube-dns" and kinds["Service"]["spec"]["clusterIP"] == "198.18.48.10"
+    service = kinds["Service"]
+    assert service["metadata"]["name"] == "kube-dns" and service["spec"]["clusterIP"] == "198.18.48.10"
     pod = kinds["Deployment"]["spec"]["template"]["spec"]
     assert kinds["Deployment"]["spec"]["replicas"] == 2
     assert {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"} in pod["tolerations"]
