@@ -7,7 +7,8 @@
 #   kubernetes/  kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kubelet, kube-proxy
 #                (k8s.io/kubernetes with each staging module pointed at its published v0.Y.Z release), and
 #                the project's own node tools in cmd/: cf-pause (the pod sandbox process) and
-#                cf-sim-gpu-plugin (the lab's SIMULATED GPU device plugin)
+#                cf-sim-gpu-plugin (the lab's SIMULATED GPU device plugin) and cf-sim-dra-driver (its SIMULATED
+#                DRA kubelet plugin, k8s_gpu_mode: dra)
 #   etcd/        etcd (go.etcd.io/etcd/server/v3)
 #   kwok/        kwok, the lab's simulated kubelets (sigs.k8s.io/kwok), and its stage files
 #   kueue/       kueue, the job queueing controller (sigs.k8s.io/kueue), and its CRDs
@@ -94,7 +95,8 @@ if [[ "$(cat "$coredns_dir/bin/.sources" 2>/dev/null)" != "$coredns_hash" || ! -
 fi
 say "CoreDNS $coredns present in $coredns_dir"
 
-want=(kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet kube-proxy etcd kwok cf-pause cf-sim-gpu-plugin cf-gpu-probe)
+want=(kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet kube-proxy etcd kwok cf-pause cf-sim-gpu-plugin
+      cf-sim-dra-driver cf-gpu-probe)
 missing() { local b; for b in "${want[@]}"; do [[ -x "$bin/$b" ]] || echo "$b"; done; }
 # The binaries' SHA-256 sums, once per build (a cache from before this file gets it at its next set-up):
 # k8s_control_plane compares them with the host's in one command instead of hashing every binary on both
@@ -108,7 +110,7 @@ images="$bin/../images"
 # The layout holds the CoreDNS image of this build (its sources' hash in images/.coredns).
 images_current() { [[ -d $images/oci && "$(cat "$images/.coredns" 2>/dev/null)" == "$coredns_hash" ]]; }
 if [[ "$(cat "$bin/.tools" 2>/dev/null)" != "$tools_hash" ]]; then
-    rm -f "$bin/cf-pause" "$bin/cf-sim-gpu-plugin" "$bin/cf-gpu-probe" "$bin/SHA256SUMS"
+    rm -f "$bin/cf-pause" "$bin/cf-sim-gpu-plugin" "$bin/cf-sim-dra-driver" "$bin/cf-gpu-probe" "$bin/SHA256SUMS"
 fi
 if [[ -z "$(missing)" && -d "$bin/../kwok-stages" ]] && images_current; then
     sums
@@ -158,10 +160,11 @@ if ((${#kube[@]})); then
 -X $c.gitVersion=$k8s -X $c.gitMajor=1 -X $c.gitMinor=$minor -X $c.gitTreeState=clean" "${kube[@]}"
     for p in "${kube[@]}"; do mv -f "$bin/.tmp/${p##*/}" "$bin/${p##*/}"; done
 fi
-if [[ ! -x $bin/cf-pause || ! -x $bin/cf-sim-gpu-plugin || ! -x $bin/cf-gpu-probe ]]; then
-    say "building the node tools (cf-pause, cf-sim-gpu-plugin, cf-gpu-probe)"
-    CGO_ENABLED=0 gobuild kubernetes "" ./cmd/cf-pause ./cmd/cf-sim-gpu-plugin ./cmd/cf-gpu-probe
-    mv -f "$bin/.tmp/cf-pause" "$bin/.tmp/cf-sim-gpu-plugin" "$bin/.tmp/cf-gpu-probe" "$bin/"
+tools=(cf-pause cf-sim-gpu-plugin cf-sim-dra-driver cf-gpu-probe)
+if [[ ! -x $bin/cf-pause || ! -x $bin/cf-sim-gpu-plugin || ! -x $bin/cf-sim-dra-driver || ! -x $bin/cf-gpu-probe ]]; then
+    say "building the node tools (${tools[*]})"
+    CGO_ENABLED=0 gobuild kubernetes "" "${tools[@]/#/./cmd/}"
+    for t in "${tools[@]}"; do mv -f "$bin/.tmp/$t" "$bin/"; done
     echo "$tools_hash" > "$bin/.tools"
     rm -rf "$images"
 fi

@@ -22,6 +22,14 @@ the drill never touches the real one) gives it CRITICAL/reset_gpu, marked simula
 runs the reset rung (SIMULATED: no GPU, said in the output and the journal), checks it PASS and returns it in one
 run; then the command line of the continuous loop's service (`remediate --write-units`), run as its unit would
 run it, finds nothing to do. Its times, fault to verdict, drained, repaired and returned, are printed.
+
+The NVLink domain drill (issue 45): the drill's copy of the declaration says `nvlink_domain_nodes: 2`, so each
+rack's two servers are one declared NVLink domain (the shared lab's own topology is not changed: only this
+copy declares it, and its repair is the SIMULATED GPU reset, which renders and applies nothing). A SIMULATED
+Xid 48 on one server of rack 1 takes BOTH servers out while one remediate run works: cordoned in Kubernetes
+and drained in Slurm at the same moment (watched while the run goes), the faulty one reset (SIMULATED), both
+checked and both returned (schedulable, IDLE); the journal records the domain, both nodes and the one tray
+that needed the reset. Its times are printed.
 """
 
 from __future__ import annotations
@@ -47,17 +55,23 @@ ROOT = Path(__file__).resolve().parents[2]
 LINK_DOWN = "su01-r01-gpu01"  # rack 1: rail0 set down
 EXPORTER_STOPPED = "su01-r02-gpu01"  # rack 2, the same SU: the node exporter stopped
 XID_NODE = "su01-r02-gpu02"  # the Xid drill's server
+# the NVLink domain drill: the drill's declaration makes each rack's two servers one NVLink domain
+DOMAIN, DOMAIN_FAULT, DOMAIN_PEER = "su01-r01-nvd01", "su01-r01-gpu02", "su01-r01-gpu01"
 EXPORTER = "prometheus-node-exporter"
 STATE_SAVE = "/var/lib/slurm/slurmctld"  # slurmctld's StateSaveLocation (render/slurm/slurm_conf.py)
 
 
-def _declaration(directory: Path) -> Path:
+def _declaration(directory: Path, nvlink_domain_nodes: int | None = None) -> Path:
     """inventory/lab.yaml beside a copy of its catalog, with `remediation: {mode: act}` (the defaults else:
-    one failure domain out per SU and per rack)."""
+    one failure domain out per SU and per rack) and, for the NVLink domain drill, the SU's
+    `nvlink_domain_nodes` (the drill's copy only: the shared lab's scheduler topology stays as it is)."""
     (directory / "inv").mkdir()
     shutil.copytree(ROOT / "inventory" / "catalog", directory / "inv" / "catalog")
     text = (ROOT / "inventory" / "lab.yaml").read_text()
-    assert "\nremediation:" not in text
+    assert "\nremediation:" not in text and "nvlink_domain_nodes" not in text
+    if nvlink_domain_nodes is not None:
+        assert text.count("\n    racks: 2\n") == 1
+        text = text.replace("\n    racks: 2\n", f"\n    racks: 2\n    nvlink_domain_nodes: {nvlink_domain_nodes}\n")
     path = directory / "inv" / "lab.yaml"
     path.write_text(text + "\nremediation: {mode: act, max_out_per_su: 1, max_out_per_rack: 1}\n")
     return path
@@ -117,9 +131,9 @@ def _link_up_command(lab_cluster, host: str, dev: str = "rail0") -> str:
     return " && ".join([f"ip link set {dev} up", *routes])
 
 
-def _drill(tmp_path, kube_cluster, lab_cluster, stack: str):
+def _drill(tmp_path, kube_cluster, lab_cluster, stack: str, nvlink_domain_nodes: int | None = None):
     """A drill's declaration, state directory, API, `--target lab` options and remediate command line."""
-    declaration = _declaration(tmp_path)
+    declaration = _declaration(tmp_path, nvlink_domain_nodes)
     where = ["--target", "lab", "--ssh-config", str(lab_cluster.ssh_config)]
     remediate = ["remediate", str(declaration), "--stack", stack, *where,
                  "--kubeconfig", str(kube_cluster.kubeconfig)]
@@ -306,4 +320,83 @@ def test_simulated_xid_drill_is_reset_and_returned_then_the_loop_finds_nothing(
             core.patch_node(XID_NODE, {"spec": {"unschedulable": None}})
         if "DRAIN" in _slurm_state(slurm_cluster, XID_NODE):
             slurm_cluster.sh(f"scontrol update NodeName={XID_NODE} State=RESUME")
+        _saved_after(slurm_cluster, since)
+
+
+def _domain_out(core: CoreV1Api, slurm_cluster, nodes: tuple[str, ...]) -> dict[str, tuple[bool, str]]:
+    """Per node: cordoned in Kubernetes, and Slurm's state as sinfo names it (drained, draining, idle...)."""
+    rc, out, err = slurm_cluster.sh(f"sinfo --noheader --Node --nodes={','.join(nodes)} --format='%N|%T'")
+    assert rc == 0, err
+    slurm = dict(line.split("|", 1) for line in out.splitlines() if "|" in line)
+    return {n: (not _schedulable(core, n), slurm.get(n, "?")) for n in nodes}
+
+
+def test_a_fault_on_one_node_of_an_nvlink_domain_drains_and_returns_the_whole_domain(
+        lab_converged, kube_cluster, slurm_cluster, lab_cluster, tmp_path):
+    declaration, state, core, where, remediate = _drill(tmp_path, kube_cluster, lab_cluster, "lab-nvlink",
+                                                        nvlink_domain_nodes=2)
+    members = (DOMAIN_PEER, DOMAIN_FAULT)
+    for node in members:
+        assert _schedulable(core, node) and _slurm_state(slurm_cluster, node) == "IDLE", _slurm(slurm_cluster, node)
+    line = (f"$(date -Is) {DOMAIN_FAULT} kernel: NVRM: Xid (PCI:0000:1b:00): 48, pid=0, name=cf-drill, An"
+            f" uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer. {SIMULATED_MARK}")
+    try:
+        fault = time.time()
+        rc, _, err = kube_cluster.sh(DOMAIN_FAULT, f"mkdir -p {Path(SIMULATED_KERNEL_LOG).parent} &&"
+                                                   f" printf '%s\\n' \"{line}\" >> {SIMULATED_KERNEL_LOG}")
+        assert rc == 0, err
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")]),
+               "CLUSTERFORGE_STATE_DIR": str(state)}
+        out, err_path = tmp_path / "remediate.out", tmp_path / "remediate.err"
+        with out.open("w") as stdout_file, err_path.open("w") as stderr_file:  # files: a pipe could fill and stall
+            run = subprocess.Popen([sys.executable, "-m", "clusterforge.cli", *remediate, "--yes", "--format", "json"],
+                                   stdout=stdout_file, stderr=stderr_file, text=True, env=env,
+                                   stdin=subprocess.DEVNULL)
+        # watched while the run goes: the whole domain out in both schedulers at one moment
+        seen: dict[str, tuple[bool, str]] = {}
+        both_out = None
+        deadline = time.monotonic() + 600
+        while run.poll() is None and time.monotonic() < deadline:
+            now = _domain_out(core, slurm_cluster, members)
+            if both_out is None and all(cordoned and slurm == "drained" for cordoned, slurm in now.values()):
+                both_out, seen = time.time(), now
+            time.sleep(0.3)
+        run.wait(timeout=60)
+        stdout, stderr = out.read_text(), err_path.read_text()
+        assert run.returncode == 0, stdout[-3000:] + stderr[-3000:]
+        assert both_out is not None, "the domain was never seen out in both schedulers at once"
+        assert seen == dict.fromkeys(members, (True, "drained")), seen
+
+        document = json.loads(stdout)
+        verdicts = {n["name"]: n for n in document["nodes"]}
+        assert (verdicts[DOMAIN_FAULT]["verdict"], verdicts[DOMAIN_FAULT]["action"]) == ("CRITICAL", "reset_gpu")
+        assert verdicts[DOMAIN_PEER]["verdict"] == "PASS", _bad(verdicts[DOMAIN_PEER])
+        (decision,) = document["decisions"]
+        assert (decision["domain"], decision["nodes"], decision["targets"], decision["kind"], decision["action"],
+                decision["result"]) == (DOMAIN, list(members), [DOMAIN_FAULT], "act", "reset_gpu", "returned"), decision
+        assert f"NVLink domain {DOMAIN}: all 2 trays go out as one" in decision["why"], decision
+        assert "SIMULATED: the lab has no GPU" in decision["detail"]
+        for node in members:  # both returned
+            assert _schedulable(core, node), node
+            assert _slurm_state(slurm_cluster, node) == "IDLE", _slurm(slurm_cluster, node)
+
+        journal = [json.loads(x) for x in (state / "stacks" / "lab-nvlink" / "remediation.jsonl").read_text()
+                   .splitlines()]
+        assert [e["event"] for e in journal] == ["decided", "drained", "repaired", "checked", "resumed"], journal
+        at = {e["event"]: e for e in journal}
+        assert all(e["domain"] == DOMAIN and e["nodes"] == list(members) for e in journal), journal
+        assert at["repaired"]["targets"] == [DOMAIN_FAULT] and at["repaired"]["simulated"].startswith("SIMULATED")
+        assert at["checked"]["result"] == dict.fromkeys(members, "PASS")
+        times = {"verdict": at["decided"]["t"], "drained": at["drained"]["t"], "seen out": both_out,
+                 "repaired": at["repaired"]["t"], "returned": at["resumed"]["t"]}
+        print(f"NVLink domain drill ({DOMAIN}: {', '.join(members)}; SIMULATED Xid 48 on {DOMAIN_FAULT}): "
+              + ", ".join(f"{k} {v - fault:.1f} s" for k, v in times.items()) + " after the fault")
+    finally:
+        kube_cluster.sh(DOMAIN_FAULT, f"rm -f {SIMULATED_KERNEL_LOG}")
+        since = float(slurm_cluster.sh("date +%s.%N")[1] or 0)
+        for node in members:
+            if not _schedulable(core, node):
+                core.patch_node(node, {"spec": {"unschedulable": None}})
+            if "DRAIN" in _slurm_state(slurm_cluster, node):
+                slurm_cluster.sh(f"scontrol update NodeName={node} State=RESUME")
         _saved_after(slurm_cluster, since)

@@ -5,11 +5,17 @@ each passing it to the API servers. Then the control node holding the address is
 answering through that address (a write, which needs etcd's quorum, goes through), and verify's control-plane
 checks fail on that node's API server and etcd member, naming it, and on nothing else.
 
+Before that, the plan's one GPU server joins as a real kubelet (playbooks/k8s-nodes.yml) through the virtual
+address, declared with `k8s_gpu_mode: dra`: its GPUs are DRA devices published by cf-sim-dra-driver, the lab's
+SIMULATED DRA kubelet plugin (the GPUs are the only simulated part), and verify's Kubernetes checks run in DRA
+mode: the node's ResourceSlice holds its planned GPU count and a probe pod claiming one GPU through the team's
+ResourceClaimTemplate is allocated a device of that node and exits 0.
+
 Its own small lab, not the session's shared one (inventory/lab.yaml has one control node): inventory/lab.yaml
-with three control nodes, no Slurm, storage or Kueue, and the management network moved to 198.18.80.0/24 so it
-never meets the shared lab's addresses; only the three control nodes are brought up (the switches and the GPU
-server of the plan are left out: nothing here needs them). The registry and time plays are skipped. Nothing is
-simulated here.
+with three control nodes, one GPU server, no Slurm, storage or Kueue, and the management network moved to
+198.18.80.0/24 so it never meets the shared lab's addresses; only the three control nodes and the GPU server
+(its management interface alone) are brought up (the switches are left out: nothing here needs them). The time
+play is skipped; the registry runs (the node pulls its sandbox and probe images from it).
 """
 
 from __future__ import annotations
@@ -28,6 +34,8 @@ pytestmark = [pytest.mark.lab]
 
 ROOT = Path(__file__).resolve().parents[2]
 MANAGEMENT = "198.18.80.0/24"
+# k8s_gpu_mode is an Ansible variable (roles/k8s_gpu; an inventory's group_vars set it): DRA here
+GPU_MODE = {"k8s_gpu_mode": "dra"}
 
 
 def _declaration(tmp: Path) -> Path:
@@ -71,6 +79,7 @@ def ha_lab(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequ
     from clusterforge.provision import run_site
     from clusterforge.provision.runner import write_private_extravars
     from clusterforge.pulumi.kube.binaries import MissingBinaries, kube_extravars, kubernetes_bin_dir
+    from clusterforge.pulumi.kube.component import NODES_PLAYBOOK
     from clusterforge.pulumi.kube.kubeconfig import admin_kubeconfig
     from clusterforge.pulumi.kube.pki import make_bundle
     from clusterforge.render import render_all, render_tree, write_tree
@@ -85,8 +94,14 @@ def ha_lab(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequ
     assert control_plane.ha and control_plane.vip == "198.18.80.79"
     full = lab_topology(plan, render_tree(plan))
     controls = [h for h in full.hosts if h.name.startswith("ctl-")]
+    nodes = {n.name for n in plan.kubernetes.nodes}
+    assert len(nodes) == 1
+    servers = [h.model_copy(update={"interfaces": tuple(i for i in h.interfaces if i.segment == "mgmt"),
+                                    "routes": tuple(r for r in h.routes if r.dev == "mgmt0")})
+               for h in full.hosts if h.name in nodes]
     gateway = next(c for c in full.control_extra if c.startswith("198.18.80.65/"))
-    topology = full.model_copy(update={"hosts": tuple(h.model_copy(update={"fuse": False}) for h in controls),
+    topology = full.model_copy(update={"hosts": tuple(h.model_copy(update={"fuse": False}) for h in controls)
+                                       + tuple(servers),
                                        "segments": tuple(s for s in full.segments if s.name == "mgmt"),
                                        "control_extra": (gateway,)})
     try:
@@ -95,7 +110,7 @@ def ha_lab(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequ
         pytest.fail(f"the Kubernetes binaries are not built: {exc}")
     bundle = make_bundle(plan.cluster, [ip for _, ip in control_plane.members], plan.kubernetes.service_ip,
                          control_plane.vip)
-    extravars |= {"cf_lab": True, "cf_k8s_pki": bundle}
+    extravars |= {"cf_lab": True, "cf_k8s_pki": bundle, **GPU_MODE}
     out = tmp / "rendered"
     write_tree(out, render_all(plan))
     if netns.list_lab(topology.name) and not (lab_dir(topology.name) / "state.json").exists() \
@@ -110,27 +125,67 @@ def ha_lab(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequ
     inventory = out / "ansible" / "inventory.yml"
 
     def run():
+        """The control plane's playbook, then the nodes' (the GPU server joins): (result, changed per host, s)."""
         vars_file = write_private_extravars(private, extravars)
         try:
-            return run_site(inventory, private, limit="control_nodes", ssh_config=ssh_config,
-                            playbook="kubernetes.yml", skip_tags="registry,time")
+            started = time.monotonic()
+            control = run_site(inventory, private, limit="control_nodes", ssh_config=ssh_config,
+                               playbook="kubernetes.yml", skip_tags="time")
+            control_s = time.monotonic() - started
+            if not control.ok:
+                return control, control.changed_per_host, (control_s, 0.0)
+            started = time.monotonic()
+            joined = run_site(inventory, private, limit="servers", ssh_config=ssh_config, playbook=NODES_PLAYBOOK)
+            changed = {h: control.changed_per_host.get(h, 0) + joined.changed_per_host.get(h, 0)
+                       for h in {*control.changed_per_host, *joined.changed_per_host}}
+            return joined, changed, (control_s, time.monotonic() - started)
         finally:
             vars_file.unlink(missing_ok=True)
 
-    started = time.monotonic()
-    first = run()
-    first_s = time.monotonic() - started
+    first, _, (control_s, nodes_s) = run()
     if not first.ok:
-        pytest.fail(f"kubernetes.yml failed on the HA lab: {first.failed_hosts or first.status}")
-    started = time.monotonic()
-    second = run()
-    print(f"\nHA lab: up {up_s:.0f} s, first control-plane run {first_s:.0f} s,"
-          f" second {time.monotonic() - started:.0f} s")
+        pytest.fail(f"the Kubernetes playbooks failed on the HA lab: {first.failed_hosts or first.status}")
+    second, changed, (control2_s, nodes2_s) = run()
+    print(f"\nHA lab: up {up_s:.0f} s, first run: control plane {control_s:.0f} s, GPU node joining {nodes_s:.0f} s;"
+          f" second: {control2_s:.0f} s + {nodes2_s:.0f} s")
     path = tmp / "kubeconfig"
     path.touch(mode=0o600)
     path.write_text(admin_kubeconfig(plan.cluster, control_plane.server, bundle))
     api = kubernetes.config.new_client_from_config(str(path))
-    return plan, control_plane, second, api, ssh_config
+    return plan, control_plane, (second, changed), api, ssh_config
+
+
+def test_a_gpu_node_joins_through_the_virtual_address_and_gets_a_simulated_dra_gpu(ha_lab):
+    """Runs before the failover test (file order): every control node is up."""
+    from clusterforge.pulumi.kube.binaries import pinned_versions
+    from clusterforge.render.ansible_inventory import kubernetes_vars
+    from clusterforge.verify import dra_checks
+    from clusterforge.verify.kube_checks import run_kube_checks
+
+    plan, control_plane, _, api, ssh_config = ha_lab
+    (node,) = plan.kubernetes.nodes
+    # the kubelet joined through the virtual address: its bootstrap kubeconfig and the one TLS bootstrap wrote
+    rc, out, err = _ssh(ssh_config, node.name, "grep -h 'server:' /etc/kubernetes/bootstrap-kubelet.conf"
+                        " /etc/kubernetes/kubelet.conf")
+    assert rc == 0, err
+    assert out.split() == ["server:", control_plane.server] * 2
+    expected = kubernetes_vars(plan)
+    started = time.monotonic()
+    checks = run_kube_checks(api, expected, 120, versions=pinned_versions())
+    print(f"\nverify in DRA mode: {time.monotonic() - started:.1f} s")
+    print("\n".join(f"{'ok' if c.ok else 'FAILED'}: {c.name}: {c.detail}" for c in checks))
+    assert {c.name: c.detail for c in checks if not c.ok} == {}
+    names = {c.name for c in checks}
+    assert f"probe pod on {node.name}" in names and any(n.startswith("deviceclass ") for n in names)
+    assert "runtimeclass nvidia" not in names, "verify did not take the DRA path"
+    # the ResourceSlice: the node's planned GPUs, every one SIMULATED, of the class's product
+    assert dra_checks.published_devices(dra_checks.read_slices(api), node.name, dra_checks.driver_of(expected)) \
+        == (node.gpus, node.gpus)
+    # the driver prepared the probe's claim before its container started, and said the devices are SIMULATED
+    rc, out, err = _ssh(ssh_config, node.name, "journalctl -u cf-sim-dra-driver --no-pager -o cat")
+    assert rc == 0, err
+    assert re.search(r"prepared claim \S+/\S+ \(uid [0-9a-f-]+\): SIMULATED devices gpu-\d+ on node "
+                     + re.escape(node.name), out), out[-2000:]
 
 
 def test_the_api_survives_the_control_node_holding_its_address(ha_lab):
@@ -139,8 +194,8 @@ def test_the_api_survives_the_control_node_holding_its_address(ha_lab):
     from clusterforge.render.ansible_inventory import kubernetes_vars
     from clusterforge.verify.control_plane_checks import control_plane_checks
 
-    plan, control_plane, second, api, ssh_config = ha_lab
-    assert second.ok and {h: n for h, n in second.changed_per_host.items() if n} == {}, "a second run changed things"
+    plan, control_plane, (second, changed), api, ssh_config = ha_lab
+    assert second.ok and {h: n for h, n in changed.items() if n} == {}, "a second run changed things"
     names = [name for name, _ in control_plane.members]
     for name in names:  # every kubeconfig the role wrote names the virtual address
         rc, out, err = _ssh(ssh_config, name, "grep -h 'server:' /etc/kubernetes/admin.conf"

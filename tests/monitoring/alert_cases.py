@@ -40,11 +40,13 @@ CASES = (
          (_gpu("DCGM_FI_DEV_GPU_TEMP", "75x10"),), GPU),
     Case("GpuTemperatureCritical", 10, (_gpu("DCGM_FI_DEV_GPU_TEMP", "90x10"),),
          (_gpu("DCGM_FI_DEV_GPU_TEMP", "84x10"),), GPU),
-    Case("GpuPowerCapped", 20,
-         (_gpu("DCGM_FI_DEV_GPU_UTIL", "95x20"), _gpu("DCGM_FI_DEV_POWER_USAGE", "695x20"),
-          _gpu("DCGM_FI_DEV_POWER_MGMT_LIMIT", "700x20")),
-         (_gpu("DCGM_FI_DEV_GPU_UTIL", "95x20"), _gpu("DCGM_FI_DEV_POWER_USAGE", "500x20"),
-          _gpu("DCGM_FI_DEV_POWER_MGMT_LIMIT", "700x20")), GPU),
+    # fires: busy, 400 of 700 W, the clock down from 1980 to 900 MHz; silent: the healthy H100 of the real readings
+    # (docs/acceptance/gpu-readings-2026-12-07): busy at its 700 W cap, 1350 of 1980 MHz
+    Case("GpuBusyBelowPowerCap", 20,
+         (_gpu("DCGM_FI_DEV_GPU_UTIL", "95x20"), _gpu("DCGM_FI_DEV_POWER_USAGE", "400x20"),
+          _gpu("DCGM_FI_DEV_POWER_MGMT_LIMIT", "700x20"), _gpu("DCGM_FI_DEV_SM_CLOCK", "1980 1980 900x18")),
+         (_gpu("DCGM_FI_DEV_GPU_UTIL", "95x20"), _gpu("DCGM_FI_DEV_POWER_USAGE", "697x20"),
+          _gpu("DCGM_FI_DEV_POWER_MGMT_LIMIT", "700x20"), _gpu("DCGM_FI_DEV_SM_CLOCK", "1980 1980 1350x18")), GPU),
     # 0x40 is HW thermal slowdown; 0x4 (SW power cap) alone is not the hardware's doing
     Case("GpuHardwareThrottled", 10, (_gpu("DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", "64x10"),),
          (_gpu("DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", "4x10"),), GPU),

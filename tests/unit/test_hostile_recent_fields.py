@@ -1,8 +1,8 @@
 """Hostile values in the fields added since issue 26's corpus: Kubernetes control nodes, teams and their GPU quotas,
 plane gateways, liquid cooling (CDU loops), rack-scale systems (declaration and catalog) and, for issue 47, the
 `kubernetes:` block (pod and service ranges, node_pod_prefix), teams' queue limits, `monitoring:` and
-`remediation:` (max_out_per_su and the rest). Each is refused at its
-field (FILE:LINE:COL: field: message), exit 1, never a traceback. Before this table: a decimal count
+`remediation:` (max_out_per_su and the rest), and a declared NVLink domain (`nvlink_domain_nodes`). Each is
+refused at its field (FILE:LINE:COL: field: message), exit 1, never a traceback. Before this table: a decimal count
 (`control.nodes: 1.0`), a team named after a namespace Kubernetes or the GPU stack owns (default, kube-system,
 gpu-operator), an external gateway naming nobody, `by` on a fabric gateway and a rack system whose NVLink domain
 is not its trays' GPUs were silently accepted. benchmarks/hostile_corpus.py counts this table too."""
@@ -112,6 +112,18 @@ DECLARATION = [
      "scalable_units.0.server_model", "a gb300-nvl72 rack holds only its own compute trays"),
     ("rack-system-20-per-rack", "gb200", "nodes: 144, racks: 8, nodes_per_rack: 18",
      "nodes: 160, racks: 8, nodes_per_rack: 20", "scalable_units.0.nodes_per_rack", "allowed: nodes_per_rack: 18"),
+    # a declared NVLink domain (issue 45's domain drill): whole in its racks, never beside a rack system
+    ("nvlink-domain-nodes-3", "lab", "    racks: 2\n", "    racks: 2\n    nvlink_domain_nodes: 3\n",
+     "scalable_units.0.nvlink_domain_nodes", "rack 1 of SU 1 holds 2 server(s), not a whole number of 3-server"),
+    ("nvlink-domain-nodes-1", "lab", "    racks: 2\n", "    racks: 2\n    nvlink_domain_nodes: 1\n",
+     "scalable_units.0.nvlink_domain_nodes", "greater than or equal to 2"),
+    ("nvlink-domain-nodes-string", "lab", "    racks: 2\n", "    racks: 2\n    nvlink_domain_nodes: rack\n",
+     "scalable_units.0.nvlink_domain_nodes", "a string is not a valid integer"),
+    ("nvlink-domain-nodes-2.0", "lab", "    racks: 2\n", "    racks: 2\n    nvlink_domain_nodes: 2.0\n",
+     "scalable_units.0.nvlink_domain_nodes", "2.0 is not a valid integer"),
+    ("nvlink-domain-nodes-rack-system", "gb200", "rack_system: gb200-nvl72,",
+     "rack_system: gb200-nvl72, nvlink_domain_nodes: 18,", "scalable_units.0.nvlink_domain_nodes",
+     "a gb200-nvl72 rack is one NVLink domain already"),
     ("rack-system-42u", "gb200", "rack_u: 48", "rack_u: 42", "site.facility.rack_u", "allowed: rack_u >= 48"),
     ("rack-footprint-0", "gb200", "rack_footprint_m2: 0.72", "rack_footprint_m2: 0",
      "site.facility.rack_footprint_m2", "greater than 0"),

@@ -8,6 +8,7 @@ from functools import cache
 from pathlib import Path
 
 from clusterforge.loading import load_and_plan
+from clusterforge.plan.topology import LABEL_PREFIX
 from clusterforge.render.report import render_report
 
 REPO = Path(__file__).resolve().parents[2]
@@ -88,3 +89,30 @@ def test_a_gb300_nvl72_su_plans_with_its_own_shelves_and_peak():
     plan = plan_cluster(ClusterSpec.model_validate(data))
     assert len(plan.nvlink_domains) == 8 and {d.gpus for d in plan.nvlink_domains} == {72}
     assert sum(1 for t in plan.rack_trays if t.rack == "su01-r01" and t.kind == "power-shelf") == 10
+
+
+def test_an_su_of_servers_may_declare_nvlink_domains(tmp_path: Path):
+    """`nvlink_domain_nodes: 2` on the lab's SU (two racks of two servers): each rack is one declared domain of
+    two servers, in the plan, the Slurm blocks and the Kubernetes labels; without it there is none."""
+    import shutil
+
+    shutil.copytree(REPO / "inventory" / "catalog", tmp_path / "catalog")
+    text = (REPO / "inventory" / "lab.yaml").read_text()
+    assert text.count("    racks: 2\n") == 1
+    path = tmp_path / "lab.yaml"
+    path.write_text(text.replace("    racks: 2\n", "    racks: 2\n    nvlink_domain_nodes: 2\n"))
+    _, plan, _ = load_and_plan(path)
+    assert [(d.name, d.members, d.gpus, d.system, d.switch_trays) for d in plan.nvlink_domains] == [
+        ("su01-r01-nvd01", ("su01-r01-gpu01", "su01-r01-gpu02"), 4, "declared", ()),
+        ("su01-r02-nvd01", ("su01-r02-gpu01", "su01-r02-gpu02"), 4, "declared", ())]
+    assert plan.scheduler is not None
+    assert [(b.name, b.nodes) for b in plan.scheduler.blocks] == [
+        ("su01-r01-nvd01", ("su01-r01-gpu01", "su01-r01-gpu02")),
+        ("su01-r02-nvd01", ("su01-r02-gpu01", "su01-r02-gpu02"))]
+    labels = {node: dict(pairs) for node, pairs in plan.scheduler.node_labels}
+    pairs = {n: (v[LABEL_PREFIX + "nvlink-domain"], v[LABEL_PREFIX + "nvlink-gpus"]) for n, v in labels.items()}
+    assert pairs == {
+        "su01-r01-gpu01": ("su01-r01-nvd01", "4"), "su01-r01-gpu02": ("su01-r01-nvd01", "4"),
+        "su01-r02-gpu01": ("su01-r02-nvd01", "4"), "su01-r02-gpu02": ("su01-r02-nvd01", "4")}
+    _, lab, _ = load_and_plan(REPO / "inventory" / "lab.yaml")
+    assert lab.nvlink_domains == ()

@@ -1,5 +1,6 @@
 """Declaration rules for today's hardware: catalog references between parts, NIC planes against the
-data plane's transport, and rack-scale systems placed only as whole racks.
+data plane's transport, rack-scale systems placed only as whole racks, and declared NVLink domains
+(`nvlink_domain_nodes`) whole within their racks.
 
 Each problem names where it lives and what is allowed.
 """
@@ -10,8 +11,9 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from clusterforge.model.cluster import ClusterSpec, Loc
+    from clusterforge.model.units import ScalableUnit
 
-__all__ = ["hardware_problems"]
+__all__ = ["hardware_problems", "rack_counts"]
 
 Problems = list[tuple["Loc", str]]
 
@@ -92,11 +94,16 @@ def _rack_scale_units(spec: ClusterSpec) -> Problems:
     for index, unit in enumerate(spec.scalable_units):
         where = ("scalable_units", index)
         if unit.rack_system is None:
+            problems += _declared_nvlink_domains(unit, where)
             if unit.server_model in trays:
                 problems.append(((*where, "server_model"), f"{unit.server_model} is the compute tray of the"
                                  f" rack system {trays[unit.server_model]}, which places as a whole rack; allowed:"
                                  f" rack_system: {trays[unit.server_model]} (or a server model that is not a tray)"))
             continue
+        if unit.nvlink_domain_nodes is not None:
+            problems.append(((*where, "nvlink_domain_nodes"), f"a {unit.rack_system} rack is one NVLink domain"
+                             " already (every compute tray of the rack); allowed: no nvlink_domain_nodes with"
+                             " rack_system"))
         system = cat.rack_systems.get(unit.rack_system)
         if system is None:
             problems.append(((*where, "rack_system"),
@@ -118,6 +125,31 @@ def _rack_scale_units(spec: ClusterSpec) -> Problems:
             problems.append((("site", "facility", "rack_u"), f"{unit.rack_system} is a {system.rack_u}U rack;"
                              f" allowed: rack_u >= {system.rack_u}"))
     return problems
+
+
+def rack_counts(unit: ScalableUnit) -> list[int]:
+    """The servers in each of the SU's racks: rack_stride in each, the rest in the last ones."""
+    stride, left, counts = unit.rack_stride, unit.nodes, []
+    for _ in range(unit.racks):
+        counts.append(min(stride, max(left, 0)))
+        left -= stride
+    return counts
+
+
+def _declared_nvlink_domains(unit: ScalableUnit, where: tuple) -> Problems:
+    """Declared NVLink domains of N servers each never span two racks and none is partial: every rack's
+    servers are a whole number of domains."""
+    size = unit.nvlink_domain_nodes
+    if size is None:
+        return []
+    counts = rack_counts(unit)
+    partial = [(r, n) for r, n in enumerate(counts, 1) if n % size]
+    if not partial:
+        return []
+    r, n = partial[0]
+    return [((*where, "nvlink_domain_nodes"), f"rack {r} of SU {unit.id} holds {n} server(s), not a whole number"
+             f" of {size}-server NVLink domains (a domain never spans two racks); allowed: a size that divides"
+             f" every rack's servers ({', '.join(str(c) for c in counts)})")]
 
 
 def hardware_problems(spec: ClusterSpec) -> Problems:

@@ -20,6 +20,11 @@ class ScalableUnit(Declared):
     nodes_per_rack: Integer | None = Field(default=None, ge=1, le=64)
     rack_system: ModelKey | None = Field(default=None, description="catalog rack system (GB200/GB300 NVL72):"
                                          " every rack of the SU is one such rack, its compute trays the nodes")
+    # A multi-node NVLink domain outside a catalog rack system: every N servers of a rack, bottom up, share one
+    # NVLink fabric (their GPUs reach each other over it), so a fault on one takes the N out together
+    # (`clusterforge remediate`) and the schedulers' topology places jobs within one. A rack system's rack is
+    # its domain already.
+    nvlink_domain_nodes: Integer | None = Field(default=None, ge=2, le=72)
     # Rolling changes (driver/CUDA): this many of the SU's servers change at once, each batch
     # verified before the next (`clusterforge roll`).
     rollout_batch: Integer = Field(default=1, ge=1, le=1024)

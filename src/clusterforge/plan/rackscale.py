@@ -1,5 +1,6 @@
 """Rack-scale systems (GB200/GB300 NVL72) in the plan: trays at their U positions, the NVLink domain of
-each rack as a planned object, and the rack's power shelves checked against its peak draw.
+each rack as a planned object, and the rack's power shelves checked against its peak draw. An SU of
+ordinary servers may declare multi-node NVLink domains too (`nvlink_domain_nodes`): planned the same way.
 
 A rack-scale SU's racks are each one catalog rack system. Its compute trays are the SU's servers (hosts
 with addresses, a BMC and roles; `servers.server_device` places them at `tray_ru`); the NVLink switch
@@ -18,7 +19,7 @@ from clusterforge.model.cluster import Loc
 from clusterforge.plan.naming import compute_rack
 
 __all__ = ["RackTray", "NvlinkPartition", "NvlinkDomain", "tray_ru", "rack_trays", "nvlink_domains",
-           "tray_load", "power_shelf_problems", "nvlink_switch_name", "power_shelf_name"]
+           "tray_load", "power_shelf_problems", "declared_domain_name", "nvlink_switch_name", "power_shelf_name"]
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,7 @@ class NvlinkDomain:
     name: str
     rack: str
     su: int
-    system: str
+    system: str  # the catalog rack system, or "declared" (an SU's nvlink_domain_nodes)
     members: tuple[str, ...]  # compute trays, bottom up
     gpus: int
     switch_trays: tuple[str, ...]
@@ -109,10 +110,33 @@ def tray_load(trays: Iterable[RackTray]) -> dict[str, tuple[float, float, int]]:
     return {rack: (p, w, int(u)) for rack, (p, w, u) in load.items()}
 
 
+def declared_domain_name(rack: str, index: int) -> str:
+    return f"{rack}-nvd{index:02d}"
+
+
+def _declared_domains(spec: ClusterSpec, unit: ScalableUnit, hosts_by_rack: dict[str, list[str]]
+                      ) -> list[NvlinkDomain]:
+    """A declared multi-node NVLink domain (`nvlink_domain_nodes: N`, no rack system): every N servers of a
+    rack, bottom up; no switch trays are planned for it (its fabric is not a catalog part)."""
+    size = unit.nvlink_domain_nodes
+    assert size is not None
+    gpus = spec.catalog.servers[unit.server_model].gpu.count
+    out: list[NvlinkDomain] = []
+    for r in range(1, unit.racks + 1):
+        rack = compute_rack(unit.id, r)
+        hosts = hosts_by_rack.get(rack, [])
+        for k, start in enumerate(range(0, len(hosts), size), 1):
+            members = tuple(hosts[start:start + size])
+            out.append(NvlinkDomain(declared_domain_name(rack, k), rack, unit.id, "declared", members,
+                                    gpus * len(members), (), (NvlinkPartition("default", members),)))
+    return out
+
+
 def nvlink_domains(spec: ClusterSpec, units: Iterable[ScalableUnit], hosts_by_rack: dict[str, list[str]],
                    trays: Iterable[RackTray]) -> list[NvlinkDomain]:
     """One domain per rack-scale rack, named after the rack; one partition of all its trays (the
-    default NVLink partition: every GPU of the rack reaches every other)."""
+    default NVLink partition: every GPU of the rack reaches every other). In an SU that declares
+    `nvlink_domain_nodes: N` instead: one domain of every N servers of a rack, named RACK-nvdKK."""
     switches: dict[str, list[str]] = defaultdict(list)
     for tray in trays:
         if tray.kind == "nvlink-switch":
@@ -120,6 +144,8 @@ def nvlink_domains(spec: ClusterSpec, units: Iterable[ScalableUnit], hosts_by_ra
     out: list[NvlinkDomain] = []
     for unit in units:
         if unit.rack_system is None:
+            if unit.nvlink_domain_nodes is not None:
+                out += _declared_domains(spec, unit, hosts_by_rack)
             continue
         system = spec.catalog.rack_systems[unit.rack_system]
         gpus_per_tray = spec.catalog.servers[system.compute_tray].gpu.count

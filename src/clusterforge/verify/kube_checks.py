@@ -10,9 +10,12 @@ plugin advertises them from each node: said so); each team's quota is the declar
 cf_kubernetes.queueing.enabled, the team's ceiling: nominal GPUs plus borrowing limit); and live probes: a pod
 asking one GPU more than the smallest team's quota is refused by the API server, and on every GPU node a
 one-GPU pod of the cluster registry's probe image runs in the RuntimeClass's handler, sees the GPU it was
-allocated and exits 0; last the cluster DNS (verify/dns_checks.py: kube-dns at the planned address, CoreDNS ready, a
-pod resolving kubernetes.default.svc.<domain>). `expected` is the control node's `cf_kubernetes` host var
-(clusterforge.render.ansible_inventory.kubernetes_vars).
+allocated and exits 0. With k8s_gpu_mode: dra (the nodes carry clusterforge.io/gpu-api=dra) the GPUs are DRA
+devices instead: each node's count is what its ResourceSlices publish, the DeviceClasses stand in for the
+RuntimeClass and the device plugin, and the probe pods claim their GPU through a ResourceClaimTemplate
+(verify/dra_checks.py). Last, in either mode, the cluster DNS (verify/dns_checks.py: kube-dns at the planned
+address, CoreDNS ready, a pod resolving kubernetes.default.svc.<domain>). `expected` is the control node's
+`cf_kubernetes` host var (clusterforge.render.ansible_inventory.kubernetes_vars).
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from clusterforge.verify import dra_checks
+from clusterforge.verify.dra_checks import SIMULATED_DRA
 from clusterforge.verify.layer_check import LayerCheck
 
 __all__ = ["KubeCheck", "run_kube_checks", "probe_image", "team_quotas", "DAEMONSET", "DEVICE_PLUGIN_NAMESPACE",
@@ -53,9 +58,17 @@ def _eventually(probe: Callable[[], Any], timeout_s: float) -> Any:
 
 
 def _nodes(core: Any, expected: Mapping[str, Any], timeout_s: float,
-           versions: Mapping[str, str] | None = None) -> list[KubeCheck]:
+           versions: Mapping[str, str] | None = None, dra: Callable[[str], tuple[int, int]] | None = None
+           ) -> list[KubeCheck]:
+    """`dra`: node -> (devices its ResourceSlices publish, of them SIMULATED), in DRA mode."""
     from kubernetes.client.rest import ApiException
 
+    def advertised(got: Any) -> str:
+        if dra is not None:
+            return str(dra(got.metadata.name)[0])
+        return str((got.status.capacity or {}).get("nvidia.com/gpu", "0"))
+
+    what = "DRA devices" if dra is not None else "nvidia.com/gpu"
     out = []
     for node in expected["gpu_nodes"]:
         name, gpus = node["name"], str(node["gpu_count"])
@@ -70,27 +83,31 @@ def _nodes(core: Any, expected: Mapping[str, Any], timeout_s: float,
 
         def settled(name: str = name, gpus: str = gpus) -> Any:  # a plugin registers a few seconds after a kubelet
             got = read(name)
-            return got if got is not None and (got.status.capacity or {}).get("nvidia.com/gpu") == gpus else None
+            return got if got is not None and advertised(got) == gpus else None
 
         got = _eventually(settled, timeout_s) or read()
         if not got:
             out.append(KubeCheck(f"node {name}", False, "not registered or not Ready (the node left?)"))
             continue
         labels = got.metadata.labels or {}
-        capacity = (got.status.capacity or {}).get("nvidia.com/gpu", "0")
+        capacity = advertised(got)
         info = got.status.node_info
         kubelet, runtime = info.kubelet_version, info.container_runtime_version
         sim_plugin = labels.get(SIMULATED_PLUGIN[0]) == SIMULATED_PLUGIN[1]
         simulated = " (SIMULATED GPUs: the lab's device plugin)" if sim_plugin else ""
+        if dra is not None:
+            sim = dra(name)[1]
+            simulated = f" ({sim} SIMULATED: the lab's cf-sim-dra-driver)" if sim else ""
         wrong = {k: labels.get(k) for k, v in (node.get("labels") or {}).items() if labels.get(k) != v}
         pinned = (versions or {}).get("kubelet")
         ok = capacity == gpus and not wrong and (pinned is None or kubelet == pinned) and runtime.startswith(
             "containerd://")
         detail = (f"Ready, kubelet {kubelet}{f' (pinned {pinned})' if pinned and kubelet != pinned else ''}, {runtime},"
-                  f" nvidia.com/gpu {capacity}, planned {gpus}{simulated}")
+                  f" {what} {capacity}, planned {gpus}{simulated}")
         if wrong:
             detail += f"; labels not as planned: {wrong}"
-        out.append(KubeCheck(f"node {name}", ok, detail, SIMULATED_GPUS if sim_plugin else ""))
+        note = (SIMULATED_DRA if dra is not None else SIMULATED_GPUS) if sim_plugin else ""
+        out.append(KubeCheck(f"node {name}", ok, detail, note))
     return out
 
 
@@ -259,6 +276,19 @@ def run_kube_checks(api_client: Any, expected: Mapping[str, Any], timeout_s: flo
 
     core, apps, node_api = client.CoreV1Api(api_client), client.AppsV1Api(api_client), client.NodeV1Api(api_client)
     checks = control_plane_checks(api_client.configuration, expected)
+    if dra_checks.gpu_api(core) == "dra":
+        driver = dra_checks.driver_of(expected)
+
+        def published(node: str) -> tuple[int, int]:
+            return dra_checks.published_devices(dra_checks.read_slices(api_client), node, driver)
+
+        checks += _nodes(core, expected, timeout_s, versions, dra=published)
+        checks += dra_checks.device_class_checks(api_client, expected)
+        checks += _quotas(core, expected, timeout_s)
+        checks += _dra_probe(api_client, expected, driver, timeout_s)
+        if dns:
+            checks += run_dns_checks(core, apps, expected, timeout_s)
+        return checks
     checks += _nodes(core, expected, timeout_s, versions)
     checks.append(_runtime_class(node_api))
     checks.append(_daemonset(apps, core, expected, timeout_s))
@@ -267,3 +297,16 @@ def run_kube_checks(api_client: Any, expected: Mapping[str, Any], timeout_s: flo
     if dns:
         checks += run_dns_checks(core, apps, expected, timeout_s)
     return checks
+
+
+def _dra_probe(api_client: Any, expected: Mapping[str, Any], driver: str, timeout_s: float) -> list[KubeCheck]:
+    """On each GPU node a pod claiming one GPU through the largest team's ResourceClaimTemplate of the node's
+    model (`<model>-1`, roles/k8s_gpu)."""
+    teams = [t for t in team_quotas(expected) if int(t["gpus"]) > 0]
+    if not teams:
+        return [KubeCheck("probe", False, "no team with GPUs declared: no namespace to run the probe pods in")]
+    team = max(teams, key=lambda t: int(t["gpus"]))["name"]
+    short = {c["gpu_model"]: c["short_name"] for c in expected.get("gpu_device_classes") or []}
+    return [dra_checks.dra_node_probe(api_client, team, n["name"], probe_image(expected), f"{short[n['gpu_model']]}-1",
+                                      driver, _eventually, timeout_s, expected.get("gpu_taints") or ())
+            for n in expected["gpu_nodes"]]

@@ -14,7 +14,7 @@ __all__ = ["BINARIES", "kubernetes_bin_dir", "kueue_dir", "images_dir", "kube_ex
            "coredns_version", "MissingBinaries"]
 
 BINARIES = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl", "kwok", "kubelet",
-            "kube-proxy", "cf-pause", "cf-sim-gpu-plugin", "cf-gpu-probe")
+            "kube-proxy", "cf-pause", "cf-sim-gpu-plugin", "cf-sim-dra-driver", "cf-gpu-probe")
 DEFAULT_CACHE = "/var/cache/clusterforge/k8s"
 _MODULES = {"kubernetes": "k8s.io/kubernetes", "etcd": "go.etcd.io/etcd/server/v3", "kwok": "sigs.k8s.io/kwok"}
 

@@ -155,8 +155,8 @@ def gpu_dashboard(cluster: str) -> models.Dashboard:
             _series("Memory temperature", [(dcgm.format("MEMORY_TEMP"), GPU_LEGEND)], "celsius"),
             _series("Power draw", [(power, GPU_LEGEND), (limit, GPU_LEGEND + " limit")], "watt"),
             _series("Power draw / limit", [(f"{power} / {limit}", GPU_LEGEND)], "percentunit",
-                    lines=((rules.GPU_POWER_CAPPED_FRACTION, "orange"),),
-                    description="At the dashed line while busy, GpuPowerCapped fires."),
+                    lines=((rules.GPU_BELOW_CAP_FRACTION, "orange"),),
+                    description="Busy below the dashed line with lowered clocks: GpuBusyBelowPowerCap fires."),
         ]),
         ("Errors", [
             _stat("GPUs with an Xid", f"count(({dcgm.format('XID_ERRORS')}) > 0) or vector(0)", "",

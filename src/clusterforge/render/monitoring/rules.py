@@ -1,8 +1,9 @@
 """Alerting rules, one group per concern, each rule a typed record; rendered to Prometheus rule files.
 
 Thresholds are starting values an operator tunes in one place (this module): GPU temperature warns at 80 C
-and pages at 85 C; a GPU is power-capped when it draws at least 97 % of its power limit while at least 90 %
-busy; memory, disk and file-system rules fire near full. Every rule has promtool unit tests
+and pages at 85 C; a GPU that is at least 90 % busy yet draws under 80 % of its power limit with its SM clock
+under 80 % of the highest it reached in a day is held down by something other than its power budget; memory,
+disk and file-system rules fire near full. Every rule has promtool unit tests
 (tests/monitoring) that fire it on a bad series and keep it silent on a good one.
 
 Metric sources: dcgm-exporter's DCGM fields (the list roles/dcgm_exporter collects, plan.monitoring.DCGM_FIELDS),
@@ -19,8 +20,9 @@ from clusterforge.plan.monitoring import MonitoringPlan, ScrapeJob
 from clusterforge.render.monitoring import promql
 
 __all__ = ["AlertRule", "RuleGroup", "rule_groups", "rules_document", "CRITICAL_XIDS", "WARNING", "CRITICAL",
-           "GPU_TEMP_WARNING_C", "GPU_TEMP_CRITICAL_C", "GPU_POWER_CAPPED_FRACTION", "GPU_MEMORY_FULL_FRACTION",
-           "FILESYSTEM_FREE_FRACTION", "DISK_BUSY_FRACTION", "PFC_PAUSES_PER_S", "ECN_MARKS_PER_S"]
+           "GPU_TEMP_WARNING_C", "GPU_TEMP_CRITICAL_C", "GPU_BELOW_CAP_FRACTION", "GPU_CLOCK_DOWN_FRACTION",
+           "GPU_MEMORY_FULL_FRACTION", "FILESYSTEM_FREE_FRACTION", "DISK_BUSY_FRACTION", "PFC_PAUSES_PER_S",
+           "ECN_MARKS_PER_S"]
 
 WARNING = "warning"
 CRITICAL = "critical"
@@ -35,7 +37,12 @@ HW_THROTTLE_BITS = (0x8, 0x40, 0x80)
 # The thresholds the rules fire at (the dashboards draw the same lines: render/monitoring/dashboards.py)
 GPU_TEMP_WARNING_C = 80
 GPU_TEMP_CRITICAL_C = 85
-GPU_POWER_CAPPED_FRACTION = 0.97  # of the power limit, while the GPU is at least 90 % busy
+# A busy GPU drawing less than this share of its power limit while its SM clock is below GPU_CLOCK_DOWN_FRACTION of
+# its own highest clock of the last day: slowed by heat, a power brake or lowered application clocks. Not "at the
+# cap": real H100 readings (docs/acceptance/gpu-readings-2026-12-07) show a healthy card under bf16 matmul at its
+# 700 W software power cap (693-707 W, SM 1290-1380 of 1980 MHz) -- a rule on that would fire through every long job.
+GPU_BELOW_CAP_FRACTION = 0.8
+GPU_CLOCK_DOWN_FRACTION = 0.8
 GPU_MEMORY_FULL_FRACTION = 0.95
 FILESYSTEM_FREE_FRACTION = 0.10
 DISK_BUSY_FRACTION = 0.95
@@ -82,10 +89,11 @@ def gpu_rules() -> RuleGroup:
                   f"{gpu} is at or above {GPU_TEMP_WARNING_C} C"),
         AlertRule("GpuTemperatureCritical", f"DCGM_FI_DEV_GPU_TEMP >= {GPU_TEMP_CRITICAL_C}", 120, CRITICAL,
                   f"{gpu} is at or above {GPU_TEMP_CRITICAL_C} C"),
-        AlertRule("GpuPowerCapped",
-                  "DCGM_FI_DEV_GPU_UTIL >= 90 and DCGM_FI_DEV_POWER_USAGE"
-                  f" >= {GPU_POWER_CAPPED_FRACTION} * DCGM_FI_DEV_POWER_MGMT_LIMIT",
-                  900, WARNING, f"{gpu} runs busy at its power limit (power-capped clocks)"),
+        AlertRule("GpuBusyBelowPowerCap",
+                  "DCGM_FI_DEV_GPU_UTIL >= 90"
+                  f" and DCGM_FI_DEV_POWER_USAGE < {GPU_BELOW_CAP_FRACTION} * DCGM_FI_DEV_POWER_MGMT_LIMIT"
+                  f" and DCGM_FI_DEV_SM_CLOCK < {GPU_CLOCK_DOWN_FRACTION} * max_over_time(DCGM_FI_DEV_SM_CLOCK[1d])",
+                  900, WARNING, f"{gpu} is busy but held below its power limit with lowered clocks (throttled)"),
         AlertRule("GpuHardwareThrottled",
                   _any(*(f"floor({throttle} / {bit}) % 2 == 1" for bit in HW_THROTTLE_BITS)), 300, WARNING,
                   f"{gpu} is slowed by hardware (thermal, power brake or slowdown)"),
