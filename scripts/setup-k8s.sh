@@ -12,17 +12,22 @@
 #   etcd/        etcd (go.etcd.io/etcd/server/v3)
 #   kwok/        kwok, the lab's simulated kubelets (sigs.k8s.io/kwok), and its stage files
 #   kueue/       kueue, the job queueing controller (sigs.k8s.io/kueue), and its CRDs
+#   coredns/     coredns, the cluster's DNS, with only the plugins its main.go imports (the full upstream build
+#                links every cloud provider's SDK), and cf-dns-probe (cmd/: resolves names the way a pod does)
 # Binaries go to a machine-wide cache keyed by the versions, $CLUSTERFORGE_K8S_CACHE (default
 # /var/cache/clusterforge/k8s)/<kubernetes>-etcd<etcd>-kwok<kwok>/bin, and are never rebuilt when
 # present. A cold build takes ~15-25 min on 2 shared cores (kube-apiserver is most of it).
 # Kueue has a cache key of its own, $CLUSTERFORGE_K8S_CACHE/kueue-<kueue>/ (bin/kueue, bin/SHA256SUMS and crds/,
 # the upstream CRDs copied from the module's config/components/crd/bases), so pinning another Kueue rebuilds
 # nothing else (~5 min on 2 cores).
+# CoreDNS too: $CLUSTERFORGE_K8S_CACHE/coredns-<coredns>/bin (coredns, cf-dns-probe, SHA256SUMS), rebuilt when its
+# module's sources change (a hash of main.go, cmd/ and go.sum in bin/.sources; ~80 s on 2 shared cores, 53 MB).
 # The node tools are rebuilt when their sources change (a hash of cmd/ and go.sum, kept in $bin/.tools), and
 # with them the cluster's own images, as OCI layouts built with umoci (no Docker engine) in $bin/../images:
 #   pause:3.10           cf-pause, the sandbox image containerd starts every pod with
 #   cf-gpu-probe:1       cf-gpu-probe: prints the GPUs a container was allocated and exits 0 when it has any;
 #                        `verify` and the tests run it
+#   coredns:<coredns>    coredns (the entrypoint) and cf-dns-probe, the cluster DNS of roles/k8s_dns
 set -euo pipefail
 
 repo="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd -P)"
@@ -38,7 +43,8 @@ k8s="$(req kubernetes k8s.io/kubernetes)"
 etcd="$(req etcd go.etcd.io/etcd/server/v3)"
 kwok="$(req kwok sigs.k8s.io/kwok)"
 kueue="$(req kueue sigs.k8s.io/kueue)"
-[[ -n $k8s && -n $etcd && -n $kwok && -n $kueue ]] || die "cannot read the pinned versions from $mods/*/go.mod"
+coredns="$(req coredns github.com/coredns/coredns)"
+[[ -n $k8s && -n $etcd && -n $kwok && -n $kueue && -n $coredns ]] || die "cannot read the pinned versions from $mods/*/go.mod"
 
 root="${CLUSTERFORGE_K8S_CACHE:-/var/cache/clusterforge/k8s}"
 bin="$root/$k8s-etcd$etcd-kwok$kwok/bin"
@@ -71,6 +77,24 @@ if [[ ! -x $kueue_dir/bin/kueue || ! -s $kueue_dir/bin/SHA256SUMS || ! -d $kueue
 fi
 say "Kueue $kueue present in $kueue_dir"
 
+# CoreDNS: its own cache key too; the image joins the cluster's images below.
+coredns_dir="$root/coredns-$coredns"
+coredns_hash="$(cd "$mods/coredns" && cat go.sum main.go $(find cmd -type f -name '*.go' | LC_ALL=C sort) \
+    | sha256sum | cut -c1-16)"
+if [[ "$(cat "$coredns_dir/bin/.sources" 2>/dev/null)" != "$coredns_hash" || ! -x $coredns_dir/bin/coredns \
+      || ! -x $coredns_dir/bin/cf-dns-probe || ! -s $coredns_dir/bin/SHA256SUMS ]]; then
+    say "building CoreDNS $coredns (its plugins: tools/k8s-build/coredns/main.go; ~80 s on 2 cores)"
+    rm -rf "$coredns_dir.tmp"
+    mkdir -p "$coredns_dir.tmp/bin"
+    (cd "$mods/coredns" && CGO_ENABLED=0 GOFLAGS="-mod=readonly -buildvcs=false" nice -n 10 "$go_bin" build \
+        -trimpath -ldflags "-s -w" -o "$coredns_dir.tmp/bin/" . ./cmd/cf-dns-probe)
+    (cd "$coredns_dir.tmp/bin" && sha256sum -- coredns cf-dns-probe > SHA256SUMS)
+    echo "$coredns_hash" > "$coredns_dir.tmp/bin/.sources"
+    rm -rf "$coredns_dir"
+    mv "$coredns_dir.tmp" "$coredns_dir"
+fi
+say "CoreDNS $coredns present in $coredns_dir"
+
 want=(kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet kube-proxy etcd kwok cf-pause cf-sim-gpu-plugin
       cf-sim-dra-driver cf-gpu-probe)
 missing() { local b; for b in "${want[@]}"; do [[ -x "$bin/$b" ]] || echo "$b"; done; }
@@ -83,10 +107,12 @@ sums() {
 }
 tools_hash="$(cd "$mods/kubernetes" && cat go.sum $(find cmd -type f -name '*.go' | LC_ALL=C sort) | sha256sum | cut -c1-16)"
 images="$bin/../images"
+# The layout holds the CoreDNS image of this build (its sources' hash in images/.coredns).
+images_current() { [[ -d $images/oci && "$(cat "$images/.coredns" 2>/dev/null)" == "$coredns_hash" ]]; }
 if [[ "$(cat "$bin/.tools" 2>/dev/null)" != "$tools_hash" ]]; then
     rm -f "$bin/cf-pause" "$bin/cf-sim-gpu-plugin" "$bin/cf-sim-dra-driver" "$bin/cf-gpu-probe" "$bin/SHA256SUMS"
 fi
-if [[ -z "$(missing)" && -d "$bin/../kwok-stages" && -d $images/oci ]]; then
+if [[ -z "$(missing)" && -d "$bin/../kwok-stages" ]] && images_current; then
     sums
     say "Kubernetes $k8s, etcd $etcd, kwok $kwok present in $bin"
     echo "$bin"
@@ -142,7 +168,7 @@ if [[ ! -x $bin/cf-pause || ! -x $bin/cf-sim-gpu-plugin || ! -x $bin/cf-sim-dra-
     echo "$tools_hash" > "$bin/.tools"
     rm -rf "$images"
 fi
-if [[ ! -d $images/oci ]]; then
+if ! images_current; then
     if ! command -v umoci >/dev/null && [[ $(id -u) -eq 0 ]]; then  # setup.sh may hold dpkg's lock: wait for it
         DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends -o DPkg::Lock::Timeout=900 \
             umoci >/dev/null || true
@@ -153,13 +179,13 @@ if [[ ! -d $images/oci ]]; then
     trap 'rm -rf "$work"' EXIT
     layout="$work/oci"
     umoci init --layout "$layout"
-    # image REF BINARY ENTRYPOINT...: one static binary at /, run as ENTRYPOINT
+    # image REF "BINARY..." ENTRYPOINT...: static binaries (paths) at /, run as ENTRYPOINT
     image() {
-        local ref="$1" binary="$2"
+        local ref="$1" binaries="$2" b
         shift 2
         umoci new --image "$layout:$ref"
         umoci unpack --image "$layout:$ref" "$work/bundle" >/dev/null
-        install -m 0755 "$bin/$binary" "$work/bundle/rootfs/$binary"
+        for b in $binaries; do install -m 0755 "$b" "$work/bundle/rootfs/${b##*/}"; done
         umoci repack --image "$layout:$ref" "$work/bundle" >/dev/null
         rm -rf "$work/bundle"
         local args=()
@@ -167,10 +193,16 @@ if [[ ! -d $images/oci ]]; then
         umoci config --image "$layout:$ref" "${args[@]}" --config.user 65534:65534 --author clusterforge
         umoci gc --layout "$layout"
     }
-    image pause-3.10 cf-pause /cf-pause
-    image cf-gpu-probe-1 cf-gpu-probe /cf-gpu-probe
+    image pause-3.10 "$bin/cf-pause" /cf-pause
+    image cf-gpu-probe-1 "$bin/cf-gpu-probe" /cf-gpu-probe
+    image "coredns-${coredns#v}" "$coredns_dir/bin/coredns $coredns_dir/bin/cf-dns-probe" /coredns
+    # swapped in whole: a run reading the old layout meanwhile sees one or the other
     mkdir -p "$images"
+    rm -rf "$images/oci.old"
+    [[ ! -d $images/oci ]] || mv "$images/oci" "$images/oci.old"
     mv "$layout" "$images/oci"
+    echo "$coredns_hash" > "$images/.coredns"
+    rm -rf "$images/oci.old"
 fi
 rm -rf "$bin/.tmp"
 [[ -z "$(missing)" ]] || die "not built: $(missing | tr '\n' ' ')"

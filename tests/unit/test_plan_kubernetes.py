@@ -76,3 +76,34 @@ def test_a_service_range_larger_than_the_api_server_takes_is_refused(tmp_path):
 def test_kubernetes_settings_without_kubernetes_are_refused(tmp_path):
     text = LAB.read_text().replace("schedulers: [kubernetes, slurm]", "schedulers: [slurm]")
     assert "kubernetes settings are never applied" in _errors(text, tmp_path)
+
+
+def test_the_cluster_dns_is_the_tenth_service_address_with_two_replicas_and_no_forwarders():
+    from clusterforge.plan.kubernetes import cluster_dns_ip, plan_cluster_dns
+
+    assert cluster_dns_ip("10.96.0.0/12") == "10.96.0.10" and cluster_dns_ip("198.18.48.0/24") == "198.18.48.10"
+    assert [plan_cluster_dns("198.18.48.0/24", (), n).replicas for n in (0, 1, 2, 4)] == [1, 1, 2, 2]
+    dns = load_and_plan(LAB)[1].kubernetes.dns
+    assert dns is not None and (dns.ip, dns.domain, dns.forwarders, dns.replicas) == (
+        "198.18.48.10", "cluster.local", (), 2)  # the lab forwards nowhere
+
+
+def test_declared_dns_forwarders_reach_the_plan(tmp_path):
+    text = LAB.read_text().replace("  kueue: true\n", "  kueue: true\n  dns_forwarders: [198.18.8.1, 198.18.8.2]\n")
+    assert _plan(text, tmp_path).kubernetes.dns.forwarders == ("198.18.8.1", "198.18.8.2")
+
+
+@pytest.mark.parametrize(("value", "says"), [
+    ("'8.8.8.8 ; rm'", "not an IPv4 address"), ("127.0.0.1", "not a unicast host address"),
+    ("010.1.1.1", "not an IPv4 address"), ("198.18.48.53", "inside service_cidr"),
+    ("198.18.32.9", "inside pod_cidr"), ("'{{ x }}'", "not an IPv4 address")])
+def test_a_hostile_or_looping_dns_forwarder_is_refused_at_its_line(tmp_path, value, says):
+    text = LAB.read_text().replace("  kueue: true\n", f"  kueue: true\n  dns_forwarders: [198.18.8.1, {value}]\n")
+    message = _errors(text, tmp_path)
+    line = next(i for i, ln in enumerate(text.splitlines(), 1) if "dns_forwarders" in ln)
+    assert f"lab.yaml:{line}:" in message and "dns_forwarders" in message and says in message, message
+
+
+def test_a_forwarder_declared_twice_is_refused(tmp_path):
+    text = LAB.read_text().replace("  kueue: true\n", "  kueue: true\n  dns_forwarders: [198.18.8.1, 198.18.8.1]\n")
+    assert "declared twice" in _errors(text, tmp_path)

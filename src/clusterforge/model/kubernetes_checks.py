@@ -11,6 +11,7 @@
 * a team's borrowing and lending limits are Kueue's (plan/queueing.py): refused without Kubernetes, and a
   team lends at most its own GPUs (Kueue refuses a lendingLimit above the nominal quota).
 * ``kueue: true`` queues the teams' GPUs: refused where no team is declared (there would be no queue).
+* a DNS forwarder is outside the pod and service ranges (the cluster DNS would forward to itself) and declared once.
 """
 
 from __future__ import annotations
@@ -41,6 +42,19 @@ def _queue_limits(spec: ClusterSpec) -> list[tuple[Loc, str]]:
     return problems
 
 
+def _forwarder_problems(forwarders: list[str], pods: IPNetwork, service: IPNetwork) -> list[tuple[Loc, str]]:
+    problems: list[tuple[Loc, str]] = []
+    for index, address in enumerate(forwarders):
+        where: Loc = ("kubernetes", "dns_forwarders", index)
+        inside = next((name for name, net in (("pod_cidr", pods), ("service_cidr", service)) if address in net), None)
+        if inside:
+            problems.append((where, f"{address} is inside {inside} {pods if inside == 'pod_cidr' else service}: the"
+                             " cluster DNS would forward to the cluster; name the site's resolvers"))
+        elif address in forwarders[:index]:
+            problems.append((where, f"{address} is declared twice; name each resolver once"))
+    return problems
+
+
 def kubernetes_problems(spec: ClusterSpec) -> list[tuple[Loc, str]]:
     k8s = spec.kubernetes
     problems: list[tuple[Loc, str]] = _queue_limits(spec)
@@ -57,6 +71,7 @@ def kubernetes_problems(spec: ClusterSpec) -> list[tuple[Loc, str]]:
         problems.append((("kubernetes", "service_cidr"), f"/{service.prefixlen} is larger than the API server accepts"
                          f" for a service range; use /{32 - MAX_SERVICE_HOST_BITS} or longer"))
     pods = IPNetwork(k8s.pod_cidr)
+    problems += _forwarder_problems(k8s.dns_forwarders, pods, service)
     if k8s.node_pod_prefix <= pods.prefixlen:
         problems.append((("kubernetes", "node_pod_prefix"), f"/{k8s.node_pod_prefix} blocks do not fit in pod_cidr"
                          f" {pods} more than once; use a longer prefix or a larger pod_cidr"))

@@ -11,6 +11,9 @@
   many), which host routes to the peers' management addresses would not.
 * Service addresses: the ``kubernetes`` Service takes the first address of ``kubernetes.service_cidr``
   (the API server's certificate names it), the cluster DNS the tenth (kubeadm's convention).
+* Cluster DNS (CoreDNS, roles/k8s_dns): the Service ``kube-dns`` at that tenth address, the domain
+  ``cluster.local`` (every kubelet's clusterDomain), two replicas where two nodes can hold them, forwarding
+  names outside the domain to the declaration's ``dns_forwarders`` only.
 * Control plane: its members and the one address every client names, a virtual one with three control nodes
   (plan/control_plane.py).
 * Labels: the plan's topology labels (plan/topology.py), the GPU model and count; taints: GPU nodes take
@@ -32,12 +35,16 @@ from clusterforge.plan.objects import Device
 from clusterforge.plan.topology import SchedulerTopology
 from clusterforge.vocab import DeviceKind, Plane
 
-__all__ = ["KubeNode", "KubernetesPlan", "plan_kubernetes", "GPU_TAINT", "VXLAN_ID", "VXLAN_PORT", "overlay_mac"]
+__all__ = ["KubeNode", "KubernetesPlan", "ClusterDns", "plan_kubernetes", "plan_cluster_dns", "cluster_dns_ip",
+           "GPU_TAINT", "VXLAN_ID", "VXLAN_PORT", "CLUSTER_DOMAIN", "DNS_SERVICE_OFFSET", "overlay_mac"]
 
 GPU_TAINT = ("nvidia.com/gpu", "present", "NoSchedule")
 VXLAN_ID = 1  # one overlay per cluster
 VXLAN_PORT = 4789  # IANA's VXLAN port
 VXLAN_OVERHEAD = 50  # outer Ethernet 14 + IPv4 20 + UDP 8 + VXLAN 8
+CLUSTER_DOMAIN = "cluster.local"
+DNS_SERVICE_OFFSET = 10  # the service range's tenth address (kubeadm's convention)
+MAX_DNS_REPLICAS = 2
 
 
 @dataclass(frozen=True)
@@ -56,6 +63,28 @@ class KubeNode:
 
 
 @dataclass(frozen=True)
+class ClusterDns:
+    ip: str  # the kube-dns Service's cluster IP: every kubelet's clusterDNS
+    domain: str  # every kubelet's clusterDomain
+    forwarders: tuple[str, ...]  # the declaration's; none: the node's resolv.conf, or nowhere in the lab
+    replicas: int
+
+    def to_dict(self) -> dict[str, object]:
+        return {"ip": self.ip, "domain": self.domain, "forwarders": list(self.forwarders), "replicas": self.replicas}
+
+
+def cluster_dns_ip(service_cidr: str) -> str:
+    """The cluster DNS Service's address: the tenth of the service range."""
+    return str(IPAddress(IPNetwork(service_cidr).first + DNS_SERVICE_OFFSET))
+
+
+def plan_cluster_dns(service_cidr: str, forwarders: Iterable[str], nodes: int) -> ClusterDns:
+    """Two replicas (each on another node, roles/k8s_dns) where the cluster has two nodes, else one."""
+    return ClusterDns(cluster_dns_ip(service_cidr), CLUSTER_DOMAIN, tuple(forwarders),
+                      max(1, min(MAX_DNS_REPLICAS, nodes)))
+
+
+@dataclass(frozen=True)
 class KubernetesPlan:
     pod_cidr: str
     service_cidr: str
@@ -64,10 +93,12 @@ class KubernetesPlan:
     overlay_mtu: int
     nodes: tuple[KubeNode, ...]
     control_plane: ControlPlanePlan | None = None  # None without control nodes
+    dns: ClusterDns | None = None  # plan_kubernetes always sets it
 
     def to_dict(self) -> dict[str, object]:
         return {"pod_cidr": self.pod_cidr, "service_cidr": self.service_cidr, "service_ip": self.service_ip,
-                "dns_ip": self.dns_ip, "overlay": {"vxlan_id": VXLAN_ID, "port": VXLAN_PORT, "mtu": self.overlay_mtu},
+                "dns_ip": self.dns_ip, "dns": self.dns.to_dict() if self.dns is not None else None,
+                "overlay": {"vxlan_id": VXLAN_ID, "port": VXLAN_PORT, "mtu": self.overlay_mtu},
                 "nodes": [n.to_dict() for n in self.nodes],
                 "control_plane": self.control_plane.to_dict() if self.control_plane is not None else None}
 
@@ -99,6 +130,7 @@ def plan_kubernetes(spec: ClusterSpec, pools: Pools, devices: Iterable[Device], 
         labels = dict(topology.labels(device.name)) if topology else {}
         nodes.append(KubeNode(device.name, device.management_ip, str(block), overlay_mac(block), device.gpus,
                               gpu_models[device.name], tuple(sorted(labels.items()))))
-    return KubernetesPlan(str(pods), str(services), str(IPAddress(services.first + 1)),
-                          str(IPAddress(services.first + 10)), management_mtu - VXLAN_OVERHEAD, tuple(nodes),
-                          plan_control_plane(pools.site_block(Plane.MANAGEMENT), devices))
+    dns = plan_cluster_dns(str(services), k8s.dns_forwarders, len(nodes))
+    return KubernetesPlan(str(pods), str(services), str(IPAddress(services.first + 1)), dns.ip,
+                          management_mtu - VXLAN_OVERHEAD, tuple(nodes),
+                          plan_control_plane(pools.site_block(Plane.MANAGEMENT), devices), dns)

@@ -104,7 +104,8 @@ def kubernetes_vars(plan: Plan) -> dict[str, Any]:
             out["control_plane"] = k8s.control_plane.to_dict()
             out["api_server"] = k8s.control_plane.server
         out |= {"pod_cidr": k8s.pod_cidr, "service_cidr": k8s.service_cidr, "service_ip": k8s.service_ip,
-                "dns_ip": k8s.dns_ip, "overlay": k8s.to_dict()["overlay"], "nodes": nodes,
+                "dns_ip": k8s.dns_ip, "dns": k8s.dns.to_dict() if k8s.dns is not None else None,
+                "overlay": k8s.to_dict()["overlay"], "nodes": nodes,
                 "gpu_taints": [{"key": key, "value": value, "effect": effect}],
                 # roles/k8s_gpu's DeviceClasses with k8s_gpu_mode: dra (plan/dra.py)
                 "gpu_device_classes": [c.to_dict() for c in plan_device_classes(k8s.nodes)]}

@@ -13,8 +13,9 @@ one-GPU pod of the cluster registry's probe image runs in the RuntimeClass's han
 allocated and exits 0. With k8s_gpu_mode: dra (the nodes carry clusterforge.io/gpu-api=dra) the GPUs are DRA
 devices instead: each node's count is what its ResourceSlices publish, the DeviceClasses stand in for the
 RuntimeClass and the device plugin, and the probe pods claim their GPU through a ResourceClaimTemplate
-(verify/dra_checks.py). `expected` is the control node's `cf_kubernetes` host var
-(clusterforge.render.ansible_inventory.kubernetes_vars).
+(verify/dra_checks.py). Last, in either mode, the cluster DNS (verify/dns_checks.py: kube-dns at the planned
+address, CoreDNS ready, a pod resolving kubernetes.default.svc.<domain>). `expected` is the control node's
+`cf_kubernetes` host var (clusterforge.render.ansible_inventory.kubernetes_vars).
 """
 
 from __future__ import annotations
@@ -265,12 +266,13 @@ def _node_probes(core: Any, team: str, nodes: list[str], image: str, timeout_s: 
 
 
 def run_kube_checks(api_client: Any, expected: Mapping[str, Any], timeout_s: float = 60.0,
-                    versions: Mapping[str, str] | None = None) -> list[KubeCheck]:
+                    versions: Mapping[str, str] | None = None, dns: bool = True) -> list[KubeCheck]:
     """Every check against the API server `api_client` reaches (a kubernetes.client.ApiClient); `versions`:
-    the pinned component versions ({"kubelet": "v1.36.3"}), when known."""
+    the pinned component versions ({"kubelet": "v1.36.3"}), when known; `dns`: with the cluster DNS's."""
     from kubernetes import client
 
     from clusterforge.verify.control_plane_checks import control_plane_checks
+    from clusterforge.verify.dns_checks import run_dns_checks
 
     core, apps, node_api = client.CoreV1Api(api_client), client.AppsV1Api(api_client), client.NodeV1Api(api_client)
     checks = control_plane_checks(api_client.configuration, expected)
@@ -284,12 +286,16 @@ def run_kube_checks(api_client: Any, expected: Mapping[str, Any], timeout_s: flo
         checks += dra_checks.device_class_checks(api_client, expected)
         checks += _quotas(core, expected, timeout_s)
         checks += _dra_probe(api_client, expected, driver, timeout_s)
+        if dns:
+            checks += run_dns_checks(core, apps, expected, timeout_s)
         return checks
     checks += _nodes(core, expected, timeout_s, versions)
     checks.append(_runtime_class(node_api))
     checks.append(_daemonset(apps, core, expected, timeout_s))
     checks += _quotas(core, expected, timeout_s)
     checks += _probe(core, expected, timeout_s)
+    if dns:
+        checks += run_dns_checks(core, apps, expected, timeout_s)
     return checks
 
 

@@ -3,6 +3,7 @@ pinned in tools/k8s-build/*/go.mod (the same rule as the script)."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -10,7 +11,7 @@ from typing import Any
 from clusterforge import paths
 
 __all__ = ["BINARIES", "kubernetes_bin_dir", "kueue_dir", "images_dir", "kube_extravars", "pinned_versions",
-           "MissingBinaries"]
+           "coredns_version", "MissingBinaries"]
 
 BINARIES = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl", "kwok", "kubelet",
             "kube-proxy", "cf-pause", "cf-sim-gpu-plugin", "cf-sim-dra-driver", "cf-gpu-probe")
@@ -42,8 +43,11 @@ def kubernetes_bin_dir(check: bool = True) -> Path:
     root = Path(os.environ.get("CLUSTERFORGE_K8S_CACHE") or DEFAULT_CACHE)
     bin_dir = root / f"{versions['kubernetes']}-etcd{versions['etcd']}-kwok{versions['kwok']}" / "bin"
     missing = [b for b in BINARIES if not (bin_dir / b).is_file()]
-    if not (bin_dir.parent / "images" / "oci" / "index.json").is_file():
+    tags = _layout_tags(images_dir(bin_dir))
+    if tags is None:
         missing.append("the cluster's images (images/oci)")
+    elif f"coredns-{coredns_version()}" not in tags:
+        missing.append(f"the CoreDNS image coredns-{coredns_version()} (images/oci)")
     if check and missing:
         raise MissingBinaries(f"{bin_dir}: {', '.join(missing)} not built; run scripts/setup-k8s.sh"
                               " (make up and make setup run it)")
@@ -65,8 +69,25 @@ def kueue_dir(check: bool = True) -> Path:
 
 
 def images_dir(bin_dir: Path) -> Path:
-    """The OCI layout of the cluster's images beside the binaries (pause, cf-gpu-probe)."""
+    """The OCI layout of the cluster's images beside the binaries (pause, cf-gpu-probe, coredns)."""
     return bin_dir.parent / "images" / "oci"
+
+
+def _layout_tags(layout: Path) -> set[str] | None:
+    """The tags of an OCI layout's index; None without a readable index."""
+    try:
+        index = json.loads((layout / "index.json").read_text())
+    except (OSError, ValueError):
+        return None
+    return {m.get("annotations", {}).get("org.opencontainers.image.ref.name", "") for m in index.get("manifests", [])}
+
+
+def coredns_version() -> str:
+    """The pinned CoreDNS (tools/k8s-build/coredns/go.mod) as its image is tagged: 1.14.7."""
+    go_mod = paths.data_root() / "tools" / "k8s-build" / "coredns" / "go.mod"
+    if not go_mod.is_file():
+        raise MissingBinaries(f"{go_mod} is missing: CoreDNS needs a checkout (scripts/setup-k8s.sh)")
+    return _pinned(go_mod, "github.com/coredns/coredns").removeprefix("v")
 
 
 def kube_extravars(lab: bool, bin_dir: Path, kueue: bool) -> dict[str, Any]:
@@ -74,7 +95,7 @@ def kube_extravars(lab: bool, bin_dir: Path, kueue: bool) -> dict[str, Any]:
     (clusterforge.pulumi.program) and the tests' kube_cluster fixture; the PKI bundle is passed apart, as a
     secret. `kueue`: the plan runs Kueue (cf_kubernetes.queueing.enabled), so its cache must be built."""
     return {"cf_lab": lab, "cf_k8s_bin_dir": str(bin_dir), "cf_k8s_images": str(images_dir(bin_dir)),
-            "cf_kueue_dir": str(kueue_dir(check=kueue))}
+            "cf_kueue_dir": str(kueue_dir(check=kueue)), "cf_k8s_coredns_version": coredns_version()}
 
 
 def pinned_versions() -> dict[str, str]:

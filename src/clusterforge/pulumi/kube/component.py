@@ -5,8 +5,8 @@ One HostProvision runs playbooks/kubernetes.yml over the `control_nodes` group w
 etcd, kube-apiserver, kube-controller-manager, kube-scheduler as systemd units, the TLS bootstrap Secret and
 bindings, the cluster registry with the cluster's images. A second runs playbooks/k8s-nodes.yml over the GPU
 servers: containerd, the kubelet (joined by TLS bootstrap), kube-proxy, the pod network and, in the lab, the
-SIMULATED GPU device plugin; then k8s_gpu applied with kubectl through the first control node. It runs after
-every SU is provisioned.
+SIMULATED GPU device plugin; then k8s_gpu and the cluster DNS (k8s_dns: CoreDNS, Service kube-dns) applied with
+kubectl through the first control node. It runs after every SU is provisioned.
 The admin kubeconfig is a secret output (`clusterforge kubeconfig` prints it). Off the lab (`layer` given), a
 KubeGpuLayer after it records what k8s_gpu applied, and `destroy` removes that from the API server through it.
 """

@@ -75,7 +75,8 @@ def _checks(reach: Reach) -> LayerChecks | None:
 KUBERNETES = SchedulerDriver(
     name=NAME, label="Kubernetes",
     rendering=Rendering(f"{SCHEDULER_DIR}/{NAME}", _files, "cf_kubernetes"),
-    application=Application("kubernetes.yml", ("k8s_control_plane", "k8s_registry", "k8s_node", "k8s_gpu", "k8s_kueue"),
+    application=Application("kubernetes.yml", ("k8s_control_plane", "k8s_registry", "k8s_node", "k8s_gpu", "k8s_kueue",
+                                              "k8s_dns"),
                             "clusterforge:kubernetes:Kubernetes", more_playbooks=("k8s-nodes.yml",)),
     queues=_queues, control=_control, checks=_checks, reached_by="--kubeconfig FILE or --stack",
 )
