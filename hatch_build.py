@@ -1,5 +1,7 @@
 """Wheel build hook: ship templates/, roles/, playbooks/, stacks/cluster/, collection/ and LICENSE inside the
-package, and the Pulumi engine's build recipe (tools/pulumi-build, tools/launchers, scripts/setup-pulumi.sh).
+package, the Pulumi engine's build recipe (tools/pulumi-build, tools/launchers, scripts/setup-pulumi.sh) and the
+Kubernetes build recipe (tools/k8s-build: the pinned Kubernetes, etcd, kwok, Kueue and CoreDNS modules and the
+node tools; scripts/setup-k8s.sh).
 
 They stay at the top of the repository, where they are edited; a regular wheel carries a copy
 under ``clusterforge/_data/``, where ``clusterforge.paths`` looks when there is no checkout. An
@@ -13,8 +15,9 @@ from pathlib import Path
 
 from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 
-DATA = ("templates", "roles", "playbooks", "stacks/cluster", "collection", "tools/pulumi-build", "tools/launchers")
-FILES = ("LICENSE", "scripts/setup-pulumi.sh")
+DATA = ("templates", "roles", "playbooks", "stacks/cluster", "collection", "tools/pulumi-build", "tools/launchers",
+        "tools/k8s-build")
+FILES = ("LICENSE", "scripts/setup-pulumi.sh", "scripts/setup-k8s.sh")
 TARGET = "clusterforge/_data"
 SKIPPED = {"__pycache__", ".pytest_cache"}
 

@@ -87,7 +87,8 @@ def test_clusterforge_comes_from_the_wheel(installed):
     assert Path(where["data"]) == Path(where["module"]).parent / "_data"
     assert where["checkout"] is None
     for part in ("templates/switch", "templates/report", "roles/nvidia_driver", "playbooks/site.yml",
-                 "stacks/cluster/__main__.py"):
+                 "stacks/cluster/__main__.py", "tools/k8s-build/kubernetes/go.sum", "tools/k8s-build/coredns/main.go",
+                 "tools/k8s-build/kubernetes/cmd/cf-sim-gpu-plugin/main.go", "scripts/setup-k8s.sh"):
         assert (Path(where["data"]) / part).exists(), part
 
 

@@ -33,12 +33,17 @@ def _pinned(go_mod: Path, module: str) -> str:
     raise MissingBinaries(f"{go_mod}: no requirement of {module}")
 
 
+def setup_script() -> str:
+    """How to run the set-up step, from a checkout or the wheel (which carries tools/k8s-build and the script)."""
+    return f"bash {paths.data_root() / 'scripts' / 'setup-k8s.sh'}"
+
+
 def kubernetes_bin_dir(check: bool = True) -> Path:
     """The bin directory of the pinned versions; with `check`, MissingBinaries names the set-up step when a
     binary is absent (previews only name the directory)."""
     build = paths.data_root() / "tools" / "k8s-build"
     if not build.is_dir():
-        raise MissingBinaries(f"{build} is missing: the Kubernetes step needs a checkout (scripts/setup-k8s.sh)")
+        raise MissingBinaries(f"{build} is missing: reinstall clusterforge (the wheel carries it) or use a checkout")
     versions = {name: _pinned(build / name / "go.mod", module) for name, module in _MODULES.items()}
     root = Path(os.environ.get("CLUSTERFORGE_K8S_CACHE") or DEFAULT_CACHE)
     bin_dir = root / f"{versions['kubernetes']}-etcd{versions['etcd']}-kwok{versions['kwok']}" / "bin"
@@ -49,8 +54,8 @@ def kubernetes_bin_dir(check: bool = True) -> Path:
     elif f"coredns-{coredns_version()}" not in tags:
         missing.append(f"the CoreDNS image coredns-{coredns_version()} (images/oci)")
     if check and missing:
-        raise MissingBinaries(f"{bin_dir}: {', '.join(missing)} not built; run scripts/setup-k8s.sh"
-                              " (make up and make setup run it)")
+        raise MissingBinaries(f"{bin_dir}: {', '.join(missing)} not built; run {setup_script()}"
+                              " (needs Go; in a checkout make up and make setup run it)")
     return bin_dir
 
 
@@ -59,12 +64,12 @@ def kueue_dir(check: bool = True) -> Path:
     MissingBinaries names the set-up step when the binary or the CRDs are absent."""
     build = paths.data_root() / "tools" / "k8s-build"
     if not build.is_dir():
-        raise MissingBinaries(f"{build} is missing: Kueue needs a checkout (scripts/setup-k8s.sh)")
+        raise MissingBinaries(f"{build} is missing: reinstall clusterforge (the wheel carries it) or use a checkout")
     version = _pinned(build / "kueue" / "go.mod", "sigs.k8s.io/kueue")
     root = Path(os.environ.get("CLUSTERFORGE_K8S_CACHE") or DEFAULT_CACHE)
     directory = root / f"kueue-{version}"
     if check and not ((directory / "bin" / "kueue").is_file() and (directory / "crds").is_dir()):
-        raise MissingBinaries(f"{directory}: kueue or its CRDs not built; run scripts/setup-k8s.sh")
+        raise MissingBinaries(f"{directory}: kueue or its CRDs not built; run {setup_script()}")
     return directory
 
 
@@ -86,7 +91,7 @@ def coredns_version() -> str:
     """The pinned CoreDNS (tools/k8s-build/coredns/go.mod) as its image is tagged: 1.14.7."""
     go_mod = paths.data_root() / "tools" / "k8s-build" / "coredns" / "go.mod"
     if not go_mod.is_file():
-        raise MissingBinaries(f"{go_mod} is missing: CoreDNS needs a checkout (scripts/setup-k8s.sh)")
+        raise MissingBinaries(f"{go_mod} is missing: reinstall clusterforge (the wheel carries it) or use a checkout")
     return _pinned(go_mod, "github.com/coredns/coredns").removeprefix("v")
 
 
