@@ -131,6 +131,17 @@ def _link_up_command(lab_cluster, host: str, dev: str = "rail0") -> str:
     return " && ".join([f"ip link set {dev} up", *routes])
 
 
+def _simulated_xid48(kube_cluster, node: str) -> float:
+    """Append a SIMULATED Xid 48 line to the node's simulated kernel log; the time of the fault."""
+    line = (f"$(date -Is) {node} kernel: NVRM: Xid (PCI:0000:1b:00): 48, pid=0, name=cf-drill, An uncorrectable"
+            f" double bit error (DBE) has been detected on GPU in the framebuffer. {SIMULATED_MARK}")
+    fault = time.time()
+    rc, _, err = kube_cluster.sh(node, f"mkdir -p {Path(SIMULATED_KERNEL_LOG).parent} &&"
+                                       f" printf '%s\\n' \"{line}\" >> {SIMULATED_KERNEL_LOG}")
+    assert rc == 0, err
+    return fault
+
+
 def _drill(tmp_path, kube_cluster, lab_cluster, stack: str, nvlink_domain_nodes: int | None = None):
     """A drill's declaration, state directory, API, `--target lab` options and remediate command line."""
     declaration = _declaration(tmp_path, nvlink_domain_nodes)
@@ -271,13 +282,8 @@ def test_simulated_xid_drill_is_reset_and_returned_then_the_loop_finds_nothing(
         lab_converged, kube_cluster, slurm_cluster, lab_cluster, tmp_path):
     declaration, state, core, where, remediate = _drill(tmp_path, kube_cluster, lab_cluster, "lab-xid")
     assert _schedulable(core, XID_NODE) and _slurm_state(slurm_cluster, XID_NODE) == "IDLE"
-    line = (f"$(date -Is) {XID_NODE} kernel: NVRM: Xid (PCI:0000:1b:00): 48, pid=0, name=cf-drill, An uncorrectable"
-            f" double bit error (DBE) has been detected on GPU in the framebuffer. {SIMULATED_MARK}")
     try:
-        fault = time.time()
-        rc, _, err = kube_cluster.sh(XID_NODE, f"mkdir -p {Path(SIMULATED_KERNEL_LOG).parent} &&"
-                                               f" printf '%s\\n' \"{line}\" >> {SIMULATED_KERNEL_LOG}")
-        assert rc == 0, err
+        fault = _simulated_xid48(kube_cluster, XID_NODE)
         # one remediate run: its own verdicts (the health gather) are the fault's verdict, its journal's `decided`
         acted = _cli(state, *remediate, "--yes", "--format", "json")
         assert acted.returncode == 0, acted.stdout[-3000:] + acted.stderr[-3000:]
@@ -341,13 +347,8 @@ def test_a_fault_on_one_node_of_an_nvlink_domain_drains_and_returns_the_whole_do
     members = (DOMAIN_PEER, DOMAIN_FAULT)
     for node in members:
         assert _schedulable(core, node) and _slurm_state(slurm_cluster, node) == "IDLE", _slurm(slurm_cluster, node)
-    line = (f"$(date -Is) {DOMAIN_FAULT} kernel: NVRM: Xid (PCI:0000:1b:00): 48, pid=0, name=cf-drill, An"
-            f" uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer. {SIMULATED_MARK}")
     try:
-        fault = time.time()
-        rc, _, err = kube_cluster.sh(DOMAIN_FAULT, f"mkdir -p {Path(SIMULATED_KERNEL_LOG).parent} &&"
-                                                   f" printf '%s\\n' \"{line}\" >> {SIMULATED_KERNEL_LOG}")
-        assert rc == 0, err
+        fault = _simulated_xid48(kube_cluster, DOMAIN_FAULT)
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")]),
                "CLUSTERFORGE_STATE_DIR": str(state)}
         out, err_path = tmp_path / "remediate.out", tmp_path / "remediate.err"
