@@ -16,8 +16,12 @@ def test_a_container_in_the_middle_of_exec_is_running(tmp_path):
     root = tmp_path / "hosts" / "h1" / "root"
     misses = 0
     for _ in range(30):
+        # the child lives until the test closes its stdin: a worker descheduled for a moment under
+        # load (two xdist workers beside a lab on two cores) cannot find it already gone and count
+        # that as a miss; only is_running answering False for a live process does
         p = subprocess.Popen(["/bin/sh", "-c", 'echo $$ > /dev/null && exec "$@"', "cf-nspawn",
-                              str(nspawn), "-c", "sleep 0.1; true", "-D", str(root)])
+                              str(nspawn), "-c", "read line; true", "-D", str(root)],
+                             stdin=subprocess.PIPE)
         container._children[p.pid] = p
         try:
             t0 = time.monotonic()
@@ -26,6 +30,8 @@ def test_a_container_in_the_middle_of_exec_is_running(tmp_path):
                     misses += 1
                     break
         finally:
+            assert p.stdin is not None
+            p.stdin.close()
             p.wait()
             container._children.pop(p.pid, None)
         assert not container.is_running(p.pid, root)  # gone is gone
