@@ -13,9 +13,12 @@ a lab test that would collide with one skips and says so.
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import os
+import sys
 import tempfile
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -143,6 +146,24 @@ DISTRIBUTING = frozenset({"load", "loadscope", "loadfile", "loadgroup", "workste
 
 def _groups_file(pid: int) -> Path:
     return Path(tempfile.gettempdir()) / f"cf-test-groups-{pid}.json"
+
+
+def _jinja_module_proxies() -> bool:
+    return any(isinstance(m, weakref.ProxyType) and k.startswith("_jinja2_module_templates_")
+               for k, m in list(sys.modules.items()))
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown(item: pytest.Item) -> None:
+    """Collect pyavd's dead template loaders before the next test runs.
+
+    jinja2's ModuleLoader (pyavd's templater) puts a weak proxy of its package into sys.modules and
+    leaves it to the loader's death to remove it; pyavd's loaders die in reference cycles, so the
+    proxies stay until a cyclic collection. Hypothesis scans sys.modules for constants: a collection
+    in the middle of that scan killed a proxy it held and failed an unrelated property test with
+    ReferenceError (a clean-clone run, two workers). Collected here, only when such a proxy exists."""
+    if _jinja_module_proxies():
+        gc.collect()
 
 
 def pytest_configure(config: pytest.Config) -> None:
