@@ -67,3 +67,39 @@ def test_a_hostile_product_or_driver_stops_the_role_at_its_checks(tmp_path: Path
                    or f"value of {field} must be one of" in out.stdout)  # the argument specs
         assert refused, out.stdout[-3000:]
         assert "Install containerd" not in out.stdout
+
+
+# `systemctl show --property=Id --property=LoadState --property=ActiveState` of the plugin units a node does not run
+SHOWN = {"absent": "Id=cf-sim-gpu-plugin.service\nLoadState=not-found\nActiveState=inactive\n",
+         "installed": "Id=cf-sim-gpu-plugin.service\nLoadState=loaded\nActiveState=active\n",
+         # its unit file removed and systemd reloaded, its process still running: still found
+         "orphaned": "Id=cf-sim-gpu-plugin.service\nLoadState=not-found\nActiveState=active\n"}
+
+
+def test_a_node_moved_to_dra_retires_the_device_plugin_it_finds_and_only_that(tmp_path: Path):
+    """What the role stops and removes on a node of each API, read from the systemctl states it is given: the other
+    API's plugin only where the host has it, its unit, enablement link, sockets and CDI file; both plugins on a node
+    without simulated GPUs (a real server), where neither is ever found."""
+    def show(name: str, api: str, shown: str) -> dict[str, object]:
+        return {"ansible.builtin.copy": {"dest": str(tmp_path / f"{name}.json"), "content": (
+            "{{ {'retired': k8s_node_sim_plugins_retired, 'found': k8s_node_sim_plugins_found,"
+            " 'paths': k8s_node_sim_plugin_paths} | to_json }}")},
+            "vars": {"k8s_node_simulated_gpu_api": api, "k8s_node_sim_unit_states": {"stdout": shown}}}
+
+    back = "Id=cf-sim-dra-driver.service\nLoadState=loaded\nActiveState=inactive\n"
+    tasks = [show(name, "dra", text) for name, text in SHOWN.items()] + [show("back", "device-plugin", back)]
+    # the API in each task's vars (extra vars would override them)
+    out = _play(tmp_path, {k: v for k, v in NODE.items() if k != "k8s_node_simulated_gpu_api"}, tasks)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
+    got = {name: json.loads((tmp_path / f"{name}.json").read_text()) for name in [*SHOWN, "back"]}
+    assert got["absent"] == {"retired": ["cf-sim-gpu-plugin"], "found": [], "paths": []}
+    for name in ("installed", "orphaned"):
+        assert got[name]["found"] == ["cf-sim-gpu-plugin"]
+        assert got[name]["paths"] == ["/etc/systemd/system/cf-sim-gpu-plugin.service",
+                                      "/etc/systemd/system/multi-user.target.wants/cf-sim-gpu-plugin.service",
+                                      "/var/lib/kubelet/device-plugins/cf-sim-gpu.sock"]
+    assert got["back"]["retired"] == ["cf-sim-dra-driver"] and got["back"]["paths"] == [
+        "/etc/systemd/system/cf-sim-dra-driver.service",
+        "/etc/systemd/system/multi-user.target.wants/cf-sim-dra-driver.service",
+        "/var/lib/kubelet/plugins_registry/gpu.nvidia.com-reg.sock", "/var/lib/kubelet/plugins/gpu.nvidia.com/dra.sock",
+        "/var/run/cdi/clusterforge.io-sim-gpu.json"]
