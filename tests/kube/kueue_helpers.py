@@ -44,10 +44,11 @@ def apply_crds(api, kueue_dir: Path) -> None:
     kubectl(api, "wait", "--for=condition=Established", "--timeout=60s", "-f", str(kueue_dir / "crds"))
 
 
-def role_config(work: Path, ports: dict[str, int]) -> Path:
-    """roles/k8s_kueue's configuration template rendered with the role's defaults, on loopback ports."""
+def role_config(work: Path, ports: dict[str, int], role_vars: dict[str, Any] | None = None) -> Path:
+    """roles/k8s_kueue's configuration template rendered with the role's defaults and ``role_vars`` (what
+    playbooks/kubernetes.yml passes from the plan), on loopback ports."""
     defaults = yaml.safe_load((ROLE / "defaults" / "main.yml").read_text())
-    values = defaults | {"k8s_kueue_conf_dir": str(work / "conf"),
+    values = defaults | (role_vars or {}) | {"k8s_kueue_conf_dir": str(work / "conf"),
                          "k8s_kueue_health_address": f"127.0.0.1:{ports['health']}",
                          "k8s_kueue_webhook_port": ports["webhook"],
                          "k8s_kueue_metrics_address": f"127.0.0.1:{ports['metrics']}"}
@@ -100,8 +101,9 @@ class RunningKueue:
         return self.log.read_text(errors="replace")[-6000:]
 
 
-def start_kueue(api, kueue_dir: Path, work: Path, ports: dict[str, int]) -> RunningKueue:
-    config = role_config(work, ports)
+def start_kueue(api, kueue_dir: Path, work: Path, ports: dict[str, int],
+                role_vars: dict[str, Any] | None = None) -> RunningKueue:
+    config = role_config(work, ports, role_vars)
     _serving_cert(work / "conf" / "webhook" / "certs")
     upper = work / "etc-upper"
     (upper / "kueue" / "metrics").mkdir(parents=True)

@@ -83,3 +83,34 @@ def test_a_broken_selector_is_refused(loopback_api, rendered):
     done = kubectl(loopback_api, "apply", "--dry-run=server", "-f", "-", stdin=yaml.safe_dump(device_class),
                    check=False)
     assert done.returncode != 0 and "compilation failed" in done.stderr.lower(), done.stdout + done.stderr
+
+
+def test_each_team_quota_caps_the_devices_of_every_class(loopback_api, rendered):
+    """In DRA mode a team's ResourceQuota also caps the devices its ResourceClaims ask for per DeviceClass, under the
+    API server's key `<class>.deviceclass.resource.k8s.io/devices` (k8s.io/api core/v1 ResourceClaimsPerClass),
+    the team's GPUs of that model: they add up to its requests.nvidia.com/gpu. The API server accepted these
+    quotas when test_the_dra_objects_pass_the_api_server applied them; they are read back from it here."""
+    classes = {d["metadata"]["name"] for d in yaml.safe_load_all((rendered / DRA_FILES[0]).read_text()) if d}
+    quotas = [d for d in yaml.safe_load_all((rendered / "40-team-quotas.yaml").read_text())
+              if d and d["kind"] == "ResourceQuota"]
+    assert quotas
+    kubectl(loopback_api, "apply", "-f", str(rendered / "40-team-quotas.yaml"))
+    for quota in quotas:
+        hard = quota["spec"]["hard"]
+        devices = {k: int(v) for k, v in hard.items() if k != "requests.nvidia.com/gpu"}
+        assert set(devices) == {f"{c}.deviceclass.resource.k8s.io/devices" for c in classes}, hard
+        assert sum(devices.values()) == int(hard["requests.nvidia.com/gpu"]), hard
+        done = kubectl(loopback_api, "get", "resourcequota", "gpu-quota", "-n", quota["metadata"]["namespace"],
+                       "-o", "json")
+        assert json.loads(done.stdout)["spec"]["hard"] == hard
+
+
+def test_the_node_template_asks_for_an_exact_count(rendered):
+    """`<model>-node` asks for the most GPUs one node of the model has, as an exact count: Kueue counts only
+    ExactCount requests (allocationMode All is never admitted) and the quota counts All as 32 devices."""
+    classes = {d["metadata"]["name"]: d for d in yaml.safe_load_all((rendered / DRA_FILES[0]).read_text()) if d}
+    claims = [d for d in yaml.safe_load_all((rendered / DRA_FILES[1]).read_text()) if d]
+    node = [r["exactly"] for c in claims if c["metadata"]["name"].endswith("-node")
+            for r in c["spec"]["spec"]["devices"]["requests"]]
+    assert node and all(r["allocationMode"] == "ExactCount" and r["count"] >= 1 for r in node), node
+    assert {r["deviceClassName"] for r in node} == set(classes)

@@ -109,9 +109,11 @@ def test_adding_an_su_removes_or_changes_nothing(grown, field: str):
 
 
 # Control-node values that are totals of the cluster (Kueue's cohort and flavor GPUs, a team's ceiling and what it
-# may borrow: the cluster's GPUs less its own; Prometheus's disk from the series estimate): growing the cluster
-# changes them, and nothing else of a control node's host_vars may change or go.
-CLUSTER_TOTALS = {"h200", "gpus", "ceiling_gpus", "borrowing_limit_gpus", "retention_size_mb"}
+# may borrow: the cluster's GPUs less its own, also as the devices of its DRA class (dra_devices, keyed by the
+# class name); Prometheus's disk from the series estimate): growing the cluster changes them, and nothing else of a
+# control node's host_vars may change or go.
+CLUSTER_TOTALS = {"h200", "h200.gpu.clusterforge.io", "gpus", "ceiling_gpus", "borrowing_limit_gpus",
+                  "retention_size_mb"}
 
 
 def test_adding_an_su_leaves_existing_host_vars_byte_identical(grown, lab):

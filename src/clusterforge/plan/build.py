@@ -194,6 +194,12 @@ def _queueing(spec: ClusterSpec, kubernetes: KubernetesPlan | None) -> QueueingP
         return None
     from clusterforge.plan.queueing import TeamLimits, plan_queueing
 
+    if spec.kubernetes.kueue:  # Kueue counts every DRA device class as nvidia.com/gpu (plan/dra.py)
+        from clusterforge.plan.dra import kueue_mapping_problem, plan_device_classes
+
+        problem = kueue_mapping_problem(plan_device_classes(kubernetes.nodes))
+        if problem is not None:
+            raise PlanError([(("kubernetes", "kueue"), problem)])
     return plan_queueing(spec.name, kubernetes.nodes, (TeamLimits(t.name, t.gpus, t.borrowing_limit_gpus,
                                                                   t.lending_limit_gpus) for t in spec.teams),
                           enabled=spec.kubernetes.kueue)

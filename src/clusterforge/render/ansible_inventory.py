@@ -113,7 +113,20 @@ def kubernetes_vars(plan: Plan) -> dict[str, Any]:
             out["registry"] = {"address": f"{controls[0]['ip']}:{REGISTRY_PORT}", "port": REGISTRY_PORT,
                                "user": "clusterforge"}
     if plan.queueing is not None:  # Kueue (roles/k8s_kueue): the plan's queues and the rendered objects' file
-        out["queueing"] = plan.queueing.to_dict() | {"manifest": KUEUE_MANIFEST}
+        from clusterforge.plan.dra import kueue_device_class_mappings, plan_device_classes, team_device_quotas
+
+        queueing = plan.queueing
+        classes = plan_device_classes(k8s.nodes) if k8s is not None else ()
+        out["queueing"] = queueing.to_dict() | {
+            "manifest": KUEUE_MANIFEST,
+            # Kueue counts the devices of every class as nvidia.com/gpu (its alpha DynamicResourceAllocation gate)
+            "device_class_mappings": kueue_device_class_mappings(classes)}
+        # each team's ResourceQuota in DRA mode also caps the devices its claims hold per class (roles/k8s_gpu):
+        # the same GPUs as its requests.nvidia.com/gpu, declared or (Kueue on) its ceiling, per model
+        for team in out["teams"]:
+            team["dra_devices"] = team_device_quotas(classes, queueing, team["name"], ceiling=False)
+        for team in out["queueing"]["quota_ceilings"]:
+            team["dra_devices"] = team_device_quotas(classes, queueing, team["name"], ceiling=True)
     return out
 
 
