@@ -54,9 +54,9 @@ def gpu_usage(workload: dict | None) -> int:
 
 def role_team_quotas(teams: list[dict[str, Any]], classes: list[dict[str, Any]]) -> list[dict]:
     """The teams' Namespaces and ResourceQuotas as roles/k8s_gpu renders them in DRA mode (team-quotas.yaml.j2,
-    its vars' quota key suffix)."""
+    its vars' quota key suffix; k8s_gpu_modes as the role's vars compute it where a node uses DRA)."""
     suffix = yaml.safe_load((ROLE / "vars" / "main.yml").read_text())["k8s_gpu_dra_quota_suffix"]
-    values = {"ansible_managed": "test", "k8s_gpu_mode": "dra", "k8s_gpu_teams": teams,
+    values = {"ansible_managed": "test", "k8s_gpu_modes": ["dra"], "k8s_gpu_teams": teams,
               "k8s_gpu_dra_device_classes": classes, "k8s_gpu_dra_quota_suffix": suffix}
     text = jinja2.Environment().from_string((ROLE / "templates" / "team-quotas.yaml.j2").read_text()).render(**values)
     return [d for d in yaml.safe_load_all(text) if d]
