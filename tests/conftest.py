@@ -25,6 +25,8 @@ from typing import Any
 
 import pytest
 
+import clusterforge  # noqa: F401 (first: it turns gRPC's fork handlers off before pulumi loads gRPC)
+
 ROOT = Path(__file__).resolve().parents[1]
 LAB_INVENTORY = ROOT / "inventory" / "lab.yaml"
 LAB_EXTRAVARS = {"cf_lab": True}
