@@ -26,6 +26,7 @@ kubernetes = pytest.importorskip("kubernetes")
 from dra_claims import claim_job, gpu_usage, role_dra_objects, role_team_quotas  # noqa: E402
 from kubernetes.client import BatchV1Api, CoreV1Api, CustomObjectsApi  # noqa: E402
 from kubernetes.client.rest import ApiException  # noqa: E402
+from polling import until  # noqa: E402
 
 
 def _plan():
@@ -51,17 +52,6 @@ GROUP, VERSION = "kueue.x-k8s.io", "v1beta2"
 TEAM = max(PLAN.queueing.queues, key=lambda q: q.nominal_gpus)  # research: 6 of its own + 2 borrowable
 LABELS = {"clusterforge.io/test": "kueue-dra-live"}
 QUOTA_NAMESPACE = "cf-test-dra-quota"
-
-
-def _until(what: str, test: Callable[[], Any], timeout_s: float, step_s: float = 0.5) -> Any:
-    deadline = time.monotonic() + timeout_s
-    while True:
-        value = test()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what}: not within {timeout_s:.0f} s")
-        time.sleep(step_s)
 
 
 def _ignore_404(call: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
@@ -97,7 +87,7 @@ class Lab:
         for job in self.batch.list_namespaced_job(TEAM.team, label_selector=selector).items:
             _ignore_404(self.batch.delete_namespaced_job, job.metadata.name, TEAM.team,
                         propagation_policy="Background", grace_period_seconds=0)
-        _until("this module's Jobs and pods gone", lambda: not (
+        until("this module's Jobs and pods gone", lambda: not (
             self.batch.list_namespaced_job(TEAM.team, label_selector=selector).items
             or self.core.list_namespaced_pod(TEAM.team, label_selector=selector).items), 90, 1)
 
@@ -108,7 +98,7 @@ def lab(kube_cluster) -> Iterator[Lab]:
     renders them in DRA mode); removed after, with every Job of the module."""
     lab = Lab(kube_cluster)
     lab.clean()
-    _until(f"{TEAM.team}'s ClusterQueue idle", lambda: lab.reserved_gpus() == 0, 90, 1)
+    until(f"{TEAM.team}'s ClusterQueue idle", lambda: lab.reserved_gpus() == 0, 90, 1)
     made: list[dict] = []
     try:
         for obj in role_dra_objects(CLASSES, [TEAM.team]):
@@ -149,11 +139,11 @@ def test_a_claim_template_job_is_counted_as_nvidia_gpu_and_one_over_quota_waits(
     job = lab.batch.create_namespaced_job(TEAM.team, claim_job("kd-2", TEAM.team, 2, template, LABELS,
                                                                suspend=False))
     assert job.spec.suspend is True, "Kueue's webhook did not suspend the Job submitted running"
-    _until("kd-2 admitted", lambda: (lab.condition("kd-2", "Admitted") or {}).get("status") == "True", 60)
+    until("kd-2 admitted", lambda: (lab.condition("kd-2", "Admitted") or {}).get("status") == "True", 60)
     admitted = time.monotonic() - started
     assert gpu_usage(lab.workload("kd-2")) == 2, lab.workload("kd-2")
-    _until(f"{TEAM.team}'s ClusterQueue reserves the 2 claimed GPUs", lambda: lab.reserved_gpus() == 2, 30)
-    _until("kd-2 started by Kueue", lambda: not lab.batch.read_namespaced_job("kd-2", TEAM.team).spec.suspend, 30)
+    until(f"{TEAM.team}'s ClusterQueue reserves the 2 claimed GPUs", lambda: lab.reserved_gpus() == 2, 30)
+    until("kd-2 started by Kueue", lambda: not lab.batch.read_namespaced_job("kd-2", TEAM.team).spec.suspend, 30)
 
     lab.batch.create_namespaced_job(TEAM.team, claim_job("kd-9", TEAM.team, 9, template, LABELS, suspend=False))
 
@@ -161,7 +151,7 @@ def test_a_claim_template_job_is_counted_as_nvidia_gpu_and_one_over_quota_waits(
         c = lab.condition("kd-9", "QuotaReserved")
         return c if c and c["status"] == "False" and "insufficient quota for nvidia.com/gpu" in c["message"] else None
 
-    reason = _until("kd-9 refused on quota", refused, 30)
+    reason = until("kd-9 refused on quota", refused, 30)
     time.sleep(2)
     assert (lab.condition("kd-9", "Admitted") or {}).get("status") != "True", lab.workload("kd-9")
     assert lab.batch.read_namespaced_job("kd-9", TEAM.team).spec.suspend is True
@@ -188,7 +178,7 @@ def test_the_role_s_dra_quota_refuses_a_claim_over_the_device_cap(kube_cluster):
     core.create_namespace(namespace)
     try:
         core.create_namespaced_resource_quota(QUOTA_NAMESPACE, quota)
-        _until("the quota counted", lambda: (core.read_namespaced_resource_quota("gpu-quota", QUOTA_NAMESPACE)
+        until("the quota counted", lambda: (core.read_namespaced_resource_quota("gpu-quota", QUOTA_NAMESPACE)
                                              .status.hard or {}).get(key) == "1", 60)
         custom.create_namespaced_custom_object("resource.k8s.io", "v1", QUOTA_NAMESPACE, "resourceclaims",
                                                claim("one"))
@@ -199,5 +189,5 @@ def test_the_role_s_dra_quota_refuses_a_claim_over_the_device_cap(kube_cluster):
         assert key in str(refused.value.body)
     finally:
         _ignore_404(core.delete_namespace, QUOTA_NAMESPACE)
-        _until(f"namespace {QUOTA_NAMESPACE} gone", lambda: QUOTA_NAMESPACE not in {
+        until(f"namespace {QUOTA_NAMESPACE} gone", lambda: QUOTA_NAMESPACE not in {
             n.metadata.name for n in core.list_namespace().items}, 90, 1)

@@ -15,7 +15,7 @@ Uses the session's kube_cluster (tests/conftest.py)."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ pytestmark = [pytest.mark.lab]
 kubernetes = pytest.importorskip("kubernetes")
 from kubernetes.client import BatchV1Api, CoreV1Api, CustomObjectsApi  # noqa: E402
 from kubernetes.client.rest import ApiException  # noqa: E402
+from polling import until  # noqa: E402
 
 
 def _plan():
@@ -48,17 +49,6 @@ BORROWER = max(QUEUES, key=lambda t: QUEUES[t].nominal_gpus)  # research: 6 of i
 LENDER = min(QUEUES, key=lambda t: QUEUES[t].nominal_gpus)
 ADMIT_AFTER_END_S = 120.0  # the issue's "admitted within two minutes of a running job ending"
 START_S = 180.0  # the cluster's GPUs' pods all running (image pulls on 4 nodes of a shared 2-core machine)
-
-
-def _until(what: str, test: Callable[[], Any], timeout_s: float, step_s: float = 0.5) -> Any:
-    deadline = time.monotonic() + timeout_s
-    while True:
-        value = test()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what}: not within {timeout_s:.0f} s")
-        time.sleep(step_s)
 
 
 class Lab:
@@ -120,7 +110,7 @@ class Lab:
                 except ApiException as exc:
                     if exc.status != 404:
                         raise
-        _until("this module's Jobs and pods gone", lambda: not any(
+        until("this module's Jobs and pods gone", lambda: not any(
             self.batch.list_namespaced_job(t, label_selector=selector).items
             or self.core.list_namespaced_pod(t, label_selector=selector).items for t in QUEUES), 90, 1)
 
@@ -129,7 +119,7 @@ class Lab:
 def lab(kube_cluster) -> Iterator[Lab]:
     lab = Lab(kube_cluster)
     lab.clean()  # nothing of an interrupted earlier run
-    _until("no other pod holds a GPU", lambda: not lab.gpu_pods_elsewhere(), 60, 1)
+    until("no other pod holds a GPU", lambda: not lab.gpu_pods_elsewhere(), 60, 1)
     try:
         yield lab
     finally:
@@ -164,7 +154,7 @@ def test_cluster_gpus_plus_one_jobs_leave_one_waiting_while_research_borrows(lab
     names = [f"kl-{BORROWER}-{i}" for i in range(CLUSTER_GPUS + 1)]
     suspended = [lab.submit(BORROWER, name).spec.suspend for name in names]
     assert suspended == [True] * len(names), "Kueue's webhook did not suspend the Jobs submitted running"
-    _until(f"{CLUSTER_GPUS} of {BORROWER}'s Jobs admitted and their pods running",
+    until(f"{CLUSTER_GPUS} of {BORROWER}'s Jobs admitted and their pods running",
            lambda: len(lab.admitted(BORROWER)) == CLUSTER_GPUS and len(lab.running(BORROWER)) == CLUSTER_GPUS,
            START_S)
     print(f"\n{CLUSTER_GPUS} Jobs admitted and running {time.monotonic() - started:.1f} s after submission")
@@ -176,7 +166,7 @@ def test_cluster_gpus_plus_one_jobs_leave_one_waiting_while_research_borrows(lab
     assert reserved is not None and reserved["status"] == "False", workloads[waiting[0]].get("status")
     assert not lab.batch.read_namespaced_job(waiting[0], BORROWER).status.active
     nominal = QUEUES[BORROWER].nominal_gpus
-    _until(f"{BORROWER}'s ClusterQueue reports {CLUSTER_GPUS - nominal} GPUs borrowed",
+    until(f"{BORROWER}'s ClusterQueue reports {CLUSTER_GPUS - nominal} GPUs borrowed",
            lambda: lab.borrowed(BORROWER) == CLUSTER_GPUS - nominal, 30)
 
 
@@ -195,15 +185,15 @@ def test_a_running_job_ending_admits_the_waiting_one_within_two_minutes(lab):
         status = lab.batch.read_namespaced_job_status(job, BORROWER).status
         return any(c.type == "Complete" and c.status == "True" for c in status.conditions or [])
 
-    _until(f"{job} complete", complete, 60)
+    until(f"{job} complete", complete, 60)
     ended = time.monotonic()
-    _until(f"{waiting[0]} admitted after {job} ended", lambda: waiting[0] in lab.admitted(BORROWER),
+    until(f"{waiting[0]} admitted after {job} ended", lambda: waiting[0] in lab.admitted(BORROWER),
            ADMIT_AFTER_END_S)
     admitted = time.monotonic()
     print(f"\n{job} ended {ended - stopped:.1f} s after its container was stopped; {waiting[0]} admitted"
           f" {admitted - ended:.1f} s after that ({admitted - stopped:.1f} s after the stop)")
     assert admitted - stopped <= ADMIT_AFTER_END_S
-    _until(f"{waiting[0]}'s pod running on the freed GPU", lambda: waiting[0] in lab.running(BORROWER), 60)
+    until(f"{waiting[0]}'s pod running on the freed GPU", lambda: waiting[0] in lab.running(BORROWER), 60)
     print(f"{waiting[0]}'s pod running {time.monotonic() - stopped:.1f} s after the stop")
 
 
@@ -212,15 +202,15 @@ def test_the_lender_submitting_reclaims_a_borrowed_gpu(lab):
     before = lab.admitted(BORROWER)
     started = time.monotonic()
     lab.submit(LENDER, f"kl-{LENDER}-0")
-    _until(f"{LENDER}'s Job admitted on its own GPUs", lambda: f"kl-{LENDER}-0" in lab.admitted(LENDER), 60)
+    until(f"{LENDER}'s Job admitted on its own GPUs", lambda: f"kl-{LENDER}-0" in lab.admitted(LENDER), 60)
     print(f"\n{LENDER}'s Job admitted {time.monotonic() - started:.1f} s after submission by reclaiming")
 
     def preempted() -> list[str]:
         return [job for job, w in lab.workloads(BORROWER).items() if job in before
                 and any((lab.condition(w, kind) or {}).get("status") == "True" for kind in ("Preempted", "Evicted"))]
 
-    assert _until(f"one of {BORROWER}'s Jobs preempted", preempted, 30)
-    _until(f"{LENDER}'s pod running", lambda: f"kl-{LENDER}-0" in lab.running(LENDER), 60)
+    assert until(f"one of {BORROWER}'s Jobs preempted", preempted, 30)
+    until(f"{LENDER}'s pod running", lambda: f"kl-{LENDER}-0" in lab.running(LENDER), 60)
     print(f"{LENDER}'s pod running {time.monotonic() - started:.1f} s after submission")
 
 
@@ -265,7 +255,7 @@ def test_a_two_node_job_asking_for_one_rack_waits_until_one_rack_fits_and_runs_t
                 suspend=False, backoff_limit=0, template=m.V1PodTemplateSpec(
                     metadata=m.V1ObjectMeta(labels=labels), spec=_gpu_pod_spec(
                         1, node_selector={"kubernetes.io/hostname": racks[rack][0]})))))
-    _until("a GPU held on one node of each rack", lambda: set(fillers.values()) <= set(lab.running(BORROWER)), 90)
+    until("a GPU held on one node of each rack", lambda: set(fillers.values()) <= set(lab.running(BORROWER)), 90)
     held = {job: pod.spec.node_name for job, pod in lab.running(BORROWER).items() if job in fillers.values()}
     assert held == {fillers[rack]: racks[rack][0] for rack in racks}, held
 
@@ -280,7 +270,7 @@ def test_a_two_node_job_asking_for_one_rack_waits_until_one_rack_fits_and_runs_t
         reserved = lab.condition(lab.workloads(BORROWER).get(job), "QuotaReserved")
         return reserved if reserved and reserved["status"] == "False" else None
 
-    reserved = _until(f"{job}'s Workload created and not admitted", pending, 30)
+    reserved = until(f"{job}'s Workload created and not admitted", pending, 30)
     time.sleep(5)  # 3 GPUs free in each rack: it stays waiting
     assert job not in lab.admitted(BORROWER), lab.workloads(BORROWER)[job].get("status")
     assert not lab.batch.read_namespaced_job(job, BORROWER).status.active
@@ -290,14 +280,14 @@ def test_a_two_node_job_asking_for_one_rack_waits_until_one_rack_fits_and_runs_t
     freed = sorted(racks)[0]
     lab.batch.delete_namespaced_job(fillers[freed], BORROWER, propagation_policy="Background", grace_period_seconds=0)
     ended = time.monotonic()
-    _until(f"{job} admitted once {freed} has room", lambda: job in lab.admitted(BORROWER), 60)
+    until(f"{job} admitted once {freed} has room", lambda: job in lab.admitted(BORROWER), 60)
     admitted = time.monotonic()
 
     def running_pods() -> list[Any]:
         pods = lab.core.list_namespaced_pod(BORROWER, label_selector=f"job-name={job}").items
         return pods if sum(p.status.phase == "Running" for p in pods) == 2 else []
 
-    pods = _until(f"{job}'s 2 pods running", running_pods, 90)
+    pods = until(f"{job}'s 2 pods running", running_pods, 90)
     hosts = sorted(p.spec.node_name for p in pods)
     print(f"{job} admitted {admitted - ended:.1f} s after the Job in {freed} was deleted, both pods running"
           f" {time.monotonic() - admitted:.1f} s later on {hosts} ({RACK_LEVEL}="

@@ -6,7 +6,6 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -79,12 +78,3 @@ def run_cli(backend: Backend, *args: str, timeout: float) -> subprocess.Complete
                           capture_output=True, text=True, env=cli_env(backend), timeout=timeout)
 
 
-def until(predicate, timeout: float, what: str, every: float = 0.2):
-    """``predicate()``'s first truthy value, polled every ``every`` seconds; AssertionError after ``timeout``."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(every)
-    raise AssertionError(f"timed out waiting for {what}")

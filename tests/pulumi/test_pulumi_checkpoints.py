@@ -22,7 +22,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from pulumi_fixtures import REPO, cli_env, state_file, until
+from polling import until
+from pulumi_fixtures import REPO, cli_env, state_file
 
 from clusterforge.pulumi import automation
 from clusterforge.pulumi.recovery import lock_files
@@ -69,7 +70,7 @@ def _files(root: Path) -> set[str]:
 def _stopped_midway(backend, stack: str, configs: Path) -> subprocess.Popen:
     """An `up` frozen (SIGSTOP to its whole session) once it has written its first switch config."""
     cli = _up(backend, stack)
-    until(lambda: _files(configs) or cli.poll() is not None, 300, "the first switch config", every=0.02)
+    until("the first switch config", lambda: _files(configs) or cli.poll() is not None, 300, 0.02)
     os.killpg(cli.pid, signal.SIGSTOP)
     assert cli.poll() is None, "the run ended before it could be stopped midway"
     return cli

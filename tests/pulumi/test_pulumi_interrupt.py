@@ -22,7 +22,8 @@ import time
 from pathlib import Path
 
 import pytest
-from pulumi_fixtures import LAB_INVENTORY, cli_env, state_file, until
+from polling import until
+from pulumi_fixtures import LAB_INVENTORY, cli_env, state_file
 
 from clusterforge.pulumi import automation
 from clusterforge.pulumi.recovery import lock_files
@@ -129,7 +130,7 @@ def test_ctrl_c_stops_everything_and_the_next_up_converges(backend, tmp_path: Pa
     run = Run(backend, tmp_path, "interrupt-int", "293")
     run.hold.touch()
     cli = run.start()
-    until(lambda: _sleepers(run.token), 240, "the playbook to hold")
+    until("the playbook to hold", lambda: _sleepers(run.token), 240, 0.2)
     os.killpg(cli.pid, signal.SIGINT)  # what a terminal's Ctrl-C does
     out, err = cli.communicate(timeout=120)
     assert cli.returncode == 130, err
@@ -156,15 +157,16 @@ def test_killed_run_is_recovered_by_the_next_up(backend, tmp_path: Path) -> None
     run = Run(backend, tmp_path, "interrupt-kill", "294")
     run.hold.touch()
     cli = run.start()
-    until(lambda: _sleepers(run.token), 240, "the playbook to hold")
+    until("the playbook to hold", lambda: _sleepers(run.token), 240, 0.2)
     engines = _engine_pids(cli.pid)
     assert engines
     for pid in [cli.pid, *engines]:
         os.kill(pid, signal.SIGKILL)
     cli.communicate(timeout=30)
     # the provider sees its engine gone: it stops the playbook (every worker) and ends
-    until(lambda: not _sleepers(run.token) and not [p for p in _session(cli.pid) if "pulumi.dynamic" in _argv(p)],
-           60, "the provider and its playbook to stop")
+    until("the provider and its playbook to stop",
+          lambda: not _sleepers(run.token) and not [p for p in _session(cli.pid) if "pulumi.dynamic" in _argv(p)],
+          60, 0.2)
     left = [pid for pid, _ in _session(cli.pid)]  # the engine's language host, orphaned by the kill
     assert lock_files(backend.url, run.stack)  # the engine died holding its lock
     pending = run.state().get("pending_operations") or []
