@@ -195,9 +195,9 @@ def _queueing(spec: ClusterSpec, kubernetes: KubernetesPlan | None) -> QueueingP
     from clusterforge.plan.queueing import TeamLimits, plan_queueing
 
     if spec.kubernetes.kueue:  # Kueue counts every DRA device class as nvidia.com/gpu (plan/dra.py)
-        from clusterforge.plan.dra import kueue_mapping_problem, plan_device_classes
+        from clusterforge.plan.dra import kueue_mapping_problem
 
-        problem = kueue_mapping_problem(plan_device_classes(kubernetes.nodes))
+        problem = kueue_mapping_problem(kubernetes.device_classes)
         if problem is not None:
             raise PlanError([(("kubernetes", "kueue"), problem)])
     return plan_queueing(spec.name, kubernetes.nodes, (TeamLimits(t.name, t.gpus, t.borrowing_limit_gpus,

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING
 
 from netaddr import IPAddress, IPNetwork
 
@@ -34,6 +36,9 @@ from clusterforge.plan.numbering import NODE_OFFSET
 from clusterforge.plan.objects import Device
 from clusterforge.plan.topology import SchedulerTopology
 from clusterforge.vocab import DeviceKind, Plane
+
+if TYPE_CHECKING:
+    from clusterforge.plan.dra import DeviceClassPlan
 
 __all__ = ["KubeNode", "KubernetesPlan", "ClusterDns", "plan_kubernetes", "plan_cluster_dns", "cluster_dns_ip",
            "GPU_TAINT", "VXLAN_ID", "VXLAN_PORT", "CLUSTER_DOMAIN", "DNS_SERVICE_OFFSET", "overlay_mac"]
@@ -94,6 +99,14 @@ class KubernetesPlan:
     nodes: tuple[KubeNode, ...]
     control_plane: ControlPlanePlan | None = None  # None without control nodes
     dns: ClusterDns | None = None  # plan_kubernetes always sets it
+
+    @cached_property
+    def device_classes(self) -> tuple[DeviceClassPlan, ...]:
+        """The DRA DeviceClasses of the nodes' GPU models (plan/dra.py), computed once per plan: the Kueue check,
+        the DRA objects and the team quotas all read these."""
+        from clusterforge.plan.dra import plan_device_classes
+
+        return plan_device_classes(self.nodes)
 
     def to_dict(self) -> dict[str, object]:
         return {"pod_cidr": self.pod_cidr, "service_cidr": self.service_cidr, "service_ip": self.service_ip,

@@ -97,8 +97,6 @@ def kubernetes_vars(plan: Plan) -> dict[str, Any]:
         "teams": [t.to_dict() for t in plan.services.teams],
     }
     if k8s is not None:
-        from clusterforge.plan.dra import plan_device_classes
-
         key, value, effect = GPU_TAINT
         if k8s.control_plane is not None:  # the members and the one address every kubeconfig names
             out["control_plane"] = k8s.control_plane.to_dict()
@@ -108,15 +106,15 @@ def kubernetes_vars(plan: Plan) -> dict[str, Any]:
                 "overlay": k8s.to_dict()["overlay"], "nodes": nodes,
                 "gpu_taints": [{"key": key, "value": value, "effect": effect}],
                 # roles/k8s_gpu's DeviceClasses with k8s_gpu_mode: dra (plan/dra.py)
-                "gpu_device_classes": [c.to_dict() for c in plan_device_classes(k8s.nodes)]}
+                "gpu_device_classes": [c.to_dict() for c in k8s.device_classes]}
         if controls:
             out["registry"] = {"address": f"{controls[0]['ip']}:{REGISTRY_PORT}", "port": REGISTRY_PORT,
                                "user": "clusterforge"}
     if plan.queueing is not None:  # Kueue (roles/k8s_kueue): the plan's queues and the rendered objects' file
-        from clusterforge.plan.dra import kueue_device_class_mappings, plan_device_classes, team_device_quotas
+        from clusterforge.plan.dra import kueue_device_class_mappings, team_device_quotas
 
         queueing = plan.queueing
-        classes = plan_device_classes(k8s.nodes) if k8s is not None else ()
+        classes = k8s.device_classes if k8s is not None else ()
         out["queueing"] = queueing.to_dict() | {
             "manifest": KUEUE_MANIFEST,
             # Kueue counts the devices of every class as nvidia.com/gpu (its alpha DynamicResourceAllocation gate)
