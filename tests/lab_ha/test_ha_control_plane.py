@@ -160,7 +160,7 @@ def test_a_gpu_node_joins_through_the_virtual_address_and_gets_a_simulated_dra_g
     from clusterforge.pulumi.kube.binaries import pinned_versions
     from clusterforge.render.ansible_inventory import kubernetes_vars
     from clusterforge.verify import dra_checks
-    from clusterforge.verify.kube_checks import run_kube_checks
+    from clusterforge.verify.kube_checks import run_kube_checks, team_quotas
 
     plan, control_plane, _, api, ssh_config = ha_lab
     (node,) = plan.kubernetes.nodes
@@ -178,6 +178,9 @@ def test_a_gpu_node_joins_through_the_virtual_address_and_gets_a_simulated_dra_g
     names = {c.name for c in checks}
     assert f"probe pod on {node.name}" in names and any(n.startswith("deviceclass ") for n in names)
     assert "runtimeclass nvidia" not in names, "verify did not take the DRA path"
+    # each team's quota checked key by key: its GPUs and its devices of each planned DeviceClass
+    classes = [c["name"] for c in expected["gpu_device_classes"]]
+    assert classes and {f"quota {t['name']} {c}" for t in team_quotas(expected) for c in classes} <= names, names
     # the ResourceSlice: the node's planned GPUs, every one SIMULATED, of the class's product
     assert dra_checks.published_devices(dra_checks.read_slices(api), node.name, dra_checks.driver_of(expected)) \
         == (node.gpus, node.gpus)

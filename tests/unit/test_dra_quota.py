@@ -11,6 +11,7 @@ from pathlib import Path
 import jinja2
 import pytest
 import yaml
+from dra_claims import role_team_quotas
 
 from clusterforge.loading import load_and_plan
 from clusterforge.plan.dra import (
@@ -23,6 +24,7 @@ from clusterforge.plan.dra import (
 from clusterforge.plan.kubernetes import KubeNode
 from clusterforge.plan.queueing import TeamLimits, plan_queueing
 from clusterforge.render.ansible_inventory import kubernetes_vars
+from clusterforge.verify.kube_checks import quota_keys, team_quotas
 
 REPO = Path(__file__).resolve().parents[2]
 # Kueue v0.17 validates each mapped class name with content.IsLabelKey (k8s IsQualifiedName): unprefixed, a name
@@ -83,6 +85,28 @@ def test_the_lab_inventory_carries_the_mapping_and_each_team_s_device_quota():
     assert kube["queueing"]["device_class_mappings"] == [{"name": "nvidia.com/gpu", "deviceClassNames": names}]
     for team in kube["teams"] + kube["queueing"]["quota_ceilings"]:
         assert set(team["dra_devices"]) == set(names) and sum(team["dra_devices"].values()) == team["gpus"]
+
+
+@pytest.mark.parametrize("kueue", [True, False])
+def test_verify_expects_the_quota_keys_and_values_the_role_sets(kueue):
+    """`verify` in DRA mode checks each team's quota key by key against what roles/k8s_gpu's template renders from
+    the same inventory: the GPU key and one devices key per DeviceClass, with the same values (Kueue on: the
+    ceilings and their per-class split; off: the declared GPUs, each class defaulting to all of them)."""
+    _, plan, _ = load_and_plan(REPO / "inventory" / "lab.yaml")
+    kube = kubernetes_vars(plan)
+    if not kueue:
+        kube.pop("queueing")
+        for team in kube["teams"]:
+            team.pop("dra_devices", None)
+    classes = kube["gpu_device_classes"]
+    teams = team_quotas(kube)
+    assert teams
+    rendered = {d["metadata"]["namespace"]: d["spec"]["hard"]
+                for d in role_team_quotas(teams, classes) if d["kind"] == "ResourceQuota"}
+    for team in teams:
+        expected = quota_keys(team, [c["name"] for c in classes])
+        assert len(expected) == 1 + len(classes)
+        assert {k: str(v) for k, v in rendered[team["name"]].items()} == expected, team
 
 
 def _kueue_config(**values) -> dict:

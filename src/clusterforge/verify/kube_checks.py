@@ -165,23 +165,39 @@ def team_quotas(expected: Mapping[str, Any]) -> list[dict[str, Any]]:
     queueing = expected.get("queueing") or {}
     if queueing.get("enabled"):
         return [dict(t) for t in queueing["quota_ceilings"]]
-    return [{"name": t["name"], "gpus": t["gpus"]} for t in expected["teams"]]
+    return [{"name": t["name"], "gpus": t["gpus"], "dra_devices": t.get("dra_devices") or {}}
+            for t in expected["teams"]]
 
 
-def _quotas(core: Any, expected: Mapping[str, Any], timeout_s: float) -> list[KubeCheck]:
+GPU_QUOTA_KEY = "requests.nvidia.com/gpu"
+DRA_QUOTA_SUFFIX = ".deviceclass.resource.k8s.io/devices"  # the API server's key per DeviceClass (roles/k8s_gpu)
+
+
+def quota_keys(team: Mapping[str, Any], classes: list[str]) -> dict[str, str]:
+    """{quota key: the value roles/k8s_gpu sets} for one team: its GPUs, and with DRA each planned class's devices
+    (the team's GPUs of that model, else all its GPUs: the role's template makes the same choice)."""
+    devices = team.get("dra_devices") or {}
+    return {GPU_QUOTA_KEY: str(team["gpus"]),
+            **{f"{name}{DRA_QUOTA_SUFFIX}": str(devices.get(name, team["gpus"])) for name in classes}}
+
+
+def _quotas(core: Any, expected: Mapping[str, Any], timeout_s: float, dra: bool = False) -> list[KubeCheck]:
     """The declared quota in each team's spec, and enforced: the API server's admission compares against the
-    status the quota controller copies from the spec, so a check (and the probe after it) waits for that copy."""
+    status the quota controller copies from the spec, so a check (and the probe after it) waits for that copy.
+    With ``dra`` also the devices of each planned DeviceClass (what caps the GPUs a team's claims hold)."""
     from kubernetes.client.rest import ApiException
 
-    key = "requests.nvidia.com/gpu"
+    classes = [c["name"] for c in expected.get("gpu_device_classes") or []] if dra else []
     out = []
     what = "Kueue ceiling" if (expected.get("queueing") or {}).get("enabled") else "declared"
     for team in team_quotas(expected):
-        name = team["name"]
+        name, want = team["name"], quota_keys(team, classes)
 
-        def hard(name: str = name) -> tuple[str | None, str | None]:  # (spec, enforced status)
+        def hard(name: str = name, want: dict[str, str] = want) -> tuple[dict[str, Any], dict[str, Any]]:
+            """(spec, enforced status) of the keys checked."""
             quota = core.read_namespaced_resource_quota(QUOTA, name)
-            return (quota.spec.hard or {}).get(key), ((quota.status and quota.status.hard) or {}).get(key)
+            spec, status = quota.spec.hard or {}, (quota.status and quota.status.hard) or {}
+            return {k: spec.get(k) for k in want}, {k: status.get(k) for k in want}
 
         try:
             found = _eventually(lambda: h if (h := hard())[0] == h[1] else None, timeout_s) or hard()
@@ -189,9 +205,11 @@ def _quotas(core: Any, expected: Mapping[str, Any], timeout_s: float) -> list[Ku
             out.append(KubeCheck(f"quota {name}", False, f"missing ({exc.status})"))
             continue
         got, enforced = found
-        lag = "" if got == enforced else f" (enforced {enforced}: the quota controller has not caught up)"
-        out.append(KubeCheck(f"quota {name}", got == enforced == str(team["gpus"]),
-                             f"{key} {got}, {what} {team['gpus']}{lag}"))
+        for key, value in want.items():
+            lag = ("" if got[key] == enforced[key]
+                   else f" (enforced {enforced[key]}: the quota controller has not caught up)")
+            label = f"quota {name}" if key == GPU_QUOTA_KEY else f"quota {name} {key.removesuffix(DRA_QUOTA_SUFFIX)}"
+            out.append(KubeCheck(label, got[key] == enforced[key] == value, f"{key} {got[key]}, {what} {value}{lag}"))
     return out
 
 
@@ -284,7 +302,7 @@ def run_kube_checks(api_client: Any, expected: Mapping[str, Any], timeout_s: flo
 
         checks += _nodes(core, expected, timeout_s, versions, dra=published)
         checks += dra_checks.device_class_checks(api_client, expected)
-        checks += _quotas(core, expected, timeout_s)
+        checks += _quotas(core, expected, timeout_s, dra=True)
         checks += _dra_probe(api_client, expected, driver, timeout_s)
         if dns:
             checks += run_dns_checks(core, apps, expected, timeout_s)
